@@ -1,0 +1,2 @@
+//! The `reagent` binary.
+fn main() {}

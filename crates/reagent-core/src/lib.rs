@@ -1,0 +1,1 @@
+//! reagent-core (skeleton; see ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! reagent-parse (skeleton; see ARCHITECTURE.md).

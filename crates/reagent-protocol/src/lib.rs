@@ -1,0 +1,32 @@
+//! # reagent-protocol
+//!
+//! The shared vocabulary of reagent, with no business logic and no I/O:
+//!
+//! - [`Message`], [`ToolCall`] and [`ToolSpec`]: the conversation the agent loop keeps;
+//! - [`ChatRequest`] / [`ChatResponse`] and the [`Provider`] trait that every model backend
+//!   (Ollama, OpenAI-compatible, Anthropic, Gemini) implements;
+//! - [`Event`]: the run's event stream, the one wire format that the CLI, the `--events` JSONL
+//!   file and (later) the server and hub consume.
+//!
+//! Design decision: the loop (`reagent-core`) depends only on the [`Provider`] trait, never on a
+//! concrete backend, and wire formats of providers never leak in here: each provider crate
+//! converts at its own edge. [`Event`] *is* a wire format (documented in the README), so it alone
+//! derives `Serialize`.
+//!
+//! ```
+//! use reagent_protocol::{Message, Role};
+//! let m = Message::user("list the files");
+//! assert_eq!(m.role, Role::User);
+//! ```
+#![deny(missing_docs)]
+
+mod event;
+mod message;
+mod provider;
+
+pub use event::{Event, EventKind, Outcome, PoolEndpointState};
+pub use message::{Message, Role, ToolCall, ToolSpec};
+pub use provider::{
+    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, ModelInfo,
+    ModelOptions, Provider, ProviderError, StreamDelta, StreamSink, ToolChoice, Usage,
+};

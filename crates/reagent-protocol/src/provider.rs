@@ -1,0 +1,223 @@
+//! The [`Provider`] trait: one chat round trip with a model server, and what it returns.
+
+use std::time::Duration;
+
+use async_trait::async_trait;
+use serde_json::Value;
+
+use crate::message::{Message, ToolSpec};
+
+pub use tokio_util::sync::CancellationToken;
+
+/// Generation options. `None` leaves the server's default.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelOptions {
+    /// Context window to allocate (Ollama `num_ctx`); reagent always sets it for Ollama.
+    pub num_ctx: Option<u32>,
+    /// Maximum tokens to generate (`num_predict` / `max_tokens`).
+    pub num_predict: Option<u32>,
+    /// Sampling temperature.
+    pub temperature: Option<f32>,
+    /// Sampling seed, for reproducible runs.
+    pub seed: Option<i64>,
+    /// How long Ollama keeps the model loaded (`"5m"`, `"-1"`...).
+    pub keep_alive: Option<String>,
+    /// Ask for (`Some(true)`) or suppress (`Some(false)`) the model's thinking.
+    pub think: Option<bool>,
+}
+
+/// How the model is asked to use tools.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub enum ToolChoice {
+    /// The model decides.
+    #[default]
+    Auto,
+    /// The model must not call a tool (used to ask for a final answer).
+    None,
+    /// The model must call some tool.
+    Required,
+}
+
+/// One chat request, provider-neutral.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatRequest {
+    /// Model name as the server knows it.
+    pub model: String,
+    /// The conversation so far.
+    pub messages: Vec<Message>,
+    /// Tools offered natively (empty in constrained and prompt modes).
+    pub tools: Vec<ToolSpec>,
+    /// Tool choice, when `tools` is not empty.
+    pub tool_choice: ToolChoice,
+    /// Generation options.
+    pub options: ModelOptions,
+    /// Constrain the reply to this JSON Schema (Ollama `format`, OpenAI `response_format`).
+    pub response_schema: Option<Value>,
+    /// Stream the reply (deltas go to the [`StreamSink`]).
+    pub stream: bool,
+}
+
+/// Why generation stopped.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FinishReason {
+    /// Natural end of the reply.
+    Stop,
+    /// Hit `num_predict` / `max_tokens`: the reply is truncated.
+    Length,
+    /// The model stopped to call tools.
+    ToolCalls,
+    /// Anything else the server said.
+    Other(String),
+}
+
+/// Token accounting for one call.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Usage {
+    /// Prompt tokens evaluated (or billed).
+    pub prompt_tokens: u64,
+    /// Tokens generated.
+    pub completion_tokens: u64,
+    /// Prompt tokens served from the server's cache, when the server says.
+    pub cached_prompt_tokens: Option<u64>,
+}
+
+/// The reply to one [`ChatRequest`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct ChatResponse {
+    /// The assistant message: content, reasoning, and native tool calls.
+    pub message: Message,
+    /// Why generation stopped.
+    pub finish: FinishReason,
+    /// Token usage.
+    pub usage: Usage,
+    /// Wall time of the HTTP exchange.
+    pub latency: Duration,
+    /// Which endpoint answered (base URL), for pools.
+    pub endpoint: String,
+}
+
+/// What the server says about a model.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ModelInfo {
+    /// Trained context length, when known.
+    pub context_length: Option<u32>,
+    /// What the model/server supports.
+    pub capabilities: Capabilities,
+}
+
+/// Feature support, `None` where unknown.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Capabilities {
+    /// Native tool calling.
+    pub tools: Option<bool>,
+    /// Structured output constrained by a JSON Schema.
+    pub json_schema: Option<bool>,
+    /// Separate thinking/reasoning output.
+    pub thinking: Option<bool>,
+}
+
+/// A piece of a streamed reply.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StreamDelta {
+    /// Visible text.
+    Content(String),
+    /// Reasoning text.
+    Reasoning(String),
+}
+
+/// Receives stream deltas as they arrive.
+pub type StreamSink<'a> = &'a (dyn Fn(StreamDelta) + Send + Sync);
+
+/// Errors of a provider call. Messages are written for the person running reagent.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum ProviderError {
+    /// Nothing answered at the address.
+    #[error("cannot reach the model server at {url}: {detail}. {hint}")]
+    Unreachable {
+        /// Address tried.
+        url: String,
+        /// Underlying error.
+        detail: String,
+        /// How to start the server.
+        hint: String,
+    },
+    /// The server does not have the model.
+    #[error("model '{model}' not found on {url}. {hint}")]
+    ModelNotFound {
+        /// Model asked for.
+        model: String,
+        /// Server.
+        url: String,
+        /// How to get it (e.g. `ollama pull MODEL`).
+        hint: String,
+    },
+    /// The server answered with an HTTP error.
+    #[error("{url} answered HTTP {status}: {message}")]
+    Http {
+        /// Endpoint.
+        url: String,
+        /// HTTP status.
+        status: u16,
+        /// The server's own message.
+        message: String,
+        /// `Retry-After`, when given.
+        retry_after: Option<Duration>,
+    },
+    /// No answer within the per-call timeout.
+    #[error("the model server at {url} did not answer within {after:?} (raise --timeout)")]
+    Timeout {
+        /// Endpoint.
+        url: String,
+        /// The timeout that expired.
+        after: Duration,
+    },
+    /// The reply could not be understood.
+    #[error("malformed reply from {url}: {detail}")]
+    Protocol {
+        /// Endpoint.
+        url: String,
+        /// What was wrong.
+        detail: String,
+    },
+    /// The run was cancelled.
+    #[error("cancelled")]
+    Cancelled,
+    /// Bad configuration (missing API key, bad URL...).
+    #[error("{0}")]
+    Config(String),
+}
+
+impl ProviderError {
+    /// Whether retrying the same request may succeed: connection errors, timeouts, 429 and 5xx.
+    pub fn is_retryable(&self) -> bool {
+        match self {
+            ProviderError::Unreachable { .. } | ProviderError::Timeout { .. } => true,
+            ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
+            ProviderError::ModelNotFound { .. }
+            | ProviderError::Protocol { .. }
+            | ProviderError::Cancelled
+            | ProviderError::Config(_) => false,
+        }
+    }
+}
+
+/// A model backend. Implemented by `reagent-providers`; the loop sees only this trait.
+#[async_trait]
+pub trait Provider: Send + Sync {
+    /// Short name for logs and events (`ollama`, `openai`...).
+    fn name(&self) -> &str;
+
+    /// What the server says about `model` (context length, capabilities).
+    async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError>;
+
+    /// One chat round trip. With `request.stream`, deltas are passed to `sink` as they arrive;
+    /// the returned response is complete either way. Must return [`ProviderError::Cancelled`]
+    /// promptly once `cancel` fires.
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        sink: StreamSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ProviderError>;
+}

@@ -1,0 +1,1 @@
+//! reagent-providers (skeleton; see ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! reagent-sandbox (skeleton; see ARCHITECTURE.md).

@@ -1,0 +1,1 @@
+//! reagent-testkit (skeleton; see ARCHITECTURE.md).

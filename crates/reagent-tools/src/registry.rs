@@ -1,0 +1,120 @@
+//! The [`Tool`] trait, tool results, and the registry keyed by tool name.
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use reagent_protocol::{CancellationToken, ToolSpec};
+use serde_json::{json, Value};
+
+use crate::workspace::Workspace;
+
+/// What a tool returns. Serialized for the model by [`ToolResult::to_json`].
+#[derive(Debug, Clone, PartialEq)]
+pub enum ToolResult {
+    /// Success: `{"ok": true, "output": ...}`.
+    Ok {
+        /// The output shown to the model.
+        output: Value,
+        /// Workspace-relative paths the call created or modified.
+        changed: Vec<String>,
+    },
+    /// Failure answered to the model: `{"ok": false, "error": ...}`.
+    Err {
+        /// A precise, actionable message.
+        error: String,
+    },
+}
+
+impl ToolResult {
+    /// A success with no file changes.
+    pub fn ok(output: impl Into<Value>) -> Self {
+        ToolResult::Ok { output: output.into(), changed: Vec::new() }
+    }
+
+    /// A failure.
+    pub fn err(error: impl Into<String>) -> Self {
+        ToolResult::Err { error: error.into() }
+    }
+
+    /// Whether the call succeeded.
+    pub fn is_ok(&self) -> bool {
+        matches!(self, ToolResult::Ok { .. })
+    }
+
+    /// The JSON the model sees.
+    pub fn to_json(&self) -> Value {
+        match self {
+            ToolResult::Ok { output, .. } => json!({"ok": true, "output": output}),
+            ToolResult::Err { error } => json!({"ok": false, "error": error}),
+        }
+    }
+}
+
+/// Everything a tool call may use besides its arguments.
+#[derive(Clone)]
+pub struct ToolContext {
+    /// The confined workspace.
+    pub workspace: Arc<Workspace>,
+    /// Fires when the run is cancelled; long tools (run_command) stop early.
+    pub cancel: CancellationToken,
+}
+
+/// One tool.
+pub trait Tool: Send + Sync {
+    /// Name, description and JSON Schema of the arguments.
+    fn spec(&self) -> ToolSpec;
+    /// Whether the tool writes files or runs commands (disabled in read-only mode).
+    fn mutates(&self) -> bool;
+    /// Run the tool. Arguments have been coerced and validated against [`Tool::spec`].
+    fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
+}
+
+/// Which tools a registry holds and how they behave.
+#[derive(Debug, Clone, Default)]
+pub struct ToolsConfig {
+    /// Disable every tool that mutates (writes, edits, commands).
+    pub read_only: bool,
+    /// Tool names to leave out.
+    pub disabled: Vec<String>,
+    /// Settings of `run_command`.
+    pub command: crate::run_command::CommandConfig,
+}
+
+/// Tools keyed by name, iterated in a stable order (so the tool schema the model sees never
+/// changes between iterations, which keeps the server's prompt cache valid).
+#[derive(Default)]
+pub struct ToolRegistry {
+    tools: BTreeMap<String, Arc<dyn Tool>>,
+}
+
+impl ToolRegistry {
+    /// An empty registry.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Add (or replace) a tool.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) {
+        self.tools.insert(tool.spec().name, tool);
+    }
+
+    /// Remove a tool by name; returns whether it was there.
+    pub fn remove(&mut self, name: &str) -> bool {
+        self.tools.remove(name).is_some()
+    }
+
+    /// The tool called `name`.
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+        self.tools.get(name)
+    }
+
+    /// Tool names, sorted.
+    pub fn names(&self) -> Vec<String> {
+        self.tools.keys().cloned().collect()
+    }
+
+    /// Specs of every tool, sorted by name.
+    pub fn specs(&self) -> Vec<ToolSpec> {
+        self.tools.values().map(|t| t.spec()).collect()
+    }
+}

