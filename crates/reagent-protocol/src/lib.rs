@@ -27,6 +27,6 @@ mod provider;
 pub use event::{Event, EventKind, Outcome, PoolEndpointState};
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use provider::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, ModelInfo,
-    ModelOptions, Provider, ProviderError, StreamDelta, StreamSink, ToolChoice, Usage,
+    CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, FinishReason,
+    ModelInfo, ModelOptions, Provider, ProviderError, SignalSink, ToolChoice, Usage,
 };

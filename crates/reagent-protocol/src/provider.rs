@@ -5,6 +5,7 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
+use crate::event::PoolEndpointState;
 use crate::message::{Message, ToolSpec};
 
 pub use tokio_util::sync::CancellationToken;
@@ -53,7 +54,7 @@ pub struct ChatRequest {
     pub options: ModelOptions,
     /// Constrain the reply to this JSON Schema (Ollama `format`, OpenAI `response_format`).
     pub response_schema: Option<Value>,
-    /// Stream the reply (deltas go to the [`StreamSink`]).
+    /// Stream the reply (text pieces go to the [`SignalSink`] as they arrive).
     pub stream: bool,
 }
 
@@ -116,17 +117,29 @@ pub struct Capabilities {
     pub thinking: Option<bool>,
 }
 
-/// A piece of a streamed reply.
+/// Something a provider reports while a call is under way: streamed text, a retry, pool state.
+/// The loop turns these into events and live output.
 #[derive(Debug, Clone, PartialEq)]
-pub enum StreamDelta {
-    /// Visible text.
+pub enum ChatSignal {
+    /// A piece of visible text, as streamed.
     Content(String),
-    /// Reasoning text.
+    /// A piece of reasoning text, as streamed.
     Reasoning(String),
+    /// The call failed and will be retried after `delay`.
+    Retry {
+        /// Attempt that failed (1-based).
+        attempt: u32,
+        /// Wait before the next attempt.
+        delay: Duration,
+        /// What went wrong.
+        error: String,
+    },
+    /// The state of an endpoint pool changed.
+    Pool(Vec<PoolEndpointState>),
 }
 
-/// Receives stream deltas as they arrive.
-pub type StreamSink<'a> = &'a (dyn Fn(StreamDelta) + Send + Sync);
+/// Receives [`ChatSignal`]s as they happen.
+pub type SignalSink<'a> = &'a (dyn Fn(ChatSignal) + Send + Sync);
 
 /// Errors of a provider call. Messages are written for the person running reagent.
 #[derive(Debug, thiserror::Error)]
@@ -211,13 +224,14 @@ pub trait Provider: Send + Sync {
     /// What the server says about `model` (context length, capabilities).
     async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError>;
 
-    /// One chat round trip. With `request.stream`, deltas are passed to `sink` as they arrive;
+    /// One chat round trip. With `request.stream`, text pieces are passed to `sink` as they arrive
+    /// (retries and pool changes go there too, streaming or not);
     /// the returned response is complete either way. Must return [`ProviderError::Cancelled`]
     /// promptly once `cancel` fires.
     async fn chat(
         &self,
         request: &ChatRequest,
-        sink: StreamSink<'_>,
+        sink: SignalSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ProviderError>;
 }

@@ -28,12 +28,17 @@ pub enum ToolResult {
 impl ToolResult {
     /// A success with no file changes.
     pub fn ok(output: impl Into<Value>) -> Self {
-        ToolResult::Ok { output: output.into(), changed: Vec::new() }
+        ToolResult::Ok {
+            output: output.into(),
+            changed: Vec::new(),
+        }
     }
 
     /// A failure.
     pub fn err(error: impl Into<String>) -> Self {
-        ToolResult::Err { error: error.into() }
+        ToolResult::Err {
+            error: error.into(),
+        }
     }
 
     /// Whether the call succeeded.

@@ -11,7 +11,9 @@ pub struct Workspace {
 impl Workspace {
     /// Open `root` as the workspace.
     pub fn open(root: &Path) -> std::io::Result<Self> {
-        Ok(Workspace { root: root.canonicalize()? })
+        Ok(Workspace {
+            root: root.canonicalize()?,
+        })
     }
 
     /// The workspace's absolute path.
