@@ -1,1 +1,30 @@
-//! reagent-providers (skeleton; see ARCHITECTURE.md).
+//! # reagent-providers
+//!
+//! Model backends implementing [`reagent_protocol::Provider`]:
+//!
+//! - [`ollama::OllamaProvider`]: Ollama's `/api/chat` (JSON or NDJSON) and `/api/show`;
+//!
+//! Every backend shares the same plumbing: a per-call timeout ([`ClientOptions`]), retries with
+//! exponential backoff and jitter on connection errors, timeouts, 429 and 5xx, honouring
+//! `Retry-After` ([`RetryPolicy`]), each retry reported as `ChatSignal::Retry`, and prompt
+//! cancellation. Errors are [`reagent_protocol::ProviderError`]s whose messages say what to do
+//! (start the server, pull the model...).
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), reagent_protocol::ProviderError> {
+//! use reagent_protocol::Provider;
+//! use reagent_providers::{ollama::OllamaProvider, ClientOptions};
+//! let p = OllamaProvider::new(&reagent_providers::ollama::default_ollama_host(), ClientOptions::default())?;
+//! let info = p.model_info("qwen3:0.6b").await?;
+//! # let _ = info;
+//! # Ok(())
+//! # }
+//! ```
+#![deny(missing_docs)]
+
+mod http;
+pub mod ollama;
+mod retry;
+
+pub use http::ClientOptions;
+pub use retry::RetryPolicy;

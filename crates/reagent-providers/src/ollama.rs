@@ -1,0 +1,527 @@
+//! Ollama backend: `POST /api/chat` (JSON or NDJSON stream) and `POST /api/show`.
+//!
+//! Wire details handled here: tools as `{"type":"function","function":{..}}`, tool results as
+//! `{"role":"tool","content":..,"tool_name":..}`, generation options under `options`,
+//! `keep_alive` and `think` at the top level, `format` = the response JSON Schema. Streamed tool
+//! calls may arrive in any chunk; `thinking` becomes the message's reasoning. `<think>` blocks in
+//! content are left alone (the loop's parser handles them). Ollama has no `tool_choice`: with
+//! [`ToolChoice::None`] the tools are simply not sent.
+
+use std::time::Instant;
+
+use async_trait::async_trait;
+use reagent_protocol::{
+    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo,
+    Provider, ProviderError, Role, SignalSink, ToolCall, ToolChoice, Usage,
+};
+use serde_json::{json, Map, Value};
+
+use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
+use crate::retry::{cancellable, with_retries};
+
+/// Where Ollama listens by default.
+pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
+
+const HINT: &str =
+    "Is Ollama running? Start it with `ollama serve` (or set OLLAMA_HOST / --base-url).";
+
+/// `$OLLAMA_HOST` normalized by [`normalize_ollama_host`], else [`DEFAULT_OLLAMA_HOST`].
+pub fn default_ollama_host() -> String {
+    match std::env::var("OLLAMA_HOST") {
+        Ok(v) if !v.trim().is_empty() => normalize_ollama_host(&v),
+        _ => DEFAULT_OLLAMA_HOST.to_owned(),
+    }
+}
+
+/// Turns an `OLLAMA_HOST`-style value into a base URL the way Ollama itself does: the scheme
+/// defaults to `http`, the port to 11434 (80 / 443 when an `http://` / `https://` scheme is given
+/// without one), a path is kept. Bind-all addresses (`0.0.0.0`, `::`) become loopback, since
+/// they are where a server listens, not where a client connects. Unusable values give the default.
+///
+/// ```
+/// use reagent_providers::ollama::normalize_ollama_host;
+/// assert_eq!(normalize_ollama_host("0.0.0.0"), "http://127.0.0.1:11434");
+/// assert_eq!(normalize_ollama_host("gpu-box:8000"), "http://gpu-box:8000");
+/// ```
+pub fn normalize_ollama_host(raw: &str) -> String {
+    let s = raw.trim();
+    if s.is_empty() {
+        return DEFAULT_OLLAMA_HOST.to_owned();
+    }
+    let (scheme, rest, default_port) = match s.split_once("://") {
+        None => ("http", s, 11434u16),
+        Some((sch, r)) if sch.eq_ignore_ascii_case("http") => ("http", r, 80),
+        Some((sch, r)) if sch.eq_ignore_ascii_case("https") => ("https", r, 443),
+        Some((sch, r)) => (sch, r, 11434),
+    };
+    let (hostport, path) = match rest.split_once('/') {
+        Some((h, p)) => (h, p.trim_end_matches('/')),
+        None => (rest, ""),
+    };
+    let (host, port) = match split_host_port(hostport) {
+        Some((h, p)) => match p.parse::<u16>() {
+            Ok(port) => (h.to_owned(), port),
+            Err(_) => return DEFAULT_OLLAMA_HOST.to_owned(),
+        },
+        None => (
+            hostport
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            default_port,
+        ),
+    };
+    let host = match host.as_str() {
+        "" | "0.0.0.0" => "127.0.0.1".to_owned(),
+        "::" => "::1".to_owned(),
+        _ => host,
+    };
+    let host = if host.contains(':') {
+        format!("[{host}]")
+    } else {
+        host
+    };
+    if path.is_empty() {
+        format!("{scheme}://{host}:{port}")
+    } else {
+        format!("{scheme}://{host}:{port}/{path}")
+    }
+}
+
+/// Go's `net.SplitHostPort`: `host:port` or `[v6]:port`; `None` when there is no port.
+fn split_host_port(s: &str) -> Option<(&str, &str)> {
+    if let Some(rest) = s.strip_prefix('[') {
+        let (host, after) = rest.split_once(']')?;
+        let port = after.strip_prefix(':')?;
+        return Some((host, port));
+    }
+    let (host, port) = s.split_once(':')?;
+    (!port.contains(':')).then_some((host, port))
+}
+
+/// A model served by Ollama.
+#[derive(Debug, Clone)]
+pub struct OllamaProvider {
+    base: String,
+    client: reqwest::Client,
+    opts: ClientOptions,
+}
+
+impl OllamaProvider {
+    /// A provider for the Ollama server at `host` (a URL such as `http://127.0.0.1:11434`, or
+    /// any `OLLAMA_HOST`-style value, normalized by [`normalize_ollama_host`]).
+    pub fn new(host: &str, opts: ClientOptions) -> Result<Self, ProviderError> {
+        let base = http::clean_base_url(&normalize_ollama_host(host))?;
+        Ok(OllamaProvider {
+            base,
+            client: http::client()?,
+            opts,
+        })
+    }
+
+    /// The normalized base URL.
+    pub fn base_url(&self) -> &str {
+        &self.base
+    }
+
+    /// Checks the server answers `GET /api/tags`.
+    pub async fn health(&self) -> Result<(), ProviderError> {
+        let url = format!("{}/api/tags", self.base);
+        let resp = http::send(self.client.get(&url), &url, self.opts.timeout, HINT).await?;
+        if resp.status().is_success() {
+            Ok(())
+        } else {
+            Err(http::http_error(&url, resp).await)
+        }
+    }
+
+    async fn post(&self, path: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+        let url = format!("{}{path}", self.base);
+        let resp = http::send(
+            self.client.post(&url).json(body),
+            &url,
+            self.opts.timeout,
+            HINT,
+        )
+        .await?;
+        if resp.status().is_success() {
+            return Ok(resp);
+        }
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+        Err(match http::http_error(&url, resp).await {
+            ProviderError::Http {
+                status: 404,
+                message,
+                ..
+            } if message.contains("not found") => ProviderError::ModelNotFound {
+                model: model.to_owned(),
+                url: self.base.clone(),
+                hint: format!("Download it with `ollama pull {model}`."),
+            },
+            other => other,
+        })
+    }
+
+    async fn show(&self, model: &str) -> Result<ModelInfo, ProviderError> {
+        let started = Instant::now();
+        let resp = self.post("/api/show", &json!({ "model": model })).await?;
+        let url = format!("{}/api/show", self.base);
+        let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+        Ok(parse_show(&v))
+    }
+
+    async fn attempt(
+        &self,
+        request: &ChatRequest,
+        sink: SignalSink<'_>,
+    ) -> Result<ChatResponse, ProviderError> {
+        let started = Instant::now();
+        let body = request_body(request);
+        let resp = self.post("/api/chat", &body).await?;
+        let url = format!("{}/api/chat", self.base);
+        let mut acc = Accumulator::default();
+        if request.stream {
+            read_stream(resp, &url, self.opts.timeout, sink, &mut acc).await?;
+        } else {
+            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+            acc.chunk(&v, &url, None)?;
+        }
+        acc.finish(&url, started, &self.base)
+    }
+}
+
+#[async_trait]
+impl Provider for OllamaProvider {
+    fn name(&self) -> &str {
+        "ollama"
+    }
+
+    async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError> {
+        let cancel = CancellationToken::new();
+        with_retries(&self.opts.retry, http::null_sink(), &cancel, || {
+            self.show(model)
+        })
+        .await
+    }
+
+    async fn chat(
+        &self,
+        request: &ChatRequest,
+        sink: SignalSink<'_>,
+        cancel: &CancellationToken,
+    ) -> Result<ChatResponse, ProviderError> {
+        with_retries(&self.opts.retry, sink, cancel, || {
+            cancellable(cancel, self.attempt(request, sink))
+        })
+        .await
+    }
+}
+
+/// Context length and capabilities from an `/api/show` reply.
+fn parse_show(v: &Value) -> ModelInfo {
+    let info = v.get("model_info").and_then(Value::as_object);
+    let arch = info
+        .and_then(|i| i.get("general.architecture"))
+        .and_then(Value::as_str);
+    let context_length = info.and_then(|i| {
+        let exact = arch.and_then(|a| i.get(&format!("{a}.context_length")));
+        exact
+            .or_else(|| {
+                i.iter()
+                    .find(|(k, _)| k.ends_with(".context_length"))
+                    .map(|(_, v)| v)
+            })
+            .and_then(Value::as_u64)
+            .and_then(|n| u32::try_from(n).ok())
+    });
+    let caps: Option<Vec<&str>> = v
+        .get("capabilities")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect());
+    ModelInfo {
+        context_length,
+        capabilities: Capabilities {
+            tools: caps.as_ref().map(|c| c.contains(&"tools")),
+            json_schema: Some(true),
+            thinking: caps.as_ref().map(|c| c.contains(&"thinking")),
+        },
+    }
+}
+
+/// The `/api/chat` body for `request`.
+pub(crate) fn request_body(request: &ChatRequest) -> Value {
+    let mut body = Map::new();
+    body.insert("model".into(), json!(request.model));
+    body.insert(
+        "messages".into(),
+        request.messages.iter().map(message_json).collect(),
+    );
+    body.insert("stream".into(), json!(request.stream));
+    if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
+        body.insert(
+            "tools".into(),
+            request.tools.iter().map(|t| t.to_function_json()).collect(),
+        );
+    }
+    let o = &request.options;
+    let mut options = Map::new();
+    if let Some(n) = o.num_ctx {
+        options.insert("num_ctx".into(), json!(n));
+    }
+    if let Some(n) = o.num_predict {
+        options.insert("num_predict".into(), json!(n));
+    }
+    if let Some(t) = o.temperature {
+        options.insert("temperature".into(), json!(t));
+    }
+    if let Some(s) = o.seed {
+        options.insert("seed".into(), json!(s));
+    }
+    if !options.is_empty() {
+        body.insert("options".into(), Value::Object(options));
+    }
+    if let Some(k) = &o.keep_alive {
+        // Ollama takes a duration string ("5m") or a number of seconds (-1 = forever).
+        let v = k.parse::<i64>().map_or_else(|_| json!(k), |n| json!(n));
+        body.insert("keep_alive".into(), v);
+    }
+    if let Some(t) = o.think {
+        body.insert("think".into(), json!(t));
+    }
+    if let Some(schema) = &request.response_schema {
+        body.insert("format".into(), schema.clone());
+    }
+    Value::Object(body)
+}
+
+fn message_json(m: &Message) -> Value {
+    let mut out = Map::new();
+    out.insert("role".into(), json!(m.role.as_str()));
+    out.insert("content".into(), json!(m.content));
+    match m.role {
+        Role::Assistant => {
+            if let Some(r) = m.reasoning.as_deref().filter(|r| !r.is_empty()) {
+                out.insert("thinking".into(), json!(r));
+            }
+            if !m.tool_calls.is_empty() {
+                let calls: Vec<Value> = m
+                    .tool_calls
+                    .iter()
+                    .map(|c| json!({"function": {"name": c.name, "arguments": c.arguments}}))
+                    .collect();
+                out.insert("tool_calls".into(), Value::Array(calls));
+            }
+        }
+        Role::Tool => {
+            if let Some(name) = &m.tool_name {
+                out.insert("tool_name".into(), json!(name));
+            }
+        }
+        Role::System | Role::User => {}
+    }
+    Value::Object(out)
+}
+
+/// Collects a reply from one JSON object or many NDJSON chunks.
+#[derive(Default)]
+struct Accumulator {
+    content: String,
+    thinking: String,
+    calls: Vec<ToolCall>,
+    done: Option<Value>,
+}
+
+impl Accumulator {
+    /// Takes one chunk (or the whole non-streamed reply); streamed text goes to `sink`.
+    fn chunk(
+        &mut self,
+        v: &Value,
+        url: &str,
+        sink: Option<SignalSink<'_>>,
+    ) -> Result<(), ProviderError> {
+        if let Some(err) = v.get("error") {
+            let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: format!("the server reported an error mid-reply: {message}"),
+            });
+        }
+        let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
+            if v.get("done").and_then(Value::as_bool) == Some(true) {
+                self.done = Some(v.clone());
+                return Ok(());
+            }
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: format!("a chunk without `message`: {}", short(v)),
+            });
+        };
+        if let Some(t) = msg.get("thinking").and_then(Value::as_str) {
+            self.thinking.push_str(t);
+            if let Some(sink) = sink {
+                http::emit(sink, t, true);
+            }
+        }
+        if let Some(c) = msg.get("content").and_then(Value::as_str) {
+            self.content.push_str(c);
+            if let Some(sink) = sink {
+                http::emit(sink, c, false);
+            }
+        }
+        if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                let f = call.get("function").unwrap_or(call);
+                let Some(name) = f.get("name").and_then(Value::as_str) else {
+                    return Err(ProviderError::Protocol {
+                        url: url.to_owned(),
+                        detail: format!("a tool call without a name: {}", short(call)),
+                    });
+                };
+                let id = call
+                    .get("id")
+                    .and_then(Value::as_str)
+                    .filter(|s| !s.is_empty())
+                    .map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
+                self.calls.push(ToolCall {
+                    id,
+                    name: name.to_owned(),
+                    arguments: http::parse_arguments(
+                        f.get("arguments").cloned().unwrap_or(Value::Null),
+                    ),
+                });
+            }
+        }
+        if v.get("done").and_then(Value::as_bool) != Some(false) {
+            self.done = Some(v.clone());
+        }
+        Ok(())
+    }
+
+    fn finish(
+        self,
+        url: &str,
+        started: Instant,
+        endpoint: &str,
+    ) -> Result<ChatResponse, ProviderError> {
+        let Some(done) = self.done else {
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: "the stream ended before the final `done: true` chunk (connection cut?)"
+                    .to_owned(),
+            });
+        };
+        let count = |k: &str| done.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let finish = match done.get("done_reason").and_then(Value::as_str) {
+            Some("length") => FinishReason::Length,
+            None | Some("stop") if !self.calls.is_empty() => FinishReason::ToolCalls,
+            None | Some("stop") => FinishReason::Stop,
+            Some(other) => FinishReason::Other(other.to_owned()),
+        };
+        Ok(ChatResponse {
+            message: Message {
+                role: Role::Assistant,
+                content: self.content,
+                reasoning: (!self.thinking.is_empty()).then_some(self.thinking),
+                tool_calls: self.calls,
+                tool_name: None,
+                tool_call_id: None,
+            },
+            finish,
+            usage: Usage {
+                prompt_tokens: count("prompt_eval_count"),
+                completion_tokens: count("eval_count"),
+                cached_prompt_tokens: None,
+            },
+            latency: started.elapsed(),
+            endpoint: endpoint.to_owned(),
+        })
+    }
+}
+
+fn short(v: &Value) -> String {
+    v.to_string().chars().take(200).collect()
+}
+
+async fn read_stream(
+    resp: reqwest::Response,
+    url: &str,
+    timeout: std::time::Duration,
+    sink: SignalSink<'_>,
+    acc: &mut Accumulator,
+) -> Result<(), ProviderError> {
+    let mut body = BodyStream::new(resp, url, timeout);
+    let mut lines = LineBuffer::default();
+    let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
+        if line.trim().is_empty() {
+            return Ok(());
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| ProviderError::Protocol {
+            url: url.to_owned(),
+            detail: format!(
+                "malformed NDJSON line ({e}): {}",
+                line.chars().take(200).collect::<String>()
+            ),
+        })?;
+        acc.chunk(&v, url, Some(sink))
+    };
+    while let Some(bytes) = body.next().await? {
+        for line in lines.push(&bytes) {
+            handle(&line, acc)?;
+        }
+        if acc.done.is_some() {
+            return Ok(());
+        }
+    }
+    if let Some(rest) = lines.finish() {
+        handle(&rest, acc)?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hosts_are_normalized_like_ollama_does() {
+        let cases = [
+            ("", "http://127.0.0.1:11434"),
+            ("   ", "http://127.0.0.1:11434"),
+            ("0.0.0.0", "http://127.0.0.1:11434"),
+            ("0.0.0.0:8080", "http://127.0.0.1:8080"),
+            ("example.com", "http://example.com:11434"),
+            ("example.com:5", "http://example.com:5"),
+            ("http://example.com", "http://example.com:80"),
+            ("https://example.com", "https://example.com:443"),
+            ("https://example.com:8443/", "https://example.com:8443"),
+            ("http://127.0.0.1:11434", "http://127.0.0.1:11434"),
+            ("http://host:1/proxy/ollama/", "http://host:1/proxy/ollama"),
+            ("::1", "http://[::1]:11434"),
+            ("[::1]:9000", "http://[::1]:9000"),
+            ("::", "http://[::1]:11434"),
+            (":11435", "http://127.0.0.1:11435"),
+            ("host:notaport", "http://127.0.0.1:11434"),
+            ("host:70000", "http://127.0.0.1:11434"),
+        ];
+        for (input, want) in cases {
+            assert_eq!(normalize_ollama_host(input), want, "input {input:?}");
+        }
+    }
+
+    #[test]
+    fn show_reply_gives_context_and_capabilities() {
+        let v = json!({
+            "model_info": {"general.architecture": "qwen3", "qwen3.context_length": 40960,
+                           "other.context_length": 1},
+            "capabilities": ["completion", "tools", "thinking"]
+        });
+        let info = parse_show(&v);
+        assert_eq!(info.context_length, Some(40960));
+        assert_eq!(info.capabilities.tools, Some(true));
+        assert_eq!(info.capabilities.thinking, Some(true));
+        assert_eq!(info.capabilities.json_schema, Some(true));
+        let old = parse_show(&json!({"model_info": {"llama.context_length": 2048}}));
+        assert_eq!(old.context_length, Some(2048));
+        assert_eq!(old.capabilities.tools, None);
+    }
+}

@@ -1,0 +1,4 @@
+//! The test modules, one per backend plus shared helpers.
+
+mod common;
+mod ollama;
