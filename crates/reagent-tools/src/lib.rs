@@ -10,15 +10,39 @@
 //! Design decisions:
 //! - Tools are synchronous ([`Tool::call`]); the loop runs them on a blocking thread. File
 //!   tools resolve every path relative to an open directory fd of the workspace
-//!   ([`Workspace`]), never by "canonicalize then open".
+//!   ([`Workspace`]) with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)`,
+//!   never by "canonicalize then open"; writes are temp-file-plus-rename beneath that fd.
+//! - Protected paths (`.git`, `.env`, `reagent.toml`, `.reagent`) stay read-only, compared
+//!   after NFKC, case folding and confusable folding.
 //! - `run_command` delegates process confinement to `reagent-sandbox`.
 //! - A tool never panics and never returns a Rust error for bad input: a bad call becomes
 //!   [`ToolResult::Err`], which the loop feeds back to the model.
+//! - The registry orders tools by name, so the tool schema sent to the model is stable and
+//!   the server's prompt cache stays valid.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use reagent_tools::{ToolContext, ToolRegistry, ToolsConfig, Workspace};
+//! use serde_json::json;
+//!
+//! let dir = tempfile::tempdir().unwrap();
+//! let ctx = ToolContext::new(Arc::new(Workspace::open(dir.path()).unwrap()));
+//! let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+//! let r = tools.call("write_file", &json!({"path": "a.txt", "content": "hi\n"}), &ctx);
+//! assert!(r.is_ok());
+//! let r = tools.call("read_file", &json!({"path": "a.txt"}), &ctx);
+//! assert_eq!(r.to_json(), json!({"ok": true, "output": "hi\n"}));
+//! let r = tools.call("read_file", &json!({"path": "../etc/passwd"}), &ctx);
+//! assert!(!r.is_ok());
+//! ```
 #![deny(missing_docs)]
 
+mod config;
 mod registry;
 pub mod run_command;
+mod tools;
 pub mod workspace;
 
-pub use registry::{Tool, ToolContext, ToolRegistry, ToolResult, ToolsConfig};
+pub use config::{FileLimits, ToolsConfig};
+pub use registry::{call_tool, Tool, ToolContext, ToolRegistry, ToolResult};
 pub use workspace::Workspace;

@@ -7,6 +7,7 @@ use reagent_protocol::{CancellationToken, ToolSpec};
 use serde_json::{json, Value};
 
 use crate::workspace::Workspace;
+use crate::ToolsConfig;
 
 /// What a tool returns. Serialized for the model by [`ToolResult::to_json`].
 #[derive(Debug, Clone, PartialEq)]
@@ -31,6 +32,14 @@ impl ToolResult {
         ToolResult::Ok {
             output: output.into(),
             changed: Vec::new(),
+        }
+    }
+
+    /// A success that created or modified the workspace-relative paths `changed`.
+    pub fn ok_changed(output: impl Into<Value>, changed: Vec<String>) -> Self {
+        ToolResult::Ok {
+            output: output.into(),
+            changed,
         }
     }
 
@@ -64,6 +73,16 @@ pub struct ToolContext {
     pub cancel: CancellationToken,
 }
 
+impl ToolContext {
+    /// A context over `workspace` with a fresh, unfired cancellation token.
+    pub fn new(workspace: Arc<Workspace>) -> Self {
+        ToolContext {
+            workspace,
+            cancel: CancellationToken::new(),
+        }
+    }
+}
+
 /// One tool.
 pub trait Tool: Send + Sync {
     /// Name, description and JSON Schema of the arguments.
@@ -72,17 +91,6 @@ pub trait Tool: Send + Sync {
     fn mutates(&self) -> bool;
     /// Run the tool. Arguments have been coerced and validated against [`Tool::spec`].
     fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
-}
-
-/// Which tools a registry holds and how they behave.
-#[derive(Debug, Clone, Default)]
-pub struct ToolsConfig {
-    /// Disable every tool that mutates (writes, edits, commands).
-    pub read_only: bool,
-    /// Tool names to leave out.
-    pub disabled: Vec<String>,
-    /// Settings of `run_command`.
-    pub command: crate::run_command::CommandConfig,
 }
 
 /// Tools keyed by name, iterated in a stable order (so the tool schema the model sees never
@@ -122,4 +130,43 @@ impl ToolRegistry {
     pub fn specs(&self) -> Vec<ToolSpec> {
         self.tools.values().map(|t| t.spec()).collect()
     }
+
+    /// Every built-in tool, minus those named in `config.disabled` and, when
+    /// `config.read_only`, minus every tool that mutates (writes, edits, commands).
+    pub fn workspace_tools(config: &ToolsConfig) -> ToolRegistry {
+        let mut registry = ToolRegistry::new();
+        for tool in crate::tools::builtin(config) {
+            let name = tool.spec().name;
+            if config.disabled.contains(&name) || (config.read_only && tool.mutates()) {
+                continue;
+            }
+            registry.register(tool);
+        }
+        registry
+    }
+
+    /// Call the tool `name`. An unknown name is answered with an error listing the valid
+    /// names; a tool that panics is answered with an error instead of unwinding further.
+    pub fn call(&self, name: &str, args: &Value, ctx: &ToolContext) -> ToolResult {
+        let Some(tool) = self.tools.get(name) else {
+            return ToolResult::err(format!(
+                "unknown tool `{}`; valid tools: {}",
+                crate::workspace::escape_str(crate::tools::truncate_str(name, 200)),
+                self.names().join(", ")
+            ));
+        };
+        let run = std::panic::AssertUnwindSafe(|| tool.call(args, ctx));
+        std::panic::catch_unwind(run)
+            .unwrap_or_else(|_| ToolResult::err(format!("internal error in tool `{name}`")))
+    }
+}
+
+/// Call `name` in `registry` (see [`ToolRegistry::call`]).
+pub fn call_tool(
+    registry: &ToolRegistry,
+    name: &str,
+    args: &Value,
+    ctx: &ToolContext,
+) -> ToolResult {
+    registry.call(name, args, ctx)
 }

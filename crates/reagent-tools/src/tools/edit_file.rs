@@ -1,0 +1,145 @@
+//! `edit_file{path, old_string, new_string, replace_all?}`: exact string replacement.
+//!
+//! `old_string` must occur exactly once unless `replace_all` is true (then at most
+//! [`FileLimits::edit_max_replacements`](crate::config::FileLimits) times). The file is
+//! rewritten atomically, keeping its permissions, and the answer is a unified diff.
+
+use std::io::Read;
+use std::sync::Arc;
+
+use reagent_protocol::ToolSpec;
+use serde_json::{json, Value};
+use similar::TextDiff;
+
+use super::{opt_bool_arg, schema, str_arg, truncate_str};
+use crate::registry::{Tool, ToolContext, ToolResult};
+use crate::workspace::escape_str;
+use crate::ToolsConfig;
+
+/// The `edit_file` tool.
+pub(crate) struct EditFile {
+    cfg: Arc<ToolsConfig>,
+}
+
+impl EditFile {
+    pub(crate) fn new(cfg: Arc<ToolsConfig>) -> Self {
+        EditFile { cfg }
+    }
+}
+
+impl Tool for EditFile {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "edit_file".into(),
+            description: "Replace exact text in a file. old_string must match the file exactly \
+                          (including spaces) and only once; include nearby lines to make it \
+                          unique, or set replace_all to change every occurrence."
+                .into(),
+            parameters: schema(
+                json!({
+                    "path": {"type": "string", "description": "File path relative to the workspace"},
+                    "old_string": {"type": "string", "description": "Exact text to find"},
+                    "new_string": {"type": "string", "description": "Text to put in its place"},
+                    "replace_all": {"type": "boolean", "description": "Replace every occurrence (default false)"}
+                }),
+                &["path", "old_string", "new_string"],
+            ),
+        }
+    }
+
+    fn mutates(&self) -> bool {
+        true
+    }
+
+    fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult {
+        match self.edit(args, ctx) {
+            Ok((diff, path)) => ToolResult::ok_changed(diff, vec![path]),
+            Err(e) => ToolResult::err(e),
+        }
+    }
+}
+
+impl EditFile {
+    fn edit(&self, args: &Value, ctx: &ToolContext) -> Result<(String, String), String> {
+        let path = str_arg(args, "path")?;
+        let old = str_arg(args, "old_string")?;
+        let new = str_arg(args, "new_string")?;
+        let replace_all = opt_bool_arg(args, "replace_all")?.unwrap_or(false);
+        let limits = &self.cfg.limits;
+        if old.is_empty() {
+            return Err(
+                "old_string is empty; to create or replace a whole file use write_file".into(),
+            );
+        }
+        if old == new {
+            return Err("old_string and new_string are the same; nothing to change".into());
+        }
+
+        let shown = escape_str(path);
+        let mut opened = ctx.workspace.open_file(path).map_err(|e| e.to_string())?;
+        if opened.size > limits.write_max_bytes {
+            return Err(format!(
+                "{shown} is {} bytes, over the edit limit of {} bytes",
+                opened.size, limits.write_max_bytes
+            ));
+        }
+        let mut bytes = Vec::new();
+        (&mut opened.file)
+            .take(limits.write_max_bytes + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{shown}: {e}"))?;
+        let text = String::from_utf8(bytes)
+            .map_err(|_| format!("{shown} is not UTF-8 text; edit_file only edits text files"))?;
+
+        let count = text
+            .matches(old)
+            .take(limits.edit_max_replacements + 1)
+            .count();
+        if count == 0 {
+            return Err(format!(
+                "old_string not found in {shown}; it must match exactly, including spaces and \
+                 indentation (use read_file to see the current text)"
+            ));
+        }
+        if count > 1 && !replace_all {
+            return Err(format!(
+                "old_string occurs {count} times in {shown}; include more surrounding lines to \
+                 make it unique, or set replace_all to true"
+            ));
+        }
+        if count > limits.edit_max_replacements {
+            return Err(format!(
+                "old_string occurs more than {} times in {shown}; refusing such a broad edit",
+                limits.edit_max_replacements
+            ));
+        }
+        let updated = if replace_all {
+            text.replace(old, new)
+        } else {
+            text.replacen(old, new, 1)
+        };
+        let done = ctx
+            .workspace
+            .write_file(path, updated.as_bytes(), &self.cfg.write_policy())
+            .map_err(|e| e.to_string())?;
+
+        let diff = TextDiff::from_lines(&text, &updated)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{}", done.path), &format!("b/{}", done.path))
+            .to_string();
+        let mut out = format!(
+            "replaced {count} occurrence{} in {}\n",
+            if count == 1 { "" } else { "s" },
+            done.path
+        );
+        out.push_str(truncate_str(&diff, limits.diff_max_bytes));
+        if diff.len() > limits.diff_max_bytes {
+            out.push_str(&format!(
+                "\n[diff cut: {} more bytes]",
+                diff.len() - limits.diff_max_bytes
+            ));
+        }
+        Ok((out, done.path))
+    }
+}
