@@ -1,0 +1,313 @@
+//! The code that runs between fork and exec. Everything here is
+//! async-signal-safe: raw syscalls on data prepared by the parent, no
+//! allocation, no locks, no panics (the parent may have other threads).
+//!
+//! Process tree:
+//! ```text
+//! agent (supervisor) ──clone(CLONE_NEWPID|CLONE_NEWNS[|CLONE_NEWNET][|CLONE_NEWUSER])──▶ init (pid 1)
+//!    init: waits for the go byte, makes / private, mounts a fresh /proc,
+//!          masks /run, home dirs..., binds protected paths read-only,
+//!          forks ──▶ command (pid 2): stdin=/dev/null, setsid, rlimits,
+//!          drop capabilities, no_new_privs, Landlock, seccomp, exec /bin/sh -c
+//!    init reaps everything; when the command exits it reports the wait
+//!    status and exits, and the kernel kills every process left in the namespace.
+//! ```
+//! Killing init (SIGKILL from the supervisor) kills the whole namespace.
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+
+/// Stages a child can fail at; the index travels over the status pipe.
+pub(crate) const STAGES: &[&str] = &[
+    "waiting for the supervisor",
+    "mount",
+    "fork",
+    "stdio",
+    "chdir",
+    "setrlimit",
+    "drop capabilities",
+    "no_new_privs",
+    "landlock_restrict_self",
+    "seccomp",
+    "execve",
+    "setsid",
+];
+const ST_SYNC: u32 = 0;
+const ST_MOUNT: u32 = 1;
+const ST_FORK: u32 = 2;
+const ST_STDIO: u32 = 3;
+const ST_CHDIR: u32 = 4;
+const ST_RLIMIT: u32 = 5;
+const ST_CAPS: u32 = 6;
+const ST_NNP: u32 = 7;
+const ST_LANDLOCK: u32 = 8;
+const ST_SECCOMP: u32 = 9;
+const ST_EXEC: u32 = 10;
+const ST_SETSID: u32 = 11;
+
+/// Status record kinds.
+pub(crate) const REC_SETUP_ERROR: u32 = 1;
+/// The command's raw wait status, reported by init.
+pub(crate) const REC_WAIT_STATUS: u32 = 2;
+/// Size of one status record: kind, value, stage (native-endian u32 each).
+pub(crate) const REC_LEN: usize = 12;
+
+/// A mount performed by init, with every string prepared before the fork.
+#[derive(Debug)]
+pub(crate) struct MountOp {
+    pub(crate) source: Option<CString>,
+    pub(crate) target: CString,
+    pub(crate) fstype: Option<CString>,
+    pub(crate) flags: libc::c_ulong,
+    pub(crate) data: Option<CString>,
+}
+
+/// Everything the children need, prepared in the parent.
+pub(crate) struct Plan {
+    pub(crate) sync_read: RawFd,
+    pub(crate) status_write: RawFd,
+    pub(crate) stdout_write: RawFd,
+    pub(crate) stderr_write: RawFd,
+    pub(crate) devnull: RawFd,
+    pub(crate) pid_namespace: bool,
+    pub(crate) mounts: Vec<MountOp>,
+    pub(crate) cwd: CString,
+    pub(crate) argv: Vec<*const libc::c_char>,
+    pub(crate) envp: Vec<*const libc::c_char>,
+    pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
+    pub(crate) drop_caps: bool,
+    pub(crate) cap_last: u32,
+    pub(crate) landlock_fd: Option<RawFd>,
+    pub(crate) seccomp: Option<libc::sock_fprog>,
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: libc::c_int,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+const LINUX_CAPABILITY_VERSION_3: u32 = 0x2008_0522;
+const PR_SET_SECUREBITS: libc::c_int = 28;
+/// NOROOT, NO_SETUID_FIXUP and NO_CAP_AMBIENT_RAISE, each locked, plus KEEP_CAPS_LOCKED.
+const SECUREBITS: libc::c_ulong = 0xEF;
+const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
+
+fn errno() -> i32 {
+    std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
+}
+
+/// Writes one status record; errors are ignored (nothing else can be done).
+fn report(fd: RawFd, kind: u32, value: i32, stage: u32) {
+    let mut rec = [0u8; REC_LEN];
+    rec[0..4].copy_from_slice(&kind.to_ne_bytes());
+    rec[4..8].copy_from_slice(&value.to_ne_bytes());
+    rec[8..12].copy_from_slice(&stage.to_ne_bytes());
+    // SAFETY: writing a stack buffer to an fd we own.
+    unsafe {
+        libc::write(fd, rec.as_ptr().cast(), REC_LEN);
+    }
+}
+
+fn fail(plan: &Plan, stage: u32) -> ! {
+    report(plan.status_write, REC_SETUP_ERROR, errno(), stage);
+    // SAFETY: _exit is async-signal-safe and never returns.
+    unsafe { libc::_exit(127) }
+}
+
+/// A `fork()` that does not touch libc's atfork machinery or locks.
+///
+/// # Safety
+/// Only async-signal-safe code may run in the child.
+pub(crate) unsafe fn raw_clone(flags: libc::c_int) -> libc::pid_t {
+    libc::syscall(
+        libc::SYS_clone,
+        (flags | libc::SIGCHLD) as libc::c_ulong,
+        0usize,
+        0usize,
+        0usize,
+        0usize,
+    ) as libc::pid_t
+}
+
+extern "C" fn forward_term(_sig: libc::c_int) {
+    // SAFETY: kill is async-signal-safe. As pid 1 of the namespace, -1 means
+    // "every other process in the namespace".
+    unsafe {
+        libc::kill(-1, libc::SIGTERM);
+    }
+}
+
+/// The namespace init (or, without a PID namespace, the session leader that
+/// supervises the command). Never returns.
+///
+/// # Safety
+/// Must only be called in a freshly cloned child of the supervisor.
+pub(crate) unsafe fn run_init(plan: &Plan) -> ! {
+    libc::prctl(
+        libc::PR_SET_PDEATHSIG,
+        libc::SIGKILL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
+    let mut go = 0u8;
+    loop {
+        let r = libc::read(plan.sync_read, (&mut go as *mut u8).cast(), 1);
+        if r == 1 {
+            break;
+        }
+        if r < 0 && errno() == libc::EINTR {
+            continue;
+        }
+        // The supervisor went away or declined: run nothing.
+        report(plan.status_write, REC_SETUP_ERROR, libc::ECANCELED, ST_SYNC);
+        libc::_exit(126);
+    }
+    libc::close(plan.sync_read);
+    // Own session and process group: detached from the agent's terminal, and
+    // without a PID namespace the supervisor kills the group by this pid.
+    if libc::setsid() < 0 {
+        fail(plan, ST_SETSID);
+    }
+    for m in &plan.mounts {
+        let opt = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+        let r = libc::mount(
+            opt(&m.source),
+            m.target.as_ptr(),
+            opt(&m.fstype),
+            m.flags,
+            opt(&m.data).cast(),
+        );
+        if r != 0 {
+            fail(plan, ST_MOUNT);
+        }
+    }
+    if plan.pid_namespace {
+        let mut sa: libc::sigaction = std::mem::zeroed();
+        sa.sa_sigaction = forward_term as extern "C" fn(libc::c_int) as usize;
+        libc::sigemptyset(&mut sa.sa_mask);
+        libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    }
+    let child = raw_clone(0);
+    if child < 0 {
+        fail(plan, ST_FORK);
+    }
+    if child == 0 {
+        run_command(plan);
+    }
+    loop {
+        let mut status = 0;
+        let w = libc::waitpid(-1, &mut status, 0);
+        if w == child {
+            report(plan.status_write, REC_WAIT_STATUS, status, 0);
+            libc::_exit(0);
+        }
+        if w < 0 && errno() == libc::ECHILD {
+            libc::_exit(0);
+        }
+    }
+}
+
+unsafe fn drop_capabilities(plan: &Plan) -> Result<(), ()> {
+    if libc::prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 {
+        return Err(());
+    }
+    for cap in 0..=plan.cap_last {
+        if libc::prctl(libc::PR_CAPBSET_DROP, cap as libc::c_ulong, 0, 0, 0) != 0
+            && errno() != libc::EINVAL
+        {
+            return Err(());
+        }
+    }
+    libc::prctl(
+        libc::PR_CAP_AMBIENT,
+        libc::PR_CAP_AMBIENT_CLEAR_ALL as libc::c_ulong,
+        0,
+        0,
+        0,
+    );
+    let header = CapHeader {
+        version: LINUX_CAPABILITY_VERSION_3,
+        pid: 0,
+    };
+    let data = [CapData {
+        effective: 0,
+        permitted: 0,
+        inheritable: 0,
+    }; 2];
+    if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+        return Err(());
+    }
+    Ok(())
+}
+
+/// The command process: confine, then exec. Never returns.
+unsafe fn run_command(plan: &Plan) -> ! {
+    // Signals: default dispositions for what the supervisor changed, empty mask.
+    let mut sa: libc::sigaction = std::mem::zeroed();
+    sa.sa_sigaction = libc::SIG_DFL;
+    libc::sigaction(libc::SIGTERM, &sa, std::ptr::null_mut());
+    libc::sigaction(libc::SIGPIPE, &sa, std::ptr::null_mut());
+    let mut set: libc::sigset_t = std::mem::zeroed();
+    libc::sigemptyset(&mut set);
+    libc::sigprocmask(libc::SIG_SETMASK, &set, std::ptr::null_mut());
+
+    if libc::dup2(plan.devnull, 0) < 0
+        || libc::dup2(plan.stdout_write, 1) < 0
+        || libc::dup2(plan.stderr_write, 2) < 0
+    {
+        fail(plan, ST_STDIO);
+    }
+    // Nothing but 0, 1 and 2 crosses the exec (other threads of the agent may
+    // have opened fds without O_CLOEXEC). Failure (old kernel) is tolerable:
+    // everything the supervisor opens is O_CLOEXEC.
+    libc::syscall(
+        libc::SYS_close_range,
+        3u32,
+        u32::MAX,
+        libc::CLOSE_RANGE_CLOEXEC,
+    );
+    if libc::chdir(plan.cwd.as_ptr()) != 0 {
+        fail(plan, ST_CHDIR);
+    }
+    for (res, lim) in &plan.rlimits {
+        if libc::setrlimit(*res, lim) != 0 {
+            fail(plan, ST_RLIMIT);
+        }
+    }
+    if plan.drop_caps && drop_capabilities(plan).is_err() {
+        fail(plan, ST_CAPS);
+    }
+    if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
+        fail(plan, ST_NNP);
+    }
+    if let Some(fd) = plan.landlock_fd {
+        if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {
+            fail(plan, ST_LANDLOCK);
+        }
+    }
+    if let Some(prog) = &plan.seccomp {
+        if libc::syscall(
+            libc::SYS_seccomp,
+            SECCOMP_SET_MODE_FILTER,
+            0u64,
+            prog as *const libc::sock_fprog,
+        ) != 0
+        {
+            fail(plan, ST_SECCOMP);
+        }
+    }
+    if let Some(path) = plan.argv.first() {
+        libc::execve(*path, plan.argv.as_ptr(), plan.envp.as_ptr());
+    }
+    fail(plan, ST_EXEC)
+}

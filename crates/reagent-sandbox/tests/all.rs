@@ -1,0 +1,8 @@
+//! Integration tests for reagent-sandbox: exec basics and the red-team rows
+//! 34–62 of `/work/shared/redteam/redteam.md` (sections C, D, E).
+//!
+//! Every test runs real commands in a real temp workspace and asserts the
+//! outcome (sentinels untouched, secrets absent, no surviving processes,
+//! bounded time), never that some string matched a pattern.
+
+mod suite;

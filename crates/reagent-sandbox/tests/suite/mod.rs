@@ -1,0 +1,4 @@
+//! Test modules; `harness` holds the shared helpers.
+
+mod basics;
+mod harness;
