@@ -1,1 +1,136 @@
-//! reagent-parse (skeleton; see ARCHITECTURE.md).
+//! reagent-parse: find the tool calls in whatever a local model writes.
+//!
+//! Small local models rarely return clean native `tool_calls`. This crate takes the raw
+//! text of one assistant turn and splits it into [`Parsed`]: the plain `content`, the
+//! `reasoning` (think blocks), and the [`ParsedCall`]s, in any of the formats the
+//! open-weight model families emit (Hermes/Qwen `<tool_call>`, Qwen3-Coder/GLM/MiniMax
+//! XML, Llama 3 JSON, Mistral `[TOOL_CALLS]`, DeepSeek and Kimi tool tokens, GPT-OSS
+//! harmony, pythonic `[f(a=1)]` lists, ReAct text, ...). See [`Family`] for the list.
+//!
+//! ```
+//! use reagent_parse::{parse, ParseOptions};
+//!
+//! let text = "Let me check.<tool_call>{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Paris\"}}</tool_call>";
+//! let parsed = parse(text, &ParseOptions::default());
+//! assert_eq!(parsed.content.as_deref(), Some("Let me check."));
+//! assert_eq!(parsed.calls[0].name, "get_weather");
+//! assert_eq!(parsed.calls[0].arguments["city"], "Paris");
+//! assert_eq!(parsed.format, Some(reagent_parse::Family::Hermes));
+//! ```
+//!
+//! Streaming: feed chunks to [`StreamParser::push`], print what it releases, and call
+//! [`StreamParser::finish`]; the result is identical to [`parse`] on the whole text.
+//!
+//! Key design decisions:
+//! - **Hand-written, string-aware scanning** (`scan` module): brace matching respects
+//!   JSON and Python string state, so `"a}b"` never closes an object. No regex, no
+//!   parser generators: every loop moves forward, so work is linear and nothing panics.
+//! - **Marker pre-scan**: only the bytes `<`, `[`, `{`, `` ` `` can start a call, so prose
+//!   without them is copied straight to `content`.
+//! - **Truncation never guesses**: a call cut off mid-JSON yields no call and
+//!   `truncated = true`.
+//! - **Quirks are per family** ([`Family`]): where upstream projects disagree, the family
+//!   hint (or the detected family) picks the behaviour.
+#![deny(missing_docs)]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
+
+mod calls;
+mod engine;
+mod family;
+mod harmony;
+mod json_fmts;
+mod json_tokens;
+mod pythonic;
+mod react;
+mod render;
+mod scan;
+mod schema;
+mod stream;
+mod think;
+mod xml_fmts;
+
+pub use family::Family;
+pub use render::{render_human, render_json};
+pub use schema::coerce_arguments;
+pub use stream::StreamParser;
+
+use serde_json::Value;
+
+/// How think blocks (`<think>…</think>` and friends) are reported.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ReasoningMode {
+    /// Move reasoning into [`Parsed::reasoning`] (default).
+    #[default]
+    Extract,
+    /// Leave the think block, tags included, in [`Parsed::content`]
+    /// (llama.cpp `reasoning_format=none`). Calls inside it are still ignored.
+    Keep,
+}
+
+/// Options for [`parse`] and [`StreamParser`].
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct ParseOptions {
+    /// Force one format family's rules instead of auto-detection.
+    pub format: Option<Family>,
+    /// The tools offered to the model; used to type XML parameter values and to
+    /// validate names where a format's rules require it. May be empty (untyped).
+    pub tools: Vec<ToolSchema>,
+    /// Text the prompt already placed at the start of the assistant turn (for example
+    /// `"<think>"` when the template forces thinking open). It is parsed as if the model
+    /// had written it.
+    pub prefill: String,
+    /// Where reasoning goes.
+    pub reasoning: ReasoningMode,
+}
+
+impl ParseOptions {
+    /// Options with a format hint and nothing else.
+    pub fn with_format(format: Family) -> Self {
+        ParseOptions {
+            format: Some(format),
+            ..ParseOptions::default()
+        }
+    }
+}
+
+/// A tool's name and the JSON Schema of its arguments object.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolSchema {
+    /// The tool name, case-sensitive.
+    pub name: String,
+    /// JSON Schema of the arguments (`{"type":"object","properties":{...}}`), or `null`.
+    pub parameters: Value,
+}
+
+/// The result of parsing one assistant turn.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Parsed {
+    /// Plain text meant for the user; `None` when empty or only whitespace.
+    pub content: Option<String>,
+    /// Reasoning / thinking text; never parsed for calls. `None` when empty.
+    pub reasoning: Option<String>,
+    /// The tool calls found, in order.
+    pub calls: Vec<ParsedCall>,
+    /// Which format found the calls (the "parse layer").
+    pub format: Option<Family>,
+    /// A call was cut off (for example mid-JSON); no call was guessed for it.
+    pub truncated: bool,
+    /// Parse failures worth telling the model.
+    pub errors: Vec<String>,
+}
+
+/// One tool call.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ParsedCall {
+    /// Tool name exactly as the model wrote it.
+    pub name: String,
+    /// Arguments, usually an object.
+    pub arguments: Value,
+    /// Call id when the format carries one.
+    pub id: Option<String>,
+}
+
+/// Parse a whole assistant turn.
+pub fn parse(text: &str, opts: &ParseOptions) -> Parsed {
+    engine::parse_full(text, opts)
+}

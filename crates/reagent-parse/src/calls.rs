@@ -1,0 +1,112 @@
+//! Turning decoded JSON values into [`ParsedCall`]s: the many spellings of
+//! "a call object" (`name`/`tool_name`/`function`, `arguments`/`parameters`, wrappers,
+//! arguments given as a JSON-encoded string).
+
+use serde_json::{Map, Value};
+
+use crate::scan::parse_json_lenient;
+use crate::ParsedCall;
+
+/// Rules for accepting a call object.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) struct CallRules {
+    /// Keep `arguments` that are a plain (non-JSON) string as that string.
+    pub(crate) keep_string_args: bool,
+}
+
+/// Normalise an `arguments` value: objects pass, JSON-encoded strings are decoded once.
+fn normalize_args(v: &Value, rules: CallRules) -> Option<Value> {
+    match v {
+        Value::Object(_) => Some(v.clone()),
+        Value::String(s) => match parse_json_lenient(s) {
+            Some(obj @ Value::Object(_)) => Some(obj),
+            _ if rules.keep_string_args => Some(v.clone()),
+            _ => None,
+        },
+        _ => None,
+    }
+}
+
+fn id_of(m: &Map<String, Value>) -> Option<String> {
+    ["id", "tool_call_id"]
+        .iter()
+        .find_map(|k| m.get(*k))
+        .and_then(|v| match v {
+            Value::String(s) => Some(s.clone()),
+            Value::Number(n) => Some(n.to_string()),
+            _ => None,
+        })
+}
+
+/// One call object, in any of the common spellings.
+pub(crate) fn call_from_object(m: &Map<String, Value>, rules: CallRules) -> Option<ParsedCall> {
+    for wrapper in ["tool_call", "function", "function_call"] {
+        if let Some(Value::Object(inner)) = m.get(wrapper) {
+            let mut call = call_from_object(inner, rules)?;
+            if call.id.is_none() {
+                call.id = id_of(m);
+            }
+            return Some(call);
+        }
+    }
+    let name = ["name", "tool_name", "function"]
+        .iter()
+        .find_map(|k| m.get(*k).and_then(Value::as_str))?;
+    if name.is_empty() {
+        return None;
+    }
+    let args = ["arguments", "parameters", "args"]
+        .iter()
+        .find_map(|k| m.get(*k))?;
+    Some(ParsedCall {
+        name: name.to_string(),
+        arguments: normalize_args(args, rules)?,
+        id: id_of(m),
+    })
+}
+
+/// Calls from a decoded value: a call object, a `{"tool_calls": [...]}` wrapper, or a
+/// non-empty list of call objects (all elements must be calls).
+pub(crate) fn calls_from_value(v: &Value, rules: CallRules) -> Option<Vec<ParsedCall>> {
+    match v {
+        Value::Object(m) => {
+            if let Some(inner) = m.get("tool_calls") {
+                return calls_from_value(inner, rules);
+            }
+            call_from_object(m, rules).map(|c| vec![c])
+        }
+        Value::Array(items) if !items.is_empty() => items
+            .iter()
+            .map(|it| match it {
+                Value::Object(m) => call_from_object(m, rules),
+                _ => None,
+            })
+            .collect(),
+        _ => None,
+    }
+}
+
+/// Whether a decoded object names something (has a `name`-like key) without being a call.
+pub(crate) fn looks_like_named_object(v: &Value) -> bool {
+    matches!(v, Value::Object(m) if m.contains_key("name") || m.contains_key("tool_call"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn spellings() {
+        let r = CallRules::default();
+        let v = json!({"arguments": {"a": 1}, "name": "f", "id": "x"});
+        assert_eq!(calls_from_value(&v, r).map(|c| c[0].id.clone()), Some(Some("x".into())));
+        let v = json!({"tool_call": {"name": "f", "arguments": "{\"a\": 1}"}});
+        assert_eq!(calls_from_value(&v, r).map(|c| c[0].arguments.clone()), Some(json!({"a": 1})));
+        let v = json!({"name": "f", "arguments": "hello"});
+        assert!(calls_from_value(&v, r).is_none());
+        let keep = CallRules { keep_string_args: true };
+        assert!(calls_from_value(&v, keep).is_some());
+        assert!(calls_from_value(&json!([{"name": "f"}]), r).is_none());
+    }
+}

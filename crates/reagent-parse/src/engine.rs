@@ -1,0 +1,367 @@
+//! The driver: pre-scan for trigger bytes, dispatch each candidate position to the
+//! format modules, collect content/reasoning/calls, then apply the family's quirks.
+
+use crate::calls::CallRules;
+use crate::think::{self, Seg};
+use crate::{harmony, json_fmts, pythonic, react, xml_fmts};
+use crate::{Family, ParseOptions, Parsed, ParsedCall, ReasoningMode};
+
+/// Shared parsing context.
+pub(crate) struct Ctx<'a> {
+    pub(crate) opts: &'a ParseOptions,
+}
+
+impl Ctx<'_> {
+    /// The family hint, if any.
+    pub(crate) fn hint(&self) -> Option<Family> {
+        self.opts.format
+    }
+
+    /// Call-object rules for a detected family (the hint wins).
+    pub(crate) fn rules(&self, detected: Family) -> CallRules {
+        CallRules {
+            keep_string_args: self.hint().unwrap_or(detected).keeps_string_arguments(),
+        }
+    }
+
+    /// Whether `name` is acceptable where names are validated.
+    pub(crate) fn known(&self, name: &str) -> bool {
+        self.opts.tools.is_empty() || self.opts.tools.iter().any(|t| t.name == name)
+    }
+}
+
+/// One recognised call region.
+#[derive(Debug, Default)]
+pub(crate) struct Hit {
+    pub(crate) start: usize,
+    pub(crate) end: usize,
+    pub(crate) calls: Vec<ParsedCall>,
+    pub(crate) family: Option<Family>,
+    pub(crate) truncated: bool,
+    pub(crate) errors: Vec<String>,
+    /// Content carried inside the region (for example `{"response": "..."}`).
+    pub(crate) content: Option<String>,
+}
+
+impl Hit {
+    pub(crate) fn new(start: usize, end: usize, family: Family, calls: Vec<ParsedCall>) -> Hit {
+        Hit { start, end, calls, family: Some(family), ..Hit::default() }
+    }
+
+    /// A call cut off at end of input: swallow the rest, no call.
+    pub(crate) fn truncated(start: usize, len: usize, family: Family) -> Hit {
+        Hit {
+            start,
+            end: len,
+            family: Some(family),
+            truncated: true,
+            errors: vec!["tool call cut off before it was complete".to_string()],
+            ..Hit::default()
+        }
+    }
+}
+
+/// Result of looking at a `{`.
+pub(crate) enum Brace {
+    Hit(Hit),
+    NotCall,
+    /// A named JSON object that is not a call: stop looking for bare JSON calls.
+    StopBare,
+}
+
+/// Accumulated output.
+#[derive(Default)]
+struct Acc {
+    /// Content pieces with the number of calls seen before each.
+    content: Vec<(usize, String)>,
+    reasoning: String,
+    calls: Vec<ParsedCall>,
+    detected: Option<Family>,
+    truncated: bool,
+    errors: Vec<String>,
+}
+
+/// Tokens that never belong in content.
+const STRIP_TOKENS: &[&str] = &[
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+    "<|end▁of▁sentence|>",
+    "<｜end▁of▁sentence｜>",
+    "<|role_end|>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|tool_calls_section_end|>",
+];
+
+/// Whether a strong tool-call marker starts at `i` (used to end unclosed think blocks).
+fn marker_at(t: &str, i: usize) -> bool {
+    const MARKERS: &[&str] = &[
+        "<tool_call>",
+        "<|tool_call|>",
+        "<tool_calls>",
+        "<function=",
+        "<|tool_call_begin|>",
+        "<|tool_calls_section_begin|>",
+        "<｜tool▁calls▁begin｜>",
+        "<|tool▁calls▁begin|>",
+        "<｜DSML｜",
+        "<minimax:tool_call>",
+        "<seed:tool_call>",
+        "<|tool_call_start|>",
+        "<|tool_call>",
+        "<start_function_call>",
+        "<function_calls>",
+        "<TOOLCALL>",
+        "<|START_ACTION|>",
+        "<|action_start|>",
+        "[TOOL_CALLS]",
+    ];
+    let rest = &t[i..];
+    MARKERS.iter().any(|m| rest.starts_with(m))
+}
+
+fn first_marker(t: &str, from: usize) -> Option<usize> {
+    let b = t.as_bytes();
+    (from..b.len()).find(|&i| (b[i] == b'<' || b[i] == b'[') && marker_at(t, i))
+}
+
+/// Parse a whole turn.
+pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
+    let mut owned;
+    let mut t: &str = text;
+    if !opts.prefill.is_empty() {
+        owned = String::with_capacity(opts.prefill.len() + text.len());
+        owned.push_str(&opts.prefill);
+        owned.push_str(text);
+        t = &owned;
+    }
+    if t.contains("]<]minimax[>[") {
+        owned = t.replace("]<]minimax[>[", "");
+        t = &owned;
+    }
+    let ctx = Ctx { opts };
+    if opts.format == Some(Family::GptOss) || (opts.format.is_none() && harmony::detect(t))
+        || opts.format == Some(Family::Glimmer)
+    {
+        if let Some(p) = harmony::parse(t, &ctx) {
+            return p;
+        }
+    }
+    let mut acc = Acc::default();
+    for seg in think::split(t, &first_marker) {
+        match seg {
+            Seg::Reasoning { inner, raw } => match opts.reasoning {
+                ReasoningMode::Extract => acc.reasoning.push_str(inner.trim()),
+                ReasoningMode::Keep => acc.content.push((acc.calls.len(), raw)),
+            },
+            Seg::Body { text, after_think } => {
+                let body = if after_think && opts.reasoning == ReasoningMode::Extract {
+                    text.trim_start()
+                } else {
+                    &text
+                };
+                extract(body, &ctx, &mut acc);
+            }
+        }
+    }
+    if acc.calls.is_empty() && !acc.truncated {
+        let body: String = acc.content.iter().map(|(_, s)| s.as_str()).collect();
+        if let Some(r) = react::parse(&body, &ctx) {
+            return finish_react(r, acc.reasoning);
+        }
+    }
+    assemble(acc, &ctx)
+}
+
+fn finish_react(mut r: Parsed, reasoning: String) -> Parsed {
+    if !reasoning.trim().is_empty() {
+        r.reasoning = Some(reasoning);
+    }
+    r
+}
+
+/// Run the marker scan over one body segment.
+fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
+    // GLM inner-only form: `name\n<arg_key>…` with no wrapper.
+    if (ctx.hint().is_none() || ctx.hint() == Some(Family::GlmXml))
+        && body.contains("<arg_key>")
+        && !body.contains("<tool_call>")
+    {
+        if let Some(hit) = xml_fmts::glm_body(body, 0, body.len(), ctx) {
+            record(acc, body, 0, hit);
+            return;
+        }
+    }
+    let b = body.as_bytes();
+    let mut pos = 0; // start of pending content
+    let mut i = 0;
+    let mut bare_ok = true;
+    while i < b.len() {
+        let c = b[i];
+        if !matches!(c, b'<' | b'[' | b'{' | b'`') {
+            i += 1;
+            continue;
+        }
+        let hit = match c {
+            b'<' => try_lt(body, i, ctx),
+            b'[' => json_fmts::try_bracket(body, i, ctx, bare_ok),
+            b'{' if bare_ok => match json_fmts::try_brace(body, i, ctx) {
+                Brace::Hit(h) => Some(h),
+                Brace::NotCall => None,
+                Brace::StopBare => {
+                    bare_ok = false;
+                    None
+                }
+            },
+            b'`' if bare_ok => json_fmts::try_fence(body, i, ctx),
+            _ => None,
+        };
+        match hit {
+            Some(h) if h.start >= pos && h.end > i => {
+                let end = h.end;
+                pos = record(acc, body, pos, h);
+                i = end;
+                if acc.truncated {
+                    return;
+                }
+            }
+            _ => i += 1,
+        }
+    }
+    if pos < body.len() {
+        acc.content.push((acc.calls.len(), body[pos..].to_string()));
+    }
+}
+
+/// Store a hit; returns the new content start.
+fn record(acc: &mut Acc, body: &str, pos: usize, mut h: Hit) -> usize {
+    if h.start > pos {
+        acc.content.push((acc.calls.len(), body[pos..h.start].to_string()));
+    }
+    if acc.detected.is_none() && !h.calls.is_empty() {
+        acc.detected = h.family;
+    }
+    if let Some(c) = h.content.take() {
+        acc.content.push((acc.calls.len(), c));
+    }
+    acc.calls.append(&mut h.calls);
+    acc.truncated |= h.truncated;
+    acc.errors.append(&mut h.errors);
+    // Stray closers after a call (`}}}`, `]]`) are noise.
+    let b = body.as_bytes();
+    let mut end = h.end.min(b.len());
+    if !acc.calls.is_empty() {
+        let mut j = end;
+        while j < b.len() && (b[j] == b'}' || b[j] == b']') {
+            j += 1;
+        }
+        end = j;
+    }
+    end
+}
+
+fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    if rest.starts_with("<tool_call>") {
+        return tool_call_tag(t, i, ctx);
+    }
+    xml_fmts::try_lt(t, i, ctx)
+        .or_else(|| json_fmts::try_lt(t, i, ctx))
+        .or_else(|| pythonic::try_lt(t, i, ctx))
+}
+
+/// `<tool_call>` is shared by Hermes JSON, Qwen3-Coder XML, GLM, xLAM lists, Granite
+/// and MiniMax M3: look at what follows.
+fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let j = crate::scan::skip_ws(t.as_bytes(), i + "<tool_call>".len());
+    let rest = &t[j..];
+    if rest.starts_with('{') || rest.starts_with('[') || rest.is_empty() {
+        return json_fmts::hermes_body(t, i, j, ctx);
+    }
+    if rest.starts_with("<function=") {
+        return xml_fmts::qwen_block(t, i, j, "</tool_call>", ctx);
+    }
+    if rest.starts_with("<invoke") {
+        return xml_fmts::minimax_block(t, i, j, "</tool_call>", ctx);
+    }
+    let close = t[j..].find("</tool_call>").map(|p| j + p);
+    let end = close.unwrap_or(t.len());
+    let mut hit = xml_fmts::glm_body(t, j, end, ctx)?;
+    hit.start = i;
+    hit.end = close.map_or(t.len(), |c| c + "</tool_call>".len());
+    Some(hit)
+}
+
+/// Turn the accumulator into the result, applying the family quirks.
+fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
+    let n = acc.calls.len();
+    let profile = ctx.hint().or(acc.detected);
+    let mut content = String::new();
+    for (before, piece) in &acc.content {
+        if let Some(f) = profile {
+            if n > 0 {
+                if f.drops_all_content_with_calls() {
+                    continue;
+                }
+                if f.drops_text_between_calls() && *before > 0 && *before < n {
+                    continue;
+                }
+                if f.drops_trailing_text() && *before == n {
+                    continue;
+                }
+            }
+        }
+        content.push_str(piece);
+    }
+    for tok in STRIP_TOKENS {
+        if content.contains(tok) {
+            content = content.replace(tok, "");
+        }
+    }
+    if profile.is_some_and(Family::trims_content) {
+        content = content.trim().to_string();
+    }
+    let content = strip_json_fence(content);
+    let mut calls = acc.calls;
+    if let Some(f) = profile {
+        if f.validates_names() && !ctx.opts.tools.is_empty() {
+            calls.retain(|c| ctx.known(&c.name));
+        }
+    }
+    for call in &mut calls {
+        if let Some(tool) = ctx.opts.tools.iter().find(|t| t.name == call.name) {
+            crate::schema::coerce_arguments(&mut call.arguments, &tool.parameters);
+        }
+    }
+    let format = if calls.is_empty() { None } else { acc.detected.or(profile) };
+    Parsed {
+        content: non_empty(content),
+        reasoning: non_empty(acc.reasoning),
+        calls,
+        format,
+        truncated: acc.truncated,
+        errors: acc.errors,
+    }
+}
+
+/// Structured output wrapped in a single ```json fence is returned without the fence.
+fn strip_json_fence(content: String) -> String {
+    let t = content.trim();
+    if let Some(inner) = t.strip_prefix("```json").and_then(|r| r.strip_suffix("```")) {
+        if !inner.contains("```") {
+            return inner.trim().to_string();
+        }
+    }
+    content
+}
+
+pub(crate) fn non_empty(s: String) -> Option<String> {
+    if s.trim().is_empty() {
+        None
+    } else {
+        Some(s)
+    }
+}

@@ -1,0 +1,98 @@
+//! GPT-OSS harmony messages (`<|channel|>analysis<|message|>…`, `to=functions.f`) and the
+//! harmony-like Glimmer headers (`to=user<|message|>…<|eom|>`).
+
+use serde_json::Value;
+
+use crate::engine::{non_empty, Ctx};
+use crate::scan::parse_json_lenient;
+use crate::{Family, Parsed, ParsedCall, ReasoningMode};
+
+/// Whether `t` looks like harmony output.
+pub(crate) fn detect(t: &str) -> bool {
+    t.contains("<|channel|>") || (t.contains("<|message|>") && t.contains("to="))
+}
+
+const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>"];
+
+/// Word after `key` in `header` (up to whitespace or `<`).
+fn word_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {
+    let p = header.rfind(key)?;
+    let rest = header[p + key.len()..].trim_start();
+    let end = rest.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(rest.len());
+    Some(&rest[..end])
+}
+
+/// Parse harmony output; `None` if there is no message structure at all.
+pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
+    if !t.contains("<|message|>") {
+        if t.contains("<|channel|>") {
+            // Header only, nothing said yet.
+            return Some(Parsed::default());
+        }
+        return None;
+    }
+    let mut out = Parsed::default();
+    let mut content = String::new();
+    let mut reasoning = String::new();
+    for msg in t.split("<|start|>") {
+        let Some(mp) = msg.find("<|message|>") else {
+            if !msg.trim().is_empty() && !msg.contains("<|channel|>") && !msg.contains("to=") {
+                content.push_str(msg);
+            }
+            continue;
+        };
+        let header = &msg[..mp];
+        let after = &msg[mp + "<|message|>".len()..];
+        let (body, complete) = match BODY_ENDS.iter().filter_map(|e| after.find(e)).min() {
+            Some(e) => (&after[..e], true),
+            None => (after, false),
+        };
+        let recipient = word_after(header, "to=");
+        let channel = word_after(header, "<|channel|>");
+        match recipient {
+            Some(r) if r.starts_with("functions.") => {
+                let name = &r["functions.".len()..];
+                let raw = body.trim();
+                match parse_json_lenient(raw) {
+                    Some(v) => out.calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None }),
+                    None if !complete && raw.starts_with(['{', '[']) => {
+                        out.truncated = true;
+                        out.errors.push(format!("call to {name:?} was cut off"));
+                    }
+                    None => out.calls.push(ParsedCall {
+                        name: name.to_string(),
+                        arguments: Value::String(body.to_string()),
+                        id: None,
+                    }),
+                }
+                out.format.get_or_insert(Family::GptOss);
+            }
+            Some(r) if r != "user" && r != "assistant" && r != "all" => {
+                if let Some(p) = body.find('<') {
+                    if let Some(mut h) = crate::xml_fmts::try_lt(body, p, ctx) {
+                        out.calls.append(&mut h.calls);
+                        if out.format.is_none() {
+                            out.format = h.family;
+                        }
+                    }
+                }
+            }
+            _ => match channel {
+                Some("analysis") => {
+                    if ctx.opts.reasoning == ReasoningMode::Keep {
+                        content.push_str(msg);
+                    } else {
+                        reasoning.push_str(body.trim());
+                    }
+                }
+                _ => content.push_str(body),
+            },
+        }
+    }
+    out.content = non_empty(content.trim().to_string());
+    out.reasoning = non_empty(reasoning);
+    if out.calls.is_empty() {
+        out.format = None;
+    }
+    Some(out)
+}

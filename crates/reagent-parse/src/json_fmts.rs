@@ -1,0 +1,389 @@
+//! JSON-bodied formats: Hermes, Granite, Jamba/MiniMax M1, Nemotron, InternLM2,
+//! Command R7B, Apertus, GigaChat, LFM2 JSON, Llama 3 (bare and `<|python_tag|>`), xLAM
+//! lists, Mistral, Phi-4-mini, Functionary v3.1, fenced and bare JSON.
+
+use serde_json::Value;
+
+use crate::calls::{calls_from_value, looks_like_named_object};
+use crate::engine::{Brace, Ctx, Hit};
+use crate::scan::{container_end, parse_json_lenient, skip_ws, End};
+use crate::{pythonic, Family, ParsedCall};
+
+/// A JSON value found at a position.
+pub(crate) enum JsonAt {
+    /// The value and the exclusive end offset.
+    Value(Value, usize),
+    /// The input ended inside the value.
+    Truncated,
+    /// Not a (tolerantly) valid value; carries the end offset if brackets balanced.
+    Bad(Option<usize>),
+}
+
+/// Parse the `{…}`/`[…]` starting at `j` (after whitespace).
+pub(crate) fn json_at(t: &str, j: usize) -> JsonAt {
+    let b = t.as_bytes();
+    let j = skip_ws(b, j);
+    if j >= b.len() {
+        return JsonAt::Truncated;
+    }
+    if b[j] != b'{' && b[j] != b'[' {
+        return JsonAt::Bad(None);
+    }
+    match container_end(b, j, false) {
+        End::Complete(e) => match parse_json_lenient(&t[j..e]) {
+            Some(v) => JsonAt::Value(v, e),
+            None => JsonAt::Bad(Some(e)),
+        },
+        End::Incomplete => JsonAt::Truncated,
+        End::Invalid => JsonAt::Bad(None),
+    }
+}
+
+/// Skip whitespace and an optional closing tag; returns the new offset.
+pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
+    let k = skip_ws(t.as_bytes(), j);
+    if !close.is_empty() && t[k..].starts_with(close) {
+        k + close.len()
+    } else {
+        j
+    }
+}
+
+/// Parse calls from the JSON at `j`, closing with `close`; shared by the wrapped formats.
+fn wrapped_json(t: &str, start: usize, j: usize, close: &str, family: Family, ctx: &Ctx) -> Option<Hit> {
+    match json_at(t, j) {
+        JsonAt::Value(v, e) => {
+            let calls = calls_from_value(&v, ctx.rules(family));
+            let end = skip_close(t, e, close);
+            match calls {
+                Some(calls) => Some(Hit::new(start, end, family, calls)),
+                None => {
+                    let mut h = Hit::new(start, end, family, Vec::new());
+                    h.errors.push(format!("not a valid tool call: {}", &t[j..e].trim()));
+                    Some(h)
+                }
+            }
+        }
+        JsonAt::Truncated => Some(Hit::truncated(start, t.len(), family)),
+        JsonAt::Bad(e) => {
+            let end = match e {
+                Some(e) => skip_close(t, e, close),
+                None => t[j..].find(close).map_or(t.len(), |p| j + p + close.len()),
+            };
+            let mut h = Hit::new(start, end, family, Vec::new());
+            h.errors.push("tool call is not valid JSON".to_string());
+            Some(h)
+        }
+    }
+}
+
+/// `<tool_call>` followed by JSON (Hermes; a list means xLAM/Granite).
+pub(crate) fn hermes_body(t: &str, start: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = if t[j..].starts_with('[') { Family::XlamJsonList } else { Family::Hermes };
+    wrapped_json(t, start, j, "</tool_call>", fam, ctx)
+}
+
+/// Tag-introduced JSON formats.
+pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    let simple: &[(&str, &str, Family)] = &[
+        ("<|tool_call|>", "", Family::Granite),
+        ("<TOOLCALL>", "</TOOLCALL>", Family::NemotronToolcall),
+        ("<|action_start|><|plugin|>", "<|action_end|>", Family::Internlm2),
+        ("<|START_ACTION|>", "<|END_ACTION|>", Family::CommandR7b),
+        ("<tools>", "</tools>", Family::Hermes),
+        ("<response>", "</response>", Family::Hermes),
+        ("<xml>", "</xml>", Family::Hermes),
+        ("<function_call>", "</function_call>", Family::Hermes),
+    ];
+    for (open, close, fam) in simple {
+        if rest.starts_with(open) {
+            let j = i + open.len();
+            let wrapper = matches!(*open, "<tools>" | "<response>" | "<xml>");
+            if wrapper && !t[skip_ws(t.as_bytes(), j)..].starts_with('{') {
+                return None;
+            }
+            return wrapped_json(t, i, j, close, *fam, ctx);
+        }
+    }
+    if rest.starts_with("<tool_calls>") {
+        return tool_calls_block(t, i, ctx);
+    }
+    if rest.starts_with("<|tools_prefix|>") {
+        return apertus(t, i);
+    }
+    if rest.starts_with("<|message_sep|>") {
+        let j = i + "<|message_sep|>".len();
+        let k = skip_ws(t.as_bytes(), j);
+        let r = t[k..].strip_prefix("function call<|role_sep|>")?;
+        let j2 = t.len() - r.len();
+        return wrapped_json(t, i, j2, "", Family::Gigachat, ctx);
+    }
+    if rest.starts_with("<|tool_call_start|>") {
+        let j = i + "<|tool_call_start|>".len();
+        let k = skip_ws(t.as_bytes(), j);
+        if t[k..].starts_with('[') && t[skip_ws(t.as_bytes(), k + 1)..].starts_with('{') {
+            return wrapped_json(t, i, j, "<|tool_call_end|>", Family::Lfm2Json, ctx);
+        }
+        return pythonic::list_block(t, i, k, "<|tool_call_end|>", Family::Lfm2Pythonic);
+    }
+    if rest.starts_with("<|python_start|>") {
+        let j = skip_ws(t.as_bytes(), i + "<|python_start|>".len());
+        return pythonic::list_block(t, i, j, "<|python_end|>", Family::Llama4Pythonic);
+    }
+    if rest.starts_with("<|python_tag|>") {
+        let j = skip_ws(t.as_bytes(), i + "<|python_tag|>".len());
+        if t[j..].starts_with('{') {
+            return semicolon_json(t, i, j, Family::Llama3Json, ctx);
+        }
+        return pythonic::dotted_call(t, i, j);
+    }
+    if rest.starts_with("<function=") {
+        // Functionary v3.1: `<function=NAME>{json}</function>`.
+        let j = i + "<function=".len();
+        let gt = j + t[j..].find('>')?;
+        let name = &t[j..gt];
+        if name.is_empty() || name.contains('<') || name.contains('\n') {
+            return None;
+        }
+        let k = skip_ws(t.as_bytes(), gt + 1);
+        if !t[k..].starts_with('{') {
+            return None;
+        }
+        return named_json(t, i, k, name, "</function>", Family::Functionary);
+    }
+    if let Some(r) = rest.strip_prefix("<function name=\"") {
+        let q = r.find('"')?;
+        let name = &r[..q];
+        let after = i + "<function name=\"".len() + q + 1;
+        let gt = after + t[after..].find('>')?;
+        let k = skip_ws(t.as_bytes(), gt + 1);
+        if !t[k..].starts_with('{') {
+            return None;
+        }
+        return named_json(t, i, k, name, "</function>", Family::Hermes);
+    }
+    crate::json_tokens::try_lt(t, i, ctx)
+}
+
+/// `NAME` known, arguments JSON at `k`.
+pub(crate) fn named_json(t: &str, start: usize, k: usize, name: &str, close: &str, fam: Family) -> Option<Hit> {
+    match json_at(t, k) {
+        JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
+            start,
+            skip_close(t, e, close),
+            fam,
+            vec![ParsedCall { name: name.to_string(), arguments: v, id: None }],
+        )),
+        JsonAt::Truncated => Some(Hit::truncated(start, t.len(), fam)),
+        _ => None,
+    }
+}
+
+/// `<tool_calls>`: a JSON list (Jamba, Apriel) or JSON objects one per line (MiniMax M1).
+fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let j = skip_ws(t.as_bytes(), i + "<tool_calls>".len());
+    if t[j..].starts_with('[') {
+        let fam = ctx.hint().filter(|f| *f == Family::Apriel).unwrap_or(Family::Jamba);
+        return wrapped_json(t, i, j, "</tool_calls>", fam, ctx);
+    }
+    let fam = Family::MinimaxM1;
+    let close_at = t[j..].find("</tool_calls>").map(|p| j + p);
+    let limit = close_at.unwrap_or(t.len());
+    let mut calls = Vec::new();
+    let mut errors = Vec::new();
+    let mut k = j;
+    while k < limit {
+        k = skip_ws(t.as_bytes(), k);
+        if k >= limit {
+            break;
+        }
+        match json_at(&t[..limit], k) {
+            JsonAt::Value(v, e) => {
+                match calls_from_value(&v, ctx.rules(fam)) {
+                    Some(mut c) => calls.append(&mut c),
+                    None => errors.push(format!("skipped invalid call: {}", &t[k..e])),
+                }
+                k = e;
+            }
+            JsonAt::Truncated if close_at.is_none() => {
+                return Some(Hit::truncated(i, t.len(), fam));
+            }
+            _ => {
+                // Skip the bad line.
+                k = t[k..limit].find('\n').map_or(limit, |p| k + p + 1);
+                errors.push("skipped a line that is not valid JSON".to_string());
+            }
+        }
+    }
+    let end = close_at.map_or(t.len(), |c| c + "</tool_calls>".len());
+    let mut h = Hit::new(i, end, fam, calls);
+    h.errors = errors;
+    Some(h)
+}
+
+/// Apertus: `<|tools_prefix|>[{"name": {args}}]<|tools_suffix|>`.
+fn apertus(t: &str, i: usize) -> Option<Hit> {
+    let j = i + "<|tools_prefix|>".len();
+    let fam = Family::Apertus;
+    match json_at(t, j) {
+        JsonAt::Value(Value::Array(items), e) => {
+            let mut calls = Vec::new();
+            for it in items {
+                let Value::Object(m) = it else { return None };
+                for (k, v) in m {
+                    calls.push(ParsedCall { name: k, arguments: v, id: None });
+                }
+            }
+            Some(Hit::new(i, skip_close(t, e, "<|tools_suffix|>"), fam, calls))
+        }
+        JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
+        _ => None,
+    }
+}
+
+/// JSON calls separated by `;` (Llama 3).
+fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Option<Hit> {
+    let mut calls = Vec::new();
+    let mut k = j;
+    loop {
+        match json_at(t, k) {
+            JsonAt::Value(v, e) => {
+                calls.extend(calls_from_value(&v, ctx.rules(fam))?);
+                k = e;
+            }
+            JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
+            JsonAt::Bad(_) => return None,
+        }
+        let s = skip_ws(t.as_bytes(), k);
+        if t[s..].starts_with(';') && t[skip_ws(t.as_bytes(), s + 1)..].starts_with('{') {
+            k = s + 1;
+        } else {
+            break;
+        }
+    }
+    Some(Hit::new(start, k, fam, calls))
+}
+
+/// `[`: Mistral `[TOOL_CALLS]`, Phi-4 `functools[`, bare JSON lists, pythonic lists.
+pub(crate) fn try_bracket(t: &str, i: usize, ctx: &Ctx, bare_ok: bool) -> Option<Hit> {
+    let rest = &t[i..];
+    if rest.starts_with("[TOOL_CALLS]") {
+        return crate::json_tokens::mistral(t, i, ctx);
+    }
+    if t[..i].ends_with("functools") {
+        let start = i - "functools".len();
+        let fam = if t[..start].ends_with(' ') { Family::Firefunction } else { Family::Phi4Mini };
+        let fam = ctx.hint().filter(|h| *h == Family::Firefunction).unwrap_or(fam);
+        return match json_at(t, i) {
+            JsonAt::Value(Value::Array(items), e) if items.is_empty() => {
+                Some(Hit::new(start, e, fam, Vec::new()))
+            }
+            _ => wrapped_json(t, start, i, "", fam, ctx),
+        };
+    }
+    if !bare_ok {
+        return None;
+    }
+    let k = skip_ws(t.as_bytes(), i + 1);
+    if t[k..].starts_with('{') {
+        return bare_list(t, i, ctx);
+    }
+    pythonic::bare_list(t, i, ctx)
+}
+
+fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::XlamJsonList;
+    match json_at(t, i) {
+        JsonAt::Value(v, e) => {
+            let calls = calls_from_value(&v, ctx.rules(fam))?;
+            if calls.iter().all(|c| ctx.known(&c.name)) {
+                Some(Hit::new(i, e, fam, calls))
+            } else {
+                let mut h = Hit::new(i, e, fam, Vec::new());
+                h.errors.push("unknown tool name in call list".to_string());
+                Some(h)
+            }
+        }
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Some(Hit::truncated(i, t.len(), fam)),
+        _ => None,
+    }
+}
+
+/// Whether truncated JSON text starts like a call object.
+fn looks_like_call_prefix(s: &str) -> bool {
+    let s = s.trim_start_matches(['[', ' ', '\n', '\t', '\r']);
+    let Some(s) = s.strip_prefix('{') else { return false };
+    let s = s.trim_start();
+    ["\"name\"", "\"tool_call\"", "\"tool_calls\"", "\"function\"", "\"arguments\"", "\"tool_name\""]
+        .iter()
+        .any(|k| s.starts_with(k))
+}
+
+/// A bare `{`: a call object (Hermes/generic/Llama 3 JSON) in running text.
+pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
+    match json_at(t, i) {
+        JsonAt::Value(v, e) => {
+            if let Value::Object(m) = &v {
+                if m.len() == 1 {
+                    if let Some(Value::String(r)) = m.get("response") {
+                        let mut h = Hit::new(i, e, Family::GenericJson, Vec::new());
+                        h.content = Some(r.clone());
+                        return Brace::Hit(h);
+                    }
+                }
+            }
+            let fam = match &v {
+                Value::Object(m) if m.contains_key("parameters") => Family::Llama3Json,
+                _ => ctx.hint().unwrap_or(Family::GenericJson),
+            };
+            let fam = if matches!(fam, Family::Llama3Json | Family::GenericJson | Family::Hermes) {
+                fam
+            } else {
+                Family::GenericJson
+            };
+            match calls_from_value(&v, ctx.rules(fam)) {
+                Some(calls) if calls.iter().all(|c| ctx.known(&c.name)) => {
+                    if fam == Family::Llama3Json {
+                        if let Some(h) = semicolon_json(t, i, i, fam, ctx) {
+                            return Brace::Hit(h);
+                        }
+                    }
+                    Brace::Hit(Hit::new(i, e, fam, calls))
+                }
+                _ if looks_like_named_object(&v) => Brace::StopBare,
+                _ => Brace::NotCall,
+            }
+        }
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => {
+            Brace::Hit(Hit::truncated(i, t.len(), ctx.hint().unwrap_or(Family::GenericJson)))
+        }
+        _ => Brace::NotCall,
+    }
+}
+
+/// A markdown fence around call JSON.
+pub(crate) fn try_fence(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    let after = rest
+        .strip_prefix("```json")
+        .or_else(|| rest.strip_prefix("```JSON"))
+        .or_else(|| rest.strip_prefix("```"))?;
+    let j = t.len() - after.len();
+    let k = skip_ws(t.as_bytes(), j);
+    if !t[k..].starts_with('{') && !t[k..].starts_with('[') {
+        return None;
+    }
+    let close = k + t[k..].find("```")?;
+    let v = parse_json_lenient(&t[k..close])?;
+    let fam = match &v {
+        Value::Array(_) => Family::XlamJsonList,
+        Value::Object(m) if m.contains_key("parameters") => Family::Llama3Json,
+        _ => ctx.hint().unwrap_or(Family::Hermes),
+    };
+    let calls = calls_from_value(&v, ctx.rules(fam))?;
+    if !calls.iter().all(|c| ctx.known(&c.name)) {
+        return None;
+    }
+    Some(Hit::new(i, close + 3, fam, calls))
+}

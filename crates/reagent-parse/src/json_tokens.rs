@@ -1,0 +1,226 @@
+//! Special-token formats with JSON arguments: Mistral `[TOOL_CALLS]`, Kimi K2 and
+//! DeepSeek V3/V3.1/R1 (fullwidth `｜`/`▁` tokens and their ASCII spellings).
+
+use crate::engine::{Ctx, Hit};
+use crate::json_fmts::{json_at, skip_close, JsonAt};
+use crate::scan::{parse_json_lenient, skip_ws};
+use crate::{calls::calls_from_value, Family, ParsedCall};
+use serde_json::Value;
+
+/// Mistral: `[TOOL_CALLS][{...}]`, `[TOOL_CALLS]name[ARGS]{...}`,
+/// `[TOOL_CALLS]name[CALL_ID]id[ARGS]{...}`, `[TOOL_CALLS]name{...}`.
+pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::Mistral;
+    let j = skip_ws(t.as_bytes(), i + "[TOOL_CALLS]".len());
+    if j >= t.len() {
+        return Some(Hit::truncated(i, t.len(), fam));
+    }
+    if t[j..].starts_with('[') || t[j..].starts_with('{') {
+        return list_call(t, i, j, ctx);
+    }
+    // name up to `[` or `{`
+    let b = t.as_bytes();
+    let mut k = j;
+    while k < b.len() && b[k] != b'[' && b[k] != b'{' && !b[k].is_ascii_whitespace() {
+        k += 1;
+    }
+    let name = &t[j..k];
+    let mut id = None;
+    let mut a = k;
+    if t[a..].starts_with("[CALL_ID]") {
+        let s = a + "[CALL_ID]".len();
+        let e = s + t[s..].find("[ARGS]")?;
+        id = Some(t[s..e].to_string());
+        a = e;
+    }
+    if t[a..].starts_with("[ARGS]") {
+        a += "[ARGS]".len();
+    }
+    let a2 = skip_ws(b, a);
+    if a2 >= t.len() || name.is_empty() {
+        // Name but no arguments yet.
+        let mut h = Hit::truncated(i, t.len(), fam);
+        h.errors = vec![format!("call to {name:?} has no arguments")];
+        return Some(h);
+    }
+    if t[a2..].starts_with('{') {
+        return match json_at(t, a2) {
+            JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
+                i,
+                e,
+                fam,
+                vec![ParsedCall { name: name.to_string(), arguments: v, id }],
+            )),
+            JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
+            _ => None,
+        };
+    }
+    // Junk before a JSON list: take the first `[{`.
+    let p = t[j..].find("[{").map(|p| j + p)?;
+    list_call(t, i, p, ctx)
+}
+
+fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::Mistral;
+    match json_at(t, j) {
+        JsonAt::Value(v, e) => {
+            let calls = calls_from_value(&v, ctx.rules(fam))?;
+            Some(Hit::new(i, e, fam, calls))
+        }
+        JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
+        JsonAt::Bad(_) => None,
+    }
+}
+
+/// Tag-introduced token formats (Kimi, DeepSeek).
+pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    if rest.starts_with("<|tool_calls_section_begin|>") || rest.starts_with("<|tool_call_begin|>") {
+        return kimi(t, i, ctx);
+    }
+    if let Some(n) = ds_tok(rest, "tool▁calls▁begin") {
+        return deepseek(t, i, i + n, false);
+    }
+    if let Some(n) = ds_tok(rest, "tool▁calls") {
+        return deepseek(t, i, i + n, true);
+    }
+    None
+}
+
+/// Length of the DeepSeek token `<｜NAME｜>` (or `<|NAME|>`) at the start of `s`.
+fn ds_tok(s: &str, name: &str) -> Option<usize> {
+    for (l, r) in [("<｜", "｜>"), ("<|", "|>")] {
+        if let Some(a) = s.strip_prefix(l) {
+            if let Some(b) = a.strip_prefix(name) {
+                if b.starts_with(r) {
+                    return Some(l.len() + name.len() + r.len());
+                }
+            }
+        }
+    }
+    None
+}
+
+fn ds_find(s: &str, name: &str) -> Option<(usize, usize)> {
+    ["｜", "|"]
+        .iter()
+        .filter_map(|bar| {
+            let tok = format!("<{bar}{name}{bar}>");
+            s.find(&tok).map(|p| (p, tok.len()))
+        })
+        .min()
+}
+
+fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
+    let fam = if alt { Family::DeepseekR1 } else { Family::DeepseekV3 };
+    let mut calls = Vec::new();
+    let mut errors = Vec::new();
+    let mut first = true;
+    loop {
+        j = skip_ws(t.as_bytes(), j);
+        let rest = &t[j..];
+        if rest.is_empty() {
+            if calls.is_empty() {
+                return Some(Hit::truncated(start, t.len(), fam));
+            }
+            break;
+        }
+        if let Some(n) = ds_tok(rest, "tool▁calls▁end") {
+            j += n;
+            break;
+        }
+        if let Some(n) = ds_tok(rest, "tool▁call▁begin") {
+            j += n;
+        } else if !(alt && first) {
+            errors.push("malformed DeepSeek tool call block".to_string());
+            j = ds_find(rest, "tool▁calls▁end").map_or(t.len(), |(p, n)| j + p + n);
+            break;
+        }
+        first = false;
+        let Some((sp, sn)) = ds_find(&t[j..], "tool▁sep") else {
+            return Some(Hit::truncated(start, t.len(), fam));
+        };
+        let pre = t[j..j + sp].trim();
+        let after = j + sp + sn;
+        let (name, args_at) = if pre == "function" || pre.is_empty() {
+            let nl = t[after..].find('\n').map_or(t.len(), |p| after + p);
+            (t[after..nl].trim(), nl)
+        } else {
+            (pre, after)
+        };
+        let call_end = ds_find(&t[args_at..], "tool▁call▁end").map(|(p, n)| (args_at + p, n));
+        let body_end = call_end.map_or(t.len(), |(p, _)| p);
+        let mut body = t[args_at..body_end].trim();
+        if let Some(b) = body.strip_prefix("```json").or_else(|| body.strip_prefix("```")) {
+            body = b.trim().strip_suffix("```").unwrap_or(b).trim();
+        }
+        match parse_json_lenient(body) {
+            Some(v @ Value::Object(_)) => {
+                calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None });
+            }
+            _ if call_end.is_none() => return Some(Hit::truncated(start, t.len(), fam)),
+            _ => errors.push(format!("arguments of {name:?} are not valid JSON")),
+        }
+        j = call_end.map_or(t.len(), |(p, n)| p + n);
+    }
+    let mut h = Hit::new(start, j, fam, calls);
+    h.errors = errors;
+    Some(h)
+}
+
+fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::KimiK2;
+    let mut j = start;
+    if t[j..].starts_with("<|tool_calls_section_begin|>") {
+        j += "<|tool_calls_section_begin|>".len();
+    }
+    let mut calls = Vec::new();
+    let mut errors = Vec::new();
+    loop {
+        j = skip_ws(t.as_bytes(), j);
+        let rest = &t[j..];
+        if let Some(r) = rest.strip_prefix("<|tool_calls_section_end|>") {
+            j = t.len() - r.len();
+            break;
+        }
+        let Some(r) = rest.strip_prefix("<|tool_call_begin|>") else { break };
+        let s = t.len() - r.len();
+        let Some(p) = t[s..].find("<|tool_call_argument_begin|>") else {
+            return Some(Hit::truncated(start, t.len(), fam));
+        };
+        let id = t[s..s + p].trim();
+        let a = s + p + "<|tool_call_argument_begin|>".len();
+        let (args, e) = match json_at(t, a) {
+            JsonAt::Value(v, e) => (v, e),
+            JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
+            JsonAt::Bad(_) => {
+                let e = t[a..].find("<|tool_call_end|>").map_or(t.len(), |q| a + q);
+                (Value::String(t[a..e].trim().to_string()), e)
+            }
+        };
+        j = skip_close(t, e, "<|tool_call_end|>");
+        match kimi_name(id, ctx) {
+            Some(name) => calls.push(ParsedCall { name, arguments: args, id: Some(id.to_string()) }),
+            None => errors.push(format!("cannot tell the tool from call id {id:?}")),
+        }
+    }
+    let mut h = Hit::new(start, j, fam, calls);
+    h.errors = errors;
+    Some(h)
+}
+
+/// `functions.NAME:IDX` or `NAME:IDX`; a bare counter names the only offered tool.
+fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
+    if !id.is_empty() && id.bytes().all(|c| c.is_ascii_digit()) {
+        return match ctx.opts.tools.as_slice() {
+            [only] => Some(only.name.clone()),
+            _ => None,
+        };
+    }
+    let (head, idx) = id.rsplit_once(':')?;
+    if idx.is_empty() || !idx.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    let name = head.strip_prefix("functions.").unwrap_or(head);
+    (!name.is_empty()).then(|| name.to_string())
+}

@@ -1,0 +1,201 @@
+//! Pythonic calls `[f(a=1, b='x'), g()]` (Llama 3.2/4, LFM2, OLMo 3, `<|python_tag|>`)
+//! and the Gemma dialects `call:f{k:<|"|>v<|"|>}` / `call:f{k:<escape>v<escape>}`.
+
+use serde_json::{Map, Value};
+
+use crate::engine::{Ctx, Hit};
+use crate::scan::{container_end, skip_ws, End, Lenient};
+use crate::{Family, ParsedCall};
+
+/// Parse `name(k=v, …)` at the parser's position.
+fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
+    let name = p.ident()?;
+    if name.starts_with(['.', '-']) || name.as_bytes()[0].is_ascii_digit() {
+        return None;
+    }
+    if !p.eat(b'(') {
+        return None;
+    }
+    let mut args = Map::new();
+    loop {
+        if p.eat(b')') {
+            break;
+        }
+        let key = p.ident()?;
+        if !p.eat(b'=') {
+            return None;
+        }
+        let v = p.value()?;
+        args.insert(key.to_string(), v);
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b')') {
+            break;
+        }
+        return None;
+    }
+    Some(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None })
+}
+
+/// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end.
+fn list(t: &str, j: usize) -> Option<(Vec<ParsedCall>, usize)> {
+    let mut p = Lenient::new(t);
+    p.pos = j;
+    if !p.eat(b'[') {
+        return None;
+    }
+    let mut calls = Vec::new();
+    loop {
+        calls.push(call(&mut p)?);
+        if p.eat(b',') {
+            continue;
+        }
+        if p.eat(b']') {
+            break;
+        }
+        return None;
+    }
+    Some((calls, p.pos))
+}
+
+/// Whether the list at `j` is cut off (brackets never balance before the end).
+fn cut_off(t: &str, j: usize) -> bool {
+    container_end(t.as_bytes(), j, true) == End::Incomplete
+}
+
+/// A pythonic list inside `open…close` tokens (LFM2, Llama 4).
+pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Family) -> Option<Hit> {
+    if !t[j..].starts_with('[') {
+        return None;
+    }
+    match list(t, j) {
+        Some((calls, e)) => {
+            let k = skip_ws(t.as_bytes(), e);
+            let end = if t[k..].starts_with(close) { k + close.len() } else { e };
+            Some(Hit::new(start, end, fam, calls))
+        }
+        None if cut_off(t, j) => Some(Hit::truncated(start, t.len(), fam)),
+        None => None,
+    }
+}
+
+/// A bare pythonic list in running text: only when it parses completely.
+pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    // Cheap gate: `[` identifier `(`.
+    let b = t.as_bytes();
+    let mut k = skip_ws(b, i + 1);
+    let s = k;
+    while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b'.') {
+        k += 1;
+    }
+    if k == s || k >= b.len() || b[k] != b'(' {
+        return None;
+    }
+    let fam = match ctx.hint() {
+        Some(h @ (Family::Llama4Pythonic | Family::Lfm2Pythonic)) => h,
+        _ => Family::Pythonic,
+    };
+    let (calls, e) = list(t, i)?;
+    Some(Hit::new(i, e, fam, calls))
+}
+
+/// `<|python_tag|>tool.call(k=v)` (Llama 3.1 builtins): the tool is the part before `.call`.
+pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
+    let fam = Family::Llama3PythonTag;
+    let mut p = Lenient::new(t);
+    p.pos = j;
+    match call(&mut p) {
+        Some(mut c) => {
+            if let Some(n) = c.name.strip_suffix(".call") {
+                c.name = n.to_string();
+            }
+            Some(Hit::new(start, p.pos, fam, vec![c]))
+        }
+        None if container_end(t.as_bytes(), j + t[j..].find('(')?, true) == End::Incomplete => {
+            Some(Hit::truncated(start, t.len(), fam))
+        }
+        None => None,
+    }
+}
+
+/// Tag-introduced pythonic / Gemma formats.
+pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    if rest.starts_with("<function_calls>") {
+        return olmo3(t, i);
+    }
+    if rest.starts_with("<|tool_call>") {
+        return gemma(t, i, "<|tool_call>", "<tool_call|>", "<|\"|>", Family::Gemma4);
+    }
+    if rest.starts_with("<start_function_call>") {
+        return gemma(
+            t,
+            i,
+            "<start_function_call>",
+            "<end_function_call>",
+            "<escape>",
+            Family::FunctionGemma,
+        );
+    }
+    None
+}
+
+/// OLMo 3: `<function_calls>f(a=1)\ng(b=2)</function_calls>`.
+fn olmo3(t: &str, i: usize) -> Option<Hit> {
+    let fam = Family::Olmo3Pythonic;
+    let close = "</function_calls>";
+    let j = i + "<function_calls>".len();
+    let limit = t[j..].find(close).map(|p| j + p);
+    let region = &t[..limit.unwrap_or(t.len())];
+    let mut p = Lenient::new(region);
+    p.pos = j;
+    let mut calls = Vec::new();
+    loop {
+        p.ws();
+        if p.pos >= region.len() {
+            break;
+        }
+        match call(&mut p) {
+            Some(c) => calls.push(c),
+            None if limit.is_none() => return Some(Hit::truncated(i, t.len(), fam)),
+            None => return None,
+        }
+        p.eat(b',');
+    }
+    if limit.is_none() && calls.is_empty() {
+        return Some(Hit::truncated(i, t.len(), fam));
+    }
+    let end = limit.map_or(t.len(), |l| l + close.len());
+    Some(Hit::new(i, end, fam, calls))
+}
+
+/// Gemma: `open call:NAME{k:v,…} close`, repeated; strings use a delimiter token.
+fn gemma(t: &str, i: usize, open: &str, close: &str, delim: &'static str, fam: Family) -> Option<Hit> {
+    let j = i + open.len();
+    let r = t[j..].strip_prefix("call:")?;
+    let s = t.len() - r.len();
+    let brace = s + t[s..].find('{')?;
+    let name = t[s..brace].trim();
+    if name.is_empty() || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let mut p = Lenient::new(t);
+    p.pos = brace;
+    p.str_delim = Some(delim);
+    p.bare_keys = true;
+    let Some(args @ Value::Object(_)) = p.value() else {
+        return match t[brace..].find(close) {
+            None => Some(Hit::truncated(i, t.len(), fam)),
+            Some(_) => None,
+        };
+    };
+    let k = skip_ws(t.as_bytes(), p.pos);
+    let end = if t[k..].starts_with(close) { k + close.len() } else { p.pos };
+    Some(Hit::new(
+        i,
+        end,
+        fam,
+        vec![ParsedCall { name: name.to_string(), arguments: args, id: None }],
+    ))
+}

@@ -1,0 +1,182 @@
+//! Prompt-based agent formats: ReAct text (`Action:` / `Action Input:` / `Final Answer:`),
+//! ReAct JSON blobs (`{"action", "action_input"}`) and the LangChain XML agent
+//! (`<tool>` / `<tool_input>` / `<final_answer>`). A single string input becomes
+//! `{"input": <string>}`; an input that is a JSON object is used as the arguments.
+
+use serde_json::{json, Value};
+
+use crate::engine::non_empty;
+use crate::engine::Ctx;
+use crate::json_fmts::{json_at, JsonAt};
+use crate::{Family, Parsed, ParsedCall};
+
+/// Parse `t` as an agent transcript; `None` when it has no agent markers.
+pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
+    let hint = ctx.hint();
+    if hint.is_none() || hint == Some(Family::XmlAgent) {
+        if let Some(p) = xml_agent(t) {
+            return Some(p);
+        }
+    }
+    if let Some(p) = react_json(t) {
+        return Some(p);
+    }
+    react_text(t)
+}
+
+fn args_for(input: &str) -> Value {
+    match crate::scan::parse_json_lenient(input) {
+        Some(v @ Value::Object(_)) if input.trim_start().starts_with('{') => v,
+        _ => json!({ "input": input }),
+    }
+}
+
+fn call(name: &str, input: &str, fam: Family) -> Parsed {
+    Parsed {
+        calls: vec![ParsedCall { name: name.to_string(), arguments: args_for(input), id: None }],
+        format: Some(fam),
+        ..Parsed::default()
+    }
+}
+
+fn error(msg: &str) -> Parsed {
+    Parsed { errors: vec![msg.to_string()], ..Parsed::default() }
+}
+
+/// Find `word\s*\d*\s*:` from `from`; returns (start, end after the colon).
+fn keyword(t: &str, from: usize, words: &[&str]) -> Option<(usize, usize)> {
+    let b = t.as_bytes();
+    let mut search = from;
+    while let Some(p) = t[search..].find(words[0]) {
+        let s = search + p;
+        let mut k = s;
+        let mut ok = true;
+        for (n, w) in words.iter().enumerate() {
+            if n > 0 {
+                while k < b.len() && b[k].is_ascii_whitespace() {
+                    k += 1;
+                }
+            }
+            if !t[k..].starts_with(w) {
+                ok = false;
+                break;
+            }
+            k += w.len();
+            while k < b.len() && b[k].is_ascii_whitespace() {
+                k += 1;
+            }
+            while k < b.len() && b[k].is_ascii_digit() {
+                k += 1;
+            }
+        }
+        while ok && k < b.len() && b[k].is_ascii_whitespace() {
+            k += 1;
+        }
+        if ok && k < b.len() && b[k] == b':' {
+            return Some((s, k + 1));
+        }
+        search = s + words[0].len();
+    }
+    None
+}
+
+fn react_text(t: &str) -> Option<Parsed> {
+    let fam = Family::ReactText;
+    let answer = t.find("Final Answer:");
+    let action = keyword(t, 0, &["Action"]);
+    let input = action.and_then(|(_, a)| keyword(t, a, &["Action", "Input"]));
+    match (action, input) {
+        (Some((_, a)), Some((is, ie))) => {
+            if answer.is_some() {
+                return Some(error(
+                    "the output has both a final answer and an action; give only one",
+                ));
+            }
+            let name = t[a..is].trim();
+            let mut rest = t[ie..].trim_start();
+            if let Some(p) = rest.find("\nObservation") {
+                rest = &rest[..p];
+            }
+            let input = rest.trim_matches(' ');
+            if name.is_empty() {
+                return Some(error("Action is empty"));
+            }
+            Some(call(name, input, fam))
+        }
+        (Some(_), None) if answer.is_none() => {
+            Some(error("found 'Action:' without 'Action Input:'"))
+        }
+        _ => {
+            let p = answer?;
+            let text = t[p + "Final Answer:".len()..].trim();
+            Some(Parsed {
+                content: non_empty(text.to_string()),
+                ..Parsed::default()
+            })
+        }
+    }
+}
+
+fn react_json(t: &str) -> Option<Parsed> {
+    let mut from = 0;
+    while let Some(p) = t[from..].find('{') {
+        let i = from + p;
+        if let JsonAt::Value(Value::Object(m), _) = json_at(t, i) {
+            if let (Some(Value::String(action)), Some(input)) = (m.get("action"), m.get("action_input")) {
+                if action == "Final Answer" {
+                    let text = match input {
+                        Value::String(s) => s.clone(),
+                        other => other.to_string(),
+                    };
+                    return Some(Parsed { content: non_empty(text), ..Parsed::default() });
+                }
+                let args = match input {
+                    Value::String(s) => json!({ "input": s }),
+                    Value::Object(_) => input.clone(),
+                    other => json!({ "input": other }),
+                };
+                return Some(Parsed {
+                    calls: vec![ParsedCall { name: action.clone(), arguments: args, id: None }],
+                    format: Some(Family::ReactJson),
+                    ..Parsed::default()
+                });
+            }
+        }
+        from = i + 1;
+    }
+    None
+}
+
+fn between<'a>(t: &'a str, open: &str, close: &str) -> Option<&'a str> {
+    let s = t.find(open)? + open.len();
+    let e = s + t[s..].find(close)?;
+    Some(&t[s..e])
+}
+
+fn unescape_xml(s: &str) -> String {
+    s.replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&quot;", "\"")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&")
+}
+
+fn xml_agent(t: &str) -> Option<Parsed> {
+    if let Some(ans) = between(t, "<final_answer>", "</final_answer>") {
+        return Some(Parsed {
+            content: non_empty(unescape_xml(ans)),
+            ..Parsed::default()
+        });
+    }
+    let tools = t.matches("<tool>").count();
+    let has_input = t.contains("<tool_input>");
+    if tools == 0 {
+        return has_input.then(|| error("found <tool_input> without <tool>"));
+    }
+    if tools > 1 {
+        return Some(error("found several <tool> blocks; call one tool at a time"));
+    }
+    let name = between(t, "<tool>", "</tool>")?;
+    let input = between(t, "<tool_input>", "</tool_input>").unwrap_or("");
+    Some(call(name.trim(), &unescape_xml(input), Family::XmlAgent))
+}

@@ -1,0 +1,397 @@
+//! The shared string-aware scanner: bracket matching that respects string state, and a
+//! tolerant value parser for JSON, Python literals and the Gemma-style dialects.
+//!
+//! Everything here is iterative or depth-limited, moves strictly forward, and returns
+//! `None`/[`End::Invalid`] instead of panicking.
+
+use serde_json::{Map, Number, Value};
+
+/// Maximum nesting accepted by the tolerant parser (deeper input is rejected).
+const MAX_DEPTH: usize = 128;
+
+/// Where a bracketed value ends.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum End {
+    /// Exclusive end offset of the matching close bracket.
+    Complete(usize),
+    /// The input ran out first (truncated output).
+    Incomplete,
+    /// A close bracket did not match.
+    Invalid,
+}
+
+/// Find the end of the `{…}` / `[…]` / `(…)` starting at `start`, skipping strings.
+/// With `py`, single-quoted strings are strings too.
+pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
+    let mut stack: Vec<u8> = Vec::new();
+    let mut i = start;
+    while i < b.len() {
+        let c = b[i];
+        match c {
+            b'{' => stack.push(b'}'),
+            b'[' => stack.push(b']'),
+            b'(' if py => stack.push(b')'),
+            b'}' | b']' => {
+                if stack.pop() != Some(c) {
+                    return End::Invalid;
+                }
+            }
+            b')' if py => {
+                if stack.pop() != Some(c) {
+                    return End::Invalid;
+                }
+            }
+            b'"' => match string_end(b, i, b'"') {
+                Some(e) => i = e - 1,
+                None => return End::Incomplete,
+            },
+            b'\'' if py => match string_end(b, i, b'\'') {
+                Some(e) => i = e - 1,
+                None => return End::Incomplete,
+            },
+            _ => {}
+        }
+        i += 1;
+        if stack.is_empty() {
+            return End::Complete(i);
+        }
+    }
+    End::Incomplete
+}
+
+/// Exclusive end of the string literal opening at `start` (a `quote` byte).
+pub(crate) fn string_end(b: &[u8], start: usize, quote: u8) -> Option<usize> {
+    let mut i = start + 1;
+    while i < b.len() {
+        match b[i] {
+            b'\\' => i += 2,
+            c if c == quote => return Some(i + 1),
+            _ => i += 1,
+        }
+    }
+    None
+}
+
+/// Skip ASCII whitespace from `i`.
+pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
+    while i < b.len() && b[i].is_ascii_whitespace() {
+        i += 1;
+    }
+    i
+}
+
+/// Parse `text` (trimmed) as exactly one JSON value, strictly first, then tolerantly
+/// (single quotes, Python literals, one trailing comma).
+pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
+    let t = text.trim();
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        return Some(v);
+    }
+    let mut p = Lenient::new(t);
+    let v = p.value()?;
+    p.ws();
+    (p.pos == t.len()).then_some(v)
+}
+
+/// A tolerant recursive-descent value parser over a string.
+pub(crate) struct Lenient<'a> {
+    s: &'a str,
+    /// Current byte offset.
+    pub(crate) pos: usize,
+    depth: usize,
+    /// Extra raw-string delimiter (`<|"|>` for Gemma 4, `<escape>` for FunctionGemma).
+    pub(crate) str_delim: Option<&'static str>,
+    /// Object keys may be bare identifiers.
+    pub(crate) bare_keys: bool,
+}
+
+impl<'a> Lenient<'a> {
+    /// A parser at the start of `s`.
+    pub(crate) fn new(s: &'a str) -> Self {
+        Lenient {
+            s,
+            pos: 0,
+            depth: 0,
+            str_delim: None,
+            bare_keys: false,
+        }
+    }
+
+    fn b(&self) -> &'a [u8] {
+        self.s.as_bytes()
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.b().get(self.pos).copied()
+    }
+
+    /// Skip whitespace.
+    pub(crate) fn ws(&mut self) {
+        self.pos = skip_ws(self.b(), self.pos);
+    }
+
+    /// Consume `c` (after whitespace) if present.
+    pub(crate) fn eat(&mut self, c: u8) -> bool {
+        self.ws();
+        if self.peek() == Some(c) {
+            self.pos += 1;
+            true
+        } else {
+            false
+        }
+    }
+
+    /// Parse an identifier (letters, digits, `_`, `-`, `.`, non-ASCII).
+    pub(crate) fn ident(&mut self) -> Option<&'a str> {
+        self.ws();
+        let start = self.pos;
+        let b = self.b();
+        while self.pos < b.len() {
+            let c = b[self.pos];
+            if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' || c >= 0x80 {
+                self.pos += 1;
+            } else {
+                break;
+            }
+        }
+        // Non-ASCII bytes are consumed whole, so `pos` stays on a char boundary.
+        (self.pos > start).then(|| &self.s[start..self.pos])
+    }
+
+    /// Parse one value.
+    pub(crate) fn value(&mut self) -> Option<Value> {
+        self.ws();
+        if let Some(d) = self.str_delim {
+            if self.s[self.pos..].starts_with(d) {
+                return self.delim_string(d).map(Value::String);
+            }
+        }
+        match self.peek()? {
+            b'{' => self.object(),
+            b'[' => self.array(b']'),
+            b'(' => self.array(b')'),
+            b'"' | b'\'' => self.string().map(Value::String),
+            b'-' | b'+' | b'0'..=b'9' | b'.' => self.number(),
+            _ => {
+                let word = self.ident()?;
+                match word {
+                    "true" | "True" => Some(Value::Bool(true)),
+                    "false" | "False" => Some(Value::Bool(false)),
+                    "null" | "None" => Some(Value::Null),
+                    _ => None,
+                }
+            }
+        }
+    }
+
+    fn nest(&mut self) -> Option<()> {
+        self.depth += 1;
+        (self.depth <= MAX_DEPTH).then_some(())
+    }
+
+    fn object(&mut self) -> Option<Value> {
+        self.nest()?;
+        self.pos += 1;
+        let mut map = Map::new();
+        loop {
+            self.ws();
+            if self.eat(b'}') {
+                break;
+            }
+            let key = self.key()?;
+            if !self.eat(b':') {
+                return None;
+            }
+            let v = self.value()?;
+            map.insert(key, v);
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(b'}') {
+                break;
+            }
+            return None;
+        }
+        self.depth -= 1;
+        Some(Value::Object(map))
+    }
+
+    fn key(&mut self) -> Option<String> {
+        self.ws();
+        if let Some(d) = self.str_delim {
+            if self.s[self.pos..].starts_with(d) {
+                return self.delim_string(d);
+            }
+        }
+        match self.peek()? {
+            b'"' | b'\'' => self.string(),
+            _ if self.bare_keys => self.ident().map(str::to_string),
+            _ => None,
+        }
+    }
+
+    fn array(&mut self, close: u8) -> Option<Value> {
+        self.nest()?;
+        self.pos += 1;
+        let mut items = Vec::new();
+        loop {
+            if self.eat(close) {
+                break;
+            }
+            items.push(self.value()?);
+            if self.eat(b',') {
+                continue;
+            }
+            if self.eat(close) {
+                break;
+            }
+            return None;
+        }
+        self.depth -= 1;
+        Some(Value::Array(items))
+    }
+
+    fn delim_string(&mut self, d: &str) -> Option<String> {
+        let start = self.pos + d.len();
+        let len = self.s[start..].find(d)?;
+        self.pos = start + len + d.len();
+        Some(self.s[start..start + len].to_string())
+    }
+
+    /// Parse a quoted string (either quote), decoding JSON and Python escapes.
+    pub(crate) fn string(&mut self) -> Option<String> {
+        let quote = self.peek()?;
+        let end = string_end(self.b(), self.pos, quote)?;
+        let raw = &self.s[self.pos + 1..end - 1];
+        self.pos = end;
+        Some(unescape(raw))
+    }
+
+    fn number(&mut self) -> Option<Value> {
+        let b = self.b();
+        let start = self.pos;
+        let mut i = self.pos;
+        if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
+            i += 1;
+        }
+        while i < b.len()
+            && (b[i].is_ascii_digit()
+                || b[i] == b'.'
+                || b[i] == b'e'
+                || b[i] == b'E'
+                || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
+        {
+            i += 1;
+        }
+        self.pos = i;
+        number_value(self.s[start..i].trim_start_matches('+'))
+    }
+}
+
+/// A JSON number from a numeral such as `42`, `-2.5`, `1.5e10`, `.5`.
+pub(crate) fn number_value(t: &str) -> Option<Value> {
+    if t.is_empty() {
+        return None;
+    }
+    if let Ok(Value::Number(n)) = serde_json::from_str::<Value>(t) {
+        return Some(Value::Number(n));
+    }
+    // Python-isms like `.5` or `5.`.
+    let f: f64 = t.parse().ok()?;
+    if !t.bytes().any(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    Number::from_f64(f).map(Value::Number)
+}
+
+/// Decode backslash escapes (JSON and Python). Unknown escapes keep the backslash.
+pub(crate) fn unescape(raw: &str) -> String {
+    if !raw.contains('\\') {
+        return raw.to_string();
+    }
+    let mut out = String::with_capacity(raw.len());
+    let mut chars = raw.chars().peekable();
+    while let Some(c) = chars.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match chars.next() {
+            Some('n') => out.push('\n'),
+            Some('t') => out.push('\t'),
+            Some('r') => out.push('\r'),
+            Some('b') => out.push('\u{8}'),
+            Some('f') => out.push('\u{c}'),
+            Some('0') => out.push('\0'),
+            Some('/') => out.push('/'),
+            Some('\\') => out.push('\\'),
+            Some('"') => out.push('"'),
+            Some('\'') => out.push('\''),
+            Some('u') => {
+                let hex: String = chars.by_ref().take(4).collect();
+                let Ok(hi) = u32::from_str_radix(&hex, 16) else {
+                    out.push_str("\\u");
+                    out.push_str(&hex);
+                    continue;
+                };
+                if (0xD800..0xDC00).contains(&hi) {
+                    let mut look = chars.clone();
+                    if look.next() == Some('\\') && look.next() == Some('u') {
+                        let lo_hex: String = look.by_ref().take(4).collect();
+                        if let Ok(lo) = u32::from_str_radix(&lo_hex, 16) {
+                            if (0xDC00..0xE000).contains(&lo) {
+                                let cp = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                                if let Some(ch) = char::from_u32(cp) {
+                                    out.push(ch);
+                                    chars = look;
+                                    continue;
+                                }
+                            }
+                        }
+                    }
+                    out.push('\u{FFFD}');
+                } else {
+                    out.push(char::from_u32(hi).unwrap_or('\u{FFFD}'));
+                }
+            }
+            Some(other) => {
+                out.push('\\');
+                out.push(other);
+            }
+            None => out.push('\\'),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn braces_inside_strings_do_not_count() {
+        let s = br#"{"a": "x}y{", "b": [1, "]"]} tail"#;
+        assert_eq!(container_end(s, 0, false), End::Complete(29));
+        assert_eq!(container_end(br#"{"a": "x"#, 0, false), End::Incomplete);
+        assert_eq!(container_end(br#"{"a": ]"#, 0, false), End::Invalid);
+    }
+
+    #[test]
+    fn lenient_accepts_python_literals_and_trailing_comma() {
+        let v = parse_json_lenient("{'a': True, 'b': None, 'c': [1, 2,], 'd': 'it\\'s',}");
+        assert_eq!(
+            v,
+            Some(serde_json::json!({"a": true, "b": null, "c": [1, 2], "d": "it's"}))
+        );
+        assert_eq!(parse_json_lenient("{'a': }"), None);
+    }
+
+    #[test]
+    fn unescape_handles_surrogates() {
+        assert_eq!(unescape("\\ud83c\\udf89 \\n"), "\u{1F389} \n");
+        assert_eq!(unescape("\\ud83c"), "\u{FFFD}");
+    }
+}

@@ -1,0 +1,168 @@
+//! Typing raw parameter text against a JSON Schema, and [`coerce_arguments`].
+
+use serde_json::Value;
+
+use crate::scan::{number_value, parse_json_lenient};
+use crate::ToolSchema;
+
+/// The JSON types a schema allows (empty = unknown / any).
+fn allowed_types(schema: &Value) -> Vec<&str> {
+    let mut out = Vec::new();
+    collect_types(schema, &mut out, 0);
+    out
+}
+
+fn collect_types<'a>(schema: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
+    if depth > 8 {
+        return;
+    }
+    match schema.get("type") {
+        Some(Value::String(t)) => out.push(t),
+        Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
+        _ => {}
+    }
+    for key in ["anyOf", "oneOf", "allOf"] {
+        if let Some(Value::Array(subs)) = schema.get(key) {
+            for s in subs {
+                collect_types(s, out, depth + 1);
+            }
+        }
+    }
+    if out.is_empty() {
+        if let Some(Value::Array(vals)) = schema.get("enum") {
+            if vals.iter().all(Value::is_string) {
+                out.push("string");
+            }
+        }
+    }
+}
+
+/// Convert `raw` to one of the non-string types in `types`, if it reads as one.
+fn convert(raw: &str, types: &[&str]) -> Option<Value> {
+    let t = raw.trim();
+    for ty in types {
+        let v = match *ty {
+            "integer" => number_value(t).filter(|v| v.is_i64() || v.is_u64()),
+            "number" => number_value(t),
+            "boolean" => match t.to_ascii_lowercase().as_str() {
+                "true" => Some(Value::Bool(true)),
+                "false" => Some(Value::Bool(false)),
+                _ => None,
+            },
+            "null" => (t == "null" || t == "None").then_some(Value::Null),
+            "object" => parse_json_lenient(t).filter(Value::is_object),
+            "array" => parse_json_lenient(t).filter(Value::is_array),
+            _ => None,
+        };
+        if v.is_some() {
+            return v;
+        }
+    }
+    None
+}
+
+/// Type a raw XML parameter value. `schema` is the property's schema if known;
+/// without one, `untyped_json` decides whether JSON-looking text is decoded.
+pub(crate) fn type_raw(raw: &str, schema: Option<&Value>, untyped_json: bool) -> Value {
+    match schema {
+        Some(s) => {
+            let types = allowed_types(s);
+            if types.is_empty() {
+                return parse_json_lenient(raw).unwrap_or_else(|| Value::String(raw.to_string()));
+            }
+            convert(raw, &types).unwrap_or_else(|| Value::String(raw.to_string()))
+        }
+        None if untyped_json => {
+            parse_json_lenient(raw).unwrap_or_else(|| Value::String(raw.to_string()))
+        }
+        None => Value::String(raw.to_string()),
+    }
+}
+
+/// The schema of property `key` of tool `name`, if the tool is known.
+pub(crate) fn property_schema<'a>(
+    tools: &'a [ToolSchema],
+    name: &str,
+    key: &str,
+) -> Option<&'a Value> {
+    tools
+        .iter()
+        .find(|t| t.name == name)
+        .and_then(|t| t.parameters.get("properties"))
+        .and_then(|p| p.get(key))
+}
+
+/// Coerce argument values against a JSON Schema in place: `"true"`→`true`, `"30"`→`30`
+/// (integer/number), a JSON string holding an object/array → the object/array,
+/// `"null"`→`null` where nullable. Values that already fit, or that cannot be converted,
+/// are left alone; this never fails.
+pub fn coerce_arguments(args: &mut Value, schema: &Value) {
+    coerce(args, schema, 0);
+}
+
+fn coerce(v: &mut Value, schema: &Value, depth: usize) {
+    if depth > 32 {
+        return;
+    }
+    let types = allowed_types(schema);
+    if let Value::String(s) = v {
+        if !types.is_empty() && !types.contains(&"string") {
+            if let Some(new) = convert(s, &types) {
+                *v = new;
+            }
+        }
+        return;
+    }
+    match v {
+        Value::Object(map) => {
+            if let Some(Value::Object(props)) = schema.get("properties") {
+                for (k, sub) in map.iter_mut() {
+                    if let Some(ps) = props.get(k) {
+                        coerce(sub, ps, depth + 1);
+                    }
+                }
+            }
+        }
+        Value::Array(items) => {
+            if let Some(item_schema) = schema.get("items") {
+                for it in items.iter_mut() {
+                    coerce(it, item_schema, depth + 1);
+                }
+            }
+        }
+        _ => {}
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn coerces_by_schema() {
+        let schema = json!({"type": "object", "properties": {
+            "n": {"type": "integer"}, "b": {"type": "boolean"}, "s": {"type": "string"},
+            "o": {"type": "object"}, "z": {"type": ["string", "null"]}, "f": {"type": "number"}
+        }});
+        let mut args = json!({"n": "30", "b": "true", "s": "30", "o": "{\"a\": 1}", "z": "x", "f": "x"});
+        coerce_arguments(&mut args, &schema);
+        assert_eq!(
+            args,
+            json!({"n": 30, "b": true, "s": "30", "o": {"a": 1}, "z": "x", "f": "x"})
+        );
+    }
+
+    #[test]
+    fn types_raw_text() {
+        let s = json!({"type": "string"});
+        assert_eq!(type_raw("5123123", Some(&s), true), json!("5123123"));
+        let i = json!({"type": "integer"});
+        assert_eq!(type_raw(" 4 ", Some(&i), false), json!(4));
+        let u = json!({"anyOf": [{"type": "array"}, {"type": "string"}]});
+        assert_eq!(type_raw("[1]", Some(&u), false), json!([1]));
+        assert_eq!(type_raw("{not valid json", Some(&u), false), json!("{not valid json"));
+        assert_eq!(type_raw("1", None, false), json!("1"));
+        assert_eq!(type_raw("1", None, true), json!(1));
+    }
+}

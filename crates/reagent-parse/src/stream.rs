@@ -1,0 +1,172 @@
+//! Incremental parsing: [`StreamParser`] takes the model's stream chunk by chunk,
+//! releases plain text as soon as it cannot start a call, and at the end returns exactly
+//! what [`crate::parse`] returns for the whole text.
+//!
+//! Work is linear: each byte is examined a bounded number of times (a pending marker
+//! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
+//! possible call start is seen, `push` only appends.
+
+use crate::{parse, ParseOptions, Parsed};
+
+/// Longest pending prefix examined before deciding it is plain text.
+const MAX_LOOKAHEAD: usize = 64;
+
+/// Tag prefixes that may start a call, reasoning or a control token.
+const LT_MARKERS: &[&str] = &[
+    "<|", "<｜", "<tool", "<function", "<think", "</think", "<thinking", "<seed:", "<minimax:",
+    "<mm:", "<TOOLCALL>", "<start_function_call>", "<arg_key>", "<invoke", "<final_answer>",
+    "<response>", "<xml>", "<atem:", "<channel|>", "<tools>", "</tool_call>",
+];
+const BRACKET_MARKERS: &[&str] = &["[TOOL_CALLS]", "[THINK]", "[/THINK]", "[BEGIN FINAL RESPONSE]"];
+const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools", "call:"];
+
+/// Streaming parser: `push` chunks, print what it returns, then `finish`.
+///
+/// The released text is the plain-text prefix of the turn. [`StreamParser::finish`] is
+/// authoritative: in a few formats the final `content` differs from what was released
+/// (thinking forced open and closed later by `</think>`, ReAct transcripts whose only
+/// content is the final answer, formats that drop prose around calls, trimmed whitespace).
+#[derive(Debug)]
+pub struct StreamParser {
+    opts: ParseOptions,
+    buf: String,
+    /// Bytes of `buf` already released.
+    released: usize,
+    /// A possible call start was seen: release nothing more.
+    held: bool,
+}
+
+enum Verdict {
+    Yes,
+    No,
+    NeedMore,
+}
+
+fn against(rest: &str, markers: &[&str]) -> Verdict {
+    let mut need = false;
+    for m in markers {
+        if rest.starts_with(m) {
+            return Verdict::Yes;
+        }
+        if m.starts_with(rest) {
+            need = true;
+        }
+    }
+    if need {
+        Verdict::NeedMore
+    } else {
+        Verdict::No
+    }
+}
+
+/// Could a call (or reasoning) start at the beginning of `rest`?
+fn could_start(rest: &str) -> Verdict {
+    match could_start_inner(rest) {
+        Verdict::NeedMore if rest.len() >= MAX_LOOKAHEAD => Verdict::No,
+        v => v,
+    }
+}
+
+fn could_start_inner(rest: &str) -> Verdict {
+    let b = rest.as_bytes();
+    match b[0] {
+        b'<' => against(rest, LT_MARKERS),
+        b'`' => against(rest, &["```"]),
+        b'{' => match rest[1..].trim_start().as_bytes().first() {
+            None => Verdict::NeedMore,
+            Some(b'"') | Some(b'\'') => Verdict::Yes,
+            Some(_) => Verdict::No,
+        },
+        b'[' => {
+            if let v @ (Verdict::Yes | Verdict::NeedMore) = against(rest, BRACKET_MARKERS) {
+                return v;
+            }
+            let r = rest[1..].trim_start();
+            let rb = r.as_bytes();
+            let mut k = 0;
+            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.') {
+                k += 1;
+            }
+            match rb.get(k) {
+                _ if r.starts_with('{') => Verdict::Yes,
+                Some(b'(') if k > 0 => Verdict::Yes,
+                None if rest.len() < MAX_LOOKAHEAD => Verdict::NeedMore,
+                _ => Verdict::No,
+            }
+        }
+        _ => against(rest, WORD_MARKERS),
+    }
+}
+
+fn is_trigger(c: u8) -> bool {
+    matches!(c, b'<' | b'[' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c')
+}
+
+impl StreamParser {
+    /// A parser with these options.
+    pub fn new(opts: ParseOptions) -> Self {
+        // A prefill (thinking forced open) makes the start reasoning: hold everything.
+        let held = !opts.prefill.is_empty() || opts.format.is_some_and(|f| {
+            matches!(
+                f,
+                crate::Family::ReactText | crate::Family::ReactJson | crate::Family::Functionary
+            )
+        });
+        StreamParser { opts, buf: String::new(), released: 0, held }
+    }
+
+    /// Append a chunk; returns plain content that is now safe to print (may be empty).
+    pub fn push(&mut self, chunk: &str) -> String {
+        self.buf.push_str(chunk);
+        if self.held {
+            return String::new();
+        }
+        let start = self.released;
+        if self.buf[..start].trim().is_empty() {
+            // Harmony recipients (` to=functions.f`) open the turn.
+            let head = self.buf.trim_start();
+            if head.starts_with("to=") {
+                self.held = true;
+                return String::new();
+            }
+            if !head.is_empty() && "to=".starts_with(head) {
+                return String::new();
+            }
+        }
+        let b = self.buf.as_bytes();
+        let mut i = start;
+        let mut stop = b.len();
+        while i < b.len() {
+            if !is_trigger(b[i]) {
+                i += 1;
+                continue;
+            }
+            // A word marker must start a word.
+            if b[i].is_ascii_alphabetic() && i > 0 && b[i - 1].is_ascii_alphanumeric() {
+                i += 1;
+                continue;
+            }
+            let end = (i + MAX_LOOKAHEAD).min(b.len());
+            let end = (end..=b.len()).find(|&e| self.buf.is_char_boundary(e)).unwrap_or(b.len());
+            match could_start(&self.buf[i..end]) {
+                Verdict::No => i += 1,
+                Verdict::Yes => {
+                    self.held = true;
+                    stop = i;
+                    break;
+                }
+                Verdict::NeedMore => {
+                    stop = i;
+                    break;
+                }
+            }
+        }
+        self.released = stop;
+        self.buf[start..stop].to_string()
+    }
+
+    /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.
+    pub fn finish(self) -> Parsed {
+        parse(&self.buf, &self.opts)
+    }
+}

@@ -1,0 +1,348 @@
+//! XML-style formats: Qwen3-Coder / Seed-OSS `<function=f><parameter=k>`, GLM
+//! `<arg_key>/<arg_value>`, invoke-style MiniMax / DeepSeek DSML / Step-3 / Glimmer
+//! (`<invoke name="f"><parameter name="k">`), MiniCPM `<function name><param name>`.
+//! String values are raw text (never JSON-decoded); other types follow the schema.
+
+use serde_json::{Map, Value};
+
+use crate::engine::{Ctx, Hit};
+use crate::scan::skip_ws;
+use crate::schema::{property_schema, type_raw};
+use crate::{Family, ParsedCall};
+
+/// Maximum element nesting for MiniMax M3 nested values.
+const MAX_DEPTH: usize = 32;
+
+fn typed(ctx: &Ctx, fam: Family, name: &str, key: &str, raw: &str) -> Value {
+    let untyped = ctx.hint().unwrap_or(fam).untyped_values_are_json();
+    type_raw(raw, property_schema(&ctx.opts.tools, name, key), untyped)
+}
+
+/// Tag-introduced XML formats.
+pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let rest = &t[i..];
+    if rest.starts_with("<function=") {
+        let gt = rest.find('>')?;
+        let k = skip_ws(t.as_bytes(), i + gt + 1);
+        if t[k..].starts_with("<parameter=") || t[k..].starts_with("</function>") || k >= t.len() {
+            return qwen_block(t, i, i, "</tool_call>", ctx);
+        }
+        return None;
+    }
+    if rest.starts_with("<seed:tool_call>") {
+        let j = skip_ws(t.as_bytes(), i + "<seed:tool_call>".len());
+        let mut h = qwen_block(t, i, j, "</seed:tool_call>", ctx)?;
+        relabel(&mut h, Family::SeedOss);
+        return Some(h);
+    }
+    if rest.starts_with("<minimax:tool_call>") {
+        let j = i + "<minimax:tool_call>".len();
+        return minimax_block(t, i, j, "</minimax:tool_call>", ctx);
+    }
+    for (open, close, ns, fam) in [
+        ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>", "｜DSML｜", Family::DeepseekDsml),
+        ("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", "｜DSML｜", Family::DeepseekDsml),
+        ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "steptml:", Family::Step3),
+        ("<atem:function_calls>", "</atem:function_calls>", "atem:", Family::Glimmer),
+    ] {
+        if rest.starts_with(open) {
+            return invoke_region(t, i, i + open.len(), close, ns, fam, ctx);
+        }
+    }
+    if rest.starts_with("<function name=\"") {
+        return minicpm(t, i, ctx);
+    }
+    None
+}
+
+fn relabel(h: &mut Hit, fam: Family) {
+    if h.family.is_some() {
+        h.family = Some(fam);
+    }
+}
+
+/// One or more `<function=NAME>…</function>` blocks starting at `j`, wrapped in `open..close`
+/// (the wrapper may be missing on either side).
+pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::Qwen3CoderXml;
+    let mut calls = Vec::new();
+    let mut k = j;
+    loop {
+        k = skip_ws(t.as_bytes(), k);
+        let Some(r) = t[k..].strip_prefix("<function=") else { break };
+        let s = t.len() - r.len();
+        let Some(gt) = t[s..].find('>') else {
+            return Some(Hit::truncated(start, t.len(), fam));
+        };
+        let name = &t[s..s + gt];
+        let mut args = Map::new();
+        let mut p = s + gt + 1;
+        loop {
+            p = skip_ws(t.as_bytes(), p);
+            if let Some(r) = t[p..].strip_prefix("</function>") {
+                p = t.len() - r.len();
+                break;
+            }
+            let Some(r) = t[p..].strip_prefix("<parameter=") else {
+                if p >= t.len() {
+                    return Some(Hit::truncated(start, t.len(), fam));
+                }
+                // Garbage inside the function: stop here.
+                break;
+            };
+            let ks = t.len() - r.len();
+            let Some(kgt) = t[ks..].find('>') else {
+                return Some(Hit::truncated(start, t.len(), fam));
+            };
+            let key = &t[ks..ks + kgt];
+            let vs = ks + kgt + 1;
+            let Some(ve) = t[vs..].find("</parameter>").map(|q| vs + q) else {
+                return Some(Hit::truncated(start, t.len(), fam));
+            };
+            let mut raw = &t[vs..ve];
+            raw = raw.strip_prefix('\n').unwrap_or(raw);
+            raw = raw.strip_suffix('\n').unwrap_or(raw);
+            args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+            p = ve + "</parameter>".len();
+        }
+        calls.push(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None });
+        k = p;
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    let end = skip_close_tag(t, k, close);
+    Some(Hit::new(start, end, fam, calls))
+}
+
+fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
+    let s = skip_ws(t.as_bytes(), k);
+    if t[s..].starts_with(close) {
+        s + close.len()
+    } else {
+        k
+    }
+}
+
+/// A GLM body `NAME<arg_key>k</arg_key><arg_value>v</arg_value>…` in `t[j..end]`.
+pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::GlmXml;
+    let body = &t[j..end];
+    let name_end = [body.find("<arg_key>"), body.find('\n')]
+        .into_iter()
+        .flatten()
+        .min()
+        .unwrap_or(body.len());
+    let name = body[..name_end].trim();
+    if name.is_empty() || name.contains('<') || name.contains('{') || name.contains(' ') {
+        return None;
+    }
+    let mut args = Map::new();
+    let mut p = name_end;
+    loop {
+        let Some(ks) = body[p..].find("<arg_key>").map(|q| p + q + "<arg_key>".len()) else {
+            break;
+        };
+        if !body[p..ks - "<arg_key>".len()].trim().is_empty() && p > name_end {
+            // Text between pairs that is not whitespace: tolerated (unclosed value case).
+        }
+        let Some(ke) = body[ks..].find("</arg_key>").map(|q| ks + q) else {
+            return Some(bad(t, j, end, "unclosed <arg_key>"));
+        };
+        let key = &body[ks..ke];
+        if key.contains('<') || key.contains('\n') {
+            return Some(bad(t, j, end, "malformed <arg_key>"));
+        }
+        let after = skip_ws(body.as_bytes(), ke + "</arg_key>".len());
+        let Some(vs) = body[after..].strip_prefix("<arg_value>").map(|r| body.len() - r.len()) else {
+            return Some(bad(t, j, end, "missing <arg_value>"));
+        };
+        let close = body[vs..].find("</arg_value>").map(|q| vs + q);
+        let next_key = body[vs..].find("<arg_key>").map(|q| vs + q);
+        let (ve, next) = match (close, next_key) {
+            (Some(c), Some(n)) if n < c => (n, n),
+            (Some(c), _) => (c, c + "</arg_value>".len()),
+            (None, Some(n)) => (n, n),
+            (None, None) => (body.len(), body.len()),
+        };
+        let raw = &body[vs..ve];
+        let raw = if close.is_some_and(|c| c == ve) { raw } else { raw.trim_end() };
+        args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+        p = next;
+    }
+    Some(Hit::new(
+        j,
+        end,
+        fam,
+        vec![ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None }],
+    ))
+}
+
+fn bad(t: &str, j: usize, end: usize, why: &str) -> Hit {
+    let _ = t;
+    let mut h = Hit::new(j, end, Family::GlmXml, Vec::new());
+    h.errors.push(format!("malformed GLM tool call: {why}"));
+    h
+}
+
+/// MiniMax M2/M3: `<invoke name="f"><parameter name="k">v</parameter></invoke>` blocks.
+pub(crate) fn minimax_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
+    invoke_region(t, start, j, close, "", Family::MinimaxXml, ctx)
+}
+
+/// Parse every `<{ns}invoke name="…">` in `t[j..close]`.
+fn invoke_region(t: &str, start: usize, j: usize, close: &str, ns: &str, fam: Family, ctx: &Ctx) -> Option<Hit> {
+    let close_at = t[j..].find(close).map(|p| j + p);
+    let limit = close_at.unwrap_or(t.len());
+    let region = &t[j..limit];
+    let open = format!("<{ns}invoke name=\"");
+    let end_tag = format!("</{ns}invoke>");
+    let mut calls = Vec::new();
+    let mut p = 0;
+    while let Some(q) = region[p..].find(&open) {
+        let s = p + q + open.len();
+        let Some(nq) = region[s..].find('"') else { break };
+        let name = &region[s..s + nq];
+        let Some(gt) = region[s + nq..].find('>') else { break };
+        let body_start = s + nq + gt + 1;
+        let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
+            return Some(Hit::truncated(start, t.len(), fam));
+        };
+        let args = invoke_args(&region[body_start..be], ns, name, fam, ctx);
+        calls.push(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None });
+        p = be + end_tag.len();
+    }
+    if calls.is_empty() && close_at.is_none() {
+        return Some(Hit::truncated(start, t.len(), fam));
+    }
+    let end = close_at.map_or(t.len(), |c| c + close.len());
+    Some(Hit::new(start, end, fam, calls))
+}
+
+fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<String, Value> {
+    let popen = format!("<{ns}parameter name=\"");
+    let pclose = format!("</{ns}parameter>");
+    let mut args = Map::new();
+    let mut p = 0;
+    loop {
+        p = skip_ws(body.as_bytes(), p);
+        if p >= body.len() {
+            break;
+        }
+        let rest = &body[p..];
+        if let Some(r) = rest.strip_prefix(popen.as_str()) {
+            let s = body.len() - r.len();
+            let Some(nq) = body[s..].find('"') else { break };
+            let key = &body[s..s + nq];
+            let Some(gt) = body[s + nq..].find('>') else { break };
+            let attrs = &body[s + nq + 1..s + nq + gt];
+            let vs = s + nq + gt + 1;
+            let Some(ve) = body[vs..].find(pclose.as_str()).map(|e| vs + e) else { break };
+            let raw = &body[vs..ve];
+            let v = if attrs.contains("string=\"true\"") {
+                Value::String(raw.to_string())
+            } else if attrs.contains("string=\"false\"") {
+                crate::scan::parse_json_lenient(raw).unwrap_or_else(|| Value::String(raw.to_string()))
+            } else {
+                typed(ctx, fam, name, key, raw)
+            };
+            args.insert(key.to_string(), v);
+            p = ve + pclose.len();
+        } else if rest.starts_with('<') && !rest.starts_with("</") {
+            match element(body, p, 0) {
+                Some((k, v, e)) => {
+                    args.insert(k, v);
+                    p = e;
+                }
+                None => break,
+            }
+        } else {
+            break;
+        }
+    }
+    args
+}
+
+/// A nested element `<tag>…</tag>`: children become an object (or an array when all are
+/// `<item>`), text becomes a JSON-typed scalar. Returns (tag, value, end).
+fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
+    if depth > MAX_DEPTH {
+        return None;
+    }
+    let gt = p + s[p..].find('>')?;
+    let tag = &s[p + 1..gt];
+    if tag.is_empty() || tag.contains(['<', ' ', '/']) {
+        return None;
+    }
+    let close = format!("</{tag}>");
+    let mut q = skip_ws(s.as_bytes(), gt + 1);
+    if s[q..].starts_with('<') && !s[q..].starts_with("</") {
+        let mut kids: Vec<(String, Value)> = Vec::new();
+        loop {
+            q = skip_ws(s.as_bytes(), q);
+            if let Some(r) = s[q..].strip_prefix(close.as_str()) {
+                let end = s.len() - r.len();
+                let all_items = kids.iter().all(|(k, _)| k == "item");
+                let v = if all_items {
+                    Value::Array(kids.into_iter().map(|(_, v)| v).collect())
+                } else {
+                    Value::Object(kids.into_iter().collect())
+                };
+                return Some((tag.to_string(), v, end));
+            }
+            let (k, v, e) = element(s, q, depth + 1)?;
+            kids.push((k, v));
+            q = e;
+        }
+    }
+    let ve = gt + 1 + s[gt + 1..].find(close.as_str())?;
+    let raw = &s[gt + 1..ve];
+    let v = type_raw(raw, None, true);
+    Some((tag.to_string(), v, ve + close.len()))
+}
+
+/// MiniCPM5: `<function name="f"><param name="k">v</param></function>` (CDATA allowed).
+fn minicpm(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let fam = Family::MinicpmXml;
+    let s = i + "<function name=\"".len();
+    let nq = s + t[s..].find('"')?;
+    let name = &t[s..nq];
+    let gt = nq + t[nq..].find('>')?;
+    let mut p = skip_ws(t.as_bytes(), gt + 1);
+    if !t[p..].starts_with("<param name=\"") && !t[p..].starts_with("</function>") {
+        return None;
+    }
+    let mut args = Map::new();
+    loop {
+        p = skip_ws(t.as_bytes(), p);
+        if let Some(r) = t[p..].strip_prefix("</function>") {
+            let end = t.len() - r.len();
+            return Some(Hit::new(
+                i,
+                end,
+                fam,
+                vec![ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None }],
+            ));
+        }
+        let Some(r) = t[p..].strip_prefix("<param name=\"") else {
+            return Some(Hit::truncated(i, t.len(), fam));
+        };
+        let ks = t.len() - r.len();
+        let kq = ks + t[ks..].find('"')?;
+        let key = &t[ks..kq];
+        let vs = kq + t[kq..].find('>')? + 1;
+        let (raw, after) = if let Some(r) = t[vs..].strip_prefix("<![CDATA[") {
+            let cs = t.len() - r.len();
+            let ce = cs + t[cs..].find("]]>")?;
+            (&t[cs..ce], ce + 3)
+        } else {
+            let ve = vs + t[vs..].find("</param>")?;
+            (&t[vs..ve], ve)
+        };
+        let Some(r) = t[after..].strip_prefix("</param>") else {
+            return Some(Hit::truncated(i, t.len(), fam));
+        };
+        args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+        p = t.len() - r.len();
+    }
+}
