@@ -3,6 +3,8 @@
 //! Model backends implementing [`reagent_protocol::Provider`]:
 //!
 //! - [`ollama::OllamaProvider`]: Ollama's `/api/chat` (JSON or NDJSON) and `/api/show`;
+//! - [`openai::OpenAiProvider`]: OpenAI-compatible `/v1/chat/completions` (JSON or SSE),
+//!   llama-server's `/props`;
 //!
 //! Every backend shares the same plumbing: a per-call timeout ([`ClientOptions`]), retries with
 //! exponential backoff and jitter on connection errors, timeouts, 429 and 5xx, honouring
@@ -24,7 +26,10 @@
 
 mod http;
 pub mod ollama;
+pub mod openai;
+mod openai_stream;
 mod retry;
+mod sse;
 
 pub use http::ClientOptions;
 pub use retry::RetryPolicy;
