@@ -87,7 +87,10 @@ impl FindFiles {
             } else {
                 glob.is_match(f.under_start)
             };
-            if hit {
+            // Confirm through the workspace fd, so a path swapped during the walk or
+            // reached across a mount point is never reported.
+            let confined = || ctx.workspace.stat_rel(f.rel, "").is_ok();
+            if hit && confined() {
                 if found.len() >= max {
                     return false;
                 }

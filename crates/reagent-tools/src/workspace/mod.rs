@@ -218,6 +218,19 @@ impl Workspace {
         })
     }
 
+    /// Resolve an already prepared relative path to an `O_PATH` fd (nothing is opened for I/O).
+    pub(crate) fn stat_rel(&self, rel: &Path, shown: &str) -> Result<Stat, WorkspaceError> {
+        let fd = self
+            .openat2(
+                self.dir_fd(),
+                rel,
+                OFlags::PATH | OFlags::NOFOLLOW,
+                Mode::empty(),
+            )
+            .map_err(|e| WorkspaceError::from_errno(e, shown))?;
+        rustix::fs::fstat(&fd).map_err(|e| WorkspaceError::from_errno(e, shown))
+    }
+
     /// Whether paths may cross mount points under the workspace.
     pub fn cross_mounts(&self) -> bool {
         !self.resolve.contains(ResolveFlags::NO_XDEV)

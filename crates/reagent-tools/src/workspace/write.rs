@@ -18,7 +18,7 @@ use rustix::io::Errno;
 use super::names::{escape_bytes, escape_str, has_hidden_chars, lexical_components};
 use super::{ProtectedPaths, Workspace, WorkspaceError};
 
-/// Deepest chain of missing parent directories a write may create.
+/// Deepest folder a write may create missing parents for.
 const MAX_CREATED_DIRS: usize = 64;
 
 /// What a write may do.
@@ -150,18 +150,23 @@ impl Workspace {
             Err(Errno::NOENT) => {}
             Err(e) => return Err(WorkspaceError::from_errno(e, input)),
         }
+        let depth = rel
+            .components()
+            .filter(|c| matches!(c, Component::Normal(_)))
+            .count();
+        if depth > MAX_CREATED_DIRS {
+            return Err(WorkspaceError::NameTooLong(format!(
+                "{} (more than {MAX_CREATED_DIRS} folder levels)",
+                escape_str(input)
+            )));
+        }
         let mut prefix = PathBuf::from(".");
-        let mut created = 0;
         for comp in rel.components() {
             if let Component::Normal(name) = comp {
                 let parent = open(&prefix).map_err(|e| WorkspaceError::from_errno(e, input))?;
                 match rustix::fs::mkdirat(&parent, name, Mode::from_raw_mode(0o755)) {
-                    Ok(()) => created += 1,
-                    Err(Errno::EXIST) => {}
+                    Ok(()) | Err(Errno::EXIST) => {}
                     Err(e) => return Err(WorkspaceError::from_errno(e, input)),
-                }
-                if created > MAX_CREATED_DIRS {
-                    return Err(WorkspaceError::NameTooLong(escape_str(input)));
                 }
             }
             prefix.push(comp);

@@ -1,0 +1,3 @@
+//! Integration tests of reagent-tools: one binary, modules under `suite/`.
+
+mod suite;

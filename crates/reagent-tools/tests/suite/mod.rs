@@ -1,0 +1,9 @@
+//! Test modules: the red-team rows (one test per row of sections A and B), then each tool.
+
+mod common;
+mod edit;
+mod list_find_grep;
+mod read_write;
+mod redteam_files;
+mod registry;
+mod run_command;
