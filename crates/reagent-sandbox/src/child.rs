@@ -31,6 +31,7 @@ pub(crate) const STAGES: &[&str] = &[
     "seccomp",
     "execve",
     "setsid",
+    "landlock rule for /proc",
 ];
 const ST_SYNC: u32 = 0;
 const ST_MOUNT: u32 = 1;
@@ -44,6 +45,7 @@ const ST_LANDLOCK: u32 = 8;
 const ST_SECCOMP: u32 = 9;
 const ST_EXEC: u32 = 10;
 const ST_SETSID: u32 = 11;
+const ST_PROC_RULE: u32 = 12;
 
 /// Status record kinds.
 pub(crate) const REC_SETUP_ERROR: u32 = 1;
@@ -78,6 +80,12 @@ pub(crate) struct Plan {
     pub(crate) drop_caps: bool,
     pub(crate) cap_last: u32,
     pub(crate) landlock_fd: Option<RawFd>,
+    /// Added to the ruleset in the child, after init mounted the fresh
+    /// `/proc` (a rule made in the parent would name the host's `/proc`).
+    pub(crate) proc_rule: Option<(CString, u64)>,
+    /// The supervisor's environment block `[start, end)`, inherited by init's
+    /// copy of the address space; init zeroes it so `/proc/1/environ` is empty.
+    pub(crate) environ_block: Option<(usize, usize)>,
     pub(crate) seccomp: Option<libc::sock_fprog>,
 }
 
@@ -100,6 +108,13 @@ const PR_SET_SECUREBITS: libc::c_int = 28;
 /// NOROOT, NO_SETUID_FIXUP and NO_CAP_AMBIENT_RAISE, each locked, plus KEEP_CAPS_LOCKED.
 const SECUREBITS: libc::c_ulong = 0xEF;
 const SECCOMP_SET_MODE_FILTER: libc::c_ulong = 1;
+const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
 
 fn errno() -> i32 {
     std::io::Error::last_os_error().raw_os_error().unwrap_or(0)
@@ -173,6 +188,13 @@ pub(crate) unsafe fn run_init(plan: &Plan) -> ! {
         libc::_exit(126);
     }
     libc::close(plan.sync_read);
+    if let Some((start, end)) = plan.environ_block {
+        if end > start {
+            // SAFETY: the range is the (writable, stack-resident) environment
+            // block of the supervisor, copied into this address space.
+            std::ptr::write_bytes(start as *mut u8, 0, end - start);
+        }
+    }
     // Own session and process group: detached from the agent's terminal, and
     // without a PID namespace the supervisor kills the group by this pid.
     if libc::setsid() < 0 {
@@ -276,6 +298,8 @@ unsafe fn run_command(plan: &Plan) -> ! {
         u32::MAX,
         libc::CLOSE_RANGE_CLOEXEC,
     );
+    // Every call starts from the same umask, whatever the agent's is.
+    libc::umask(0o022);
     if libc::chdir(plan.cwd.as_ptr()) != 0 {
         fail(plan, ST_CHDIR);
     }
@@ -289,6 +313,30 @@ unsafe fn run_command(plan: &Plan) -> ! {
     }
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(plan, ST_NNP);
+    }
+    if let (Some(ruleset), Some((path, access))) = (plan.landlock_fd, &plan.proc_rule) {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
+        );
+        if fd < 0 {
+            fail(plan, ST_PROC_RULE);
+        }
+        let attr = PathBeneathAttr {
+            allowed_access: *access,
+            parent_fd: fd,
+        };
+        let r = libc::syscall(
+            libc::SYS_landlock_add_rule,
+            ruleset,
+            LANDLOCK_RULE_PATH_BENEATH,
+            &attr as *const PathBeneathAttr,
+            0u32,
+        );
+        if r != 0 {
+            fail(plan, ST_PROC_RULE);
+        }
+        libc::close(fd);
     }
     if let Some(fd) = plan.landlock_fd {
         if libc::syscall(libc::SYS_landlock_restrict_self, fd, 0u32) != 0 {

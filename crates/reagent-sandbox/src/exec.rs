@@ -72,6 +72,8 @@ pub fn exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
         drop_caps: prepared.drop_caps,
         cap_last: prepared.cap_last,
         landlock_fd: prepared.landlock_fd(),
+        proc_rule: prepared.proc_rule.clone(),
+        environ_block: environ_block(),
         seccomp: prepared.seccomp.as_ref().map(|p| libc::sock_fprog {
             len: p.len() as u16,
             filter: p.as_ptr() as *mut libc::sock_filter,
@@ -114,6 +116,18 @@ pub fn exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
     }
     let wait_status = records.iter().find(|r| r.0 == REC_WAIT_STATUS).map(|r| r.1);
     Ok(sup.finish(wait_status, status, &prepared, start))
+}
+
+/// `env_start` and `env_end` of this process (fields 50 and 51 of
+/// `/proc/self/stat`, counted after the parenthesised command name).
+fn environ_block() -> Option<(usize, usize)> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    let after = stat.rsplit_once(')')?.1;
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    // After ")" the fields start at #3 (state); env_start is #50, env_end #51.
+    let start = fields.get(50 - 3)?.parse().ok()?;
+    let end = fields.get(51 - 3)?.parse().ok()?;
+    Some((start, end))
 }
 
 fn null_terminated(v: &[std::ffi::CString]) -> Vec<*const libc::c_char> {

@@ -60,8 +60,6 @@ pub(crate) struct FsGrants {
     pub(crate) read: Vec<PathBuf>,
     /// Read and write beneath these.
     pub(crate) write: Vec<PathBuf>,
-    /// Grant read on the PID namespace's fresh `/proc` (only when one is mounted).
-    pub(crate) proc_fresh: bool,
 }
 
 fn abi_from(version: i32) -> ABI {
@@ -97,6 +95,12 @@ fn system_reads() -> Vec<PathBuf> {
     out
 }
 
+/// The access bits for read-only directories on this ABI (for rules the
+/// child adds itself, such as the fresh `/proc`).
+pub(crate) fn read_access_bits(abi_version: i32) -> u64 {
+    AccessFs::from_read(abi_from(abi_version)).bits()
+}
+
 /// Creates the ruleset for `grants` on a kernel with Landlock ABI `abi_version`.
 pub(crate) fn build_ruleset(
     grants: &FsGrants,
@@ -124,10 +128,6 @@ pub(crate) fn build_ruleset(
     rules.extend(system_reads().into_iter().map(|p| (p, read)));
     rules.extend(DEV_RO.iter().map(|d| (PathBuf::from(d), read)));
     rules.extend(DEV_RW.iter().map(|d| (PathBuf::from(d), all)));
-    if grants.proc_fresh {
-        rules.push((PathBuf::from("/proc"), read));
-        rules.push((PathBuf::from("/dev/fd"), read));
-    }
     rules.extend(grants.read.iter().map(|p| (p.clone(), read)));
     rules.extend(grants.write.iter().map(|p| (p.clone(), all)));
     let mut created = ruleset.create().map_err(prep)?;

@@ -9,7 +9,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use crate::child::MountOp;
-use crate::landlock_fs::{build_ruleset, FsGrants};
+use crate::landlock_fs::{build_ruleset, read_access_bits, FsGrants};
 use crate::probe::{kernel, NamespaceSupport};
 use crate::request::{AppliedLayers, MAX_COMMAND_BYTES};
 use crate::{cgroup::PidsCgroup, ExecRequest, SandboxError, SandboxMode};
@@ -28,6 +28,7 @@ pub(crate) struct Prepared {
     pub(crate) mounts: Vec<MountOp>,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     pub(crate) landlock: Option<OwnedFd>,
+    pub(crate) proc_rule: Option<(CString, u64)>,
     pub(crate) seccomp: Option<seccompiler::BpfProgram>,
     pub(crate) clone_flags: libc::c_int,
     pub(crate) user_namespace: bool,
@@ -306,13 +307,14 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
 
     // Landlock.
     let mut landlock = None;
+    let mut proc_rule = None;
     if confine_fs {
         match k.landlock_abi {
             Some(abi) => {
-                let mut grants = FsGrants {
-                    proc_fresh: use_ns,
-                    ..FsGrants::default()
-                };
+                let mut grants = FsGrants::default();
+                if use_ns {
+                    proc_rule = Some((cstring(b"/proc", "proc rule")?, read_access_bits(abi)));
+                }
                 grants.read.extend(readable.iter().cloned());
                 grants.write.push(tmp_path.clone());
                 grants.write.extend(writable.iter().cloned());
@@ -383,6 +385,7 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
         mounts,
         rlimits: rlimits(req),
         landlock,
+        proc_rule,
         seccomp,
         clone_flags,
         user_namespace,

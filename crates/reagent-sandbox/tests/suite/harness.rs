@@ -1,44 +1,63 @@
-//! Shared helpers: a workspace, sentinels outside it, running commands, and
-//! looking for surviving processes by a unique marker.
+//! Shared helpers: a workspace (nested in a parent dir so `WS/../.env`
+//! exists), sentinels outside it (under /tmp and in $HOME), planted secrets,
+//! running commands, and finding surviving processes by a unique marker.
 
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 use std::time::Duration;
 
 use reagent_sandbox::{exec, ExecOutput, ExecRequest, SandboxPolicy};
 
-/// A temp workspace plus a sentinel file outside it under /tmp.
+/// A temp workspace plus sentinel files outside it.
 pub(crate) struct Fixture {
-    pub(crate) ws: tempfile::TempDir,
+    pub(crate) outer: tempfile::TempDir,
+    pub(crate) ws: PathBuf,
     pub(crate) sentinel: PathBuf,
+    pub(crate) home_sentinel: PathBuf,
     pub(crate) sentinel_text: String,
 }
 
 impl Fixture {
     pub(crate) fn new() -> Self {
-        let ws = tempfile::Builder::new()
-            .prefix("reagent-ws-")
+        plant_secrets();
+        let outer = tempfile::Builder::new()
+            .prefix("reagent-outer-")
             .tempdir()
             .unwrap();
+        let ws = outer.path().join("ws");
+        std::fs::create_dir(&ws).unwrap();
+        std::fs::write(
+            outer.path().join(".env"),
+            format!("OUTER_ENV={}\n", secret_value()),
+        )
+        .unwrap();
         let id = uuid::Uuid::new_v4();
         let sentinel = PathBuf::from(format!("/tmp/sentinel-{id}"));
+        let home = std::env::var_os("HOME")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| "/root".into());
+        let home_sentinel = home.join(format!(".sentinel-{id}"));
         let sentinel_text = format!("sentinel {id}\n");
         std::fs::write(&sentinel, &sentinel_text).unwrap();
+        std::fs::write(&home_sentinel, &sentinel_text).unwrap();
         Fixture {
+            outer,
             ws,
             sentinel,
+            home_sentinel,
             sentinel_text,
         }
     }
 
     pub(crate) fn path(&self) -> &Path {
-        self.ws.path()
+        &self.ws
     }
 
     pub(crate) fn req(&self, command: &str) -> ExecRequest {
         ExecRequest {
             command: command.to_string(),
-            cwd: self.path().to_path_buf(),
-            timeout: Duration::from_secs(10),
+            cwd: self.ws.clone(),
+            timeout: Duration::from_secs(20),
             output_cap: 64 * 1024,
             policy: SandboxPolicy::default(),
             cancel: None,
@@ -49,20 +68,63 @@ impl Fixture {
         exec(&self.req(command)).unwrap()
     }
 
-    pub(crate) fn assert_sentinel_intact(&self) {
-        let now = std::fs::read_to_string(&self.sentinel)
-            .unwrap_or_else(|e| panic!("sentinel {} is gone: {e}", self.sentinel.display()));
-        assert_eq!(now, self.sentinel_text, "sentinel was modified");
+    /// Both sentinels exist with their original content.
+    pub(crate) fn assert_sentinels_intact(&self) {
+        for s in [&self.sentinel, &self.home_sentinel] {
+            let now = std::fs::read_to_string(s)
+                .unwrap_or_else(|e| panic!("sentinel {} is gone: {e}", s.display()));
+            assert_eq!(
+                now,
+                self.sentinel_text,
+                "sentinel {} was modified",
+                s.display()
+            );
+        }
+        assert!(
+            self.outer.path().join(".env").exists(),
+            "WS/../.env was removed"
+        );
+    }
+
+    /// `$S` and `$H` in `template` become the sentinel paths.
+    pub(crate) fn fill(&self, template: &str) -> String {
+        template
+            .replace("$S", self.sentinel.to_str().unwrap())
+            .replace("$H", self.home_sentinel.to_str().unwrap())
     }
 }
 
 impl Drop for Fixture {
     fn drop(&mut self) {
         let _ = std::fs::remove_file(&self.sentinel);
+        let _ = std::fs::remove_file(&self.home_sentinel);
     }
 }
 
-/// Pids whose command line contains `marker` (from the host's /proc).
+/// The value planted in the parent's environment under secret-looking names
+/// (and one innocuous name outside the allowlist).
+pub(crate) fn secret_value() -> &'static str {
+    static V: OnceLock<String> = OnceLock::new();
+    V.get_or_init(|| format!("s3cr3t-{}", uuid::Uuid::new_v4().simple()))
+}
+
+/// Plants the secret in the test process's environment (once).
+pub(crate) fn plant_secrets() {
+    static DONE: OnceLock<()> = OnceLock::new();
+    DONE.get_or_init(|| {
+        for name in [
+            "REAGENT_TEST_API_KEY",
+            "HUB_TOKEN",
+            "DB_PASSWORD",
+            "MY_SECRET",
+            "INNOCENT_LOOKING",
+        ] {
+            std::env::set_var(name, secret_value());
+        }
+    });
+}
+
+/// Pids (host view) whose command line contains `marker`.
 pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
     let me = std::process::id();
     let mut out = Vec::new();
@@ -83,8 +145,16 @@ pub(crate) fn processes_with(marker: &str) -> Vec<u32> {
     out
 }
 
-/// A unique marker usable as a `sleep` argument: "1000.<digits>".
+/// A unique `sleep` argument ("1000.<digits>") that marks a process.
 pub(crate) fn sleep_marker() -> String {
     let n = uuid::Uuid::new_v4().as_u128() % 1_000_000_000_000;
     format!("1000.{n:012}")
+}
+
+/// Fails loudly when a tool a test relies on is missing.
+pub(crate) fn require_tool(path: &str) {
+    assert!(
+        Path::new(path).exists(),
+        "MISSING TOOL: {path} (run scripts/install-test-deps.sh)"
+    );
 }

@@ -2,3 +2,4 @@
 
 mod basics;
 mod harness;
+mod redteam_c;
