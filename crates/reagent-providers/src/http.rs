@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 use bytes::Bytes;
 use futures_util::stream::BoxStream;
 use futures_util::StreamExt;
-use reagent_protocol::{ChatSignal, ProviderError, SignalSink};
+use reagent_protocol::{ChatSignal, ProviderError};
 use reqwest::header::HeaderMap;
 use serde_json::Value;
 
@@ -249,29 +249,6 @@ impl LineBuffer {
     }
 }
 
-/// Emits streamed text to the sink, skipping empty pieces.
-pub(crate) fn emit(sink: SignalSink<'_>, piece: &str, reasoning: bool) {
-    if piece.is_empty() {
-        return;
-    }
-    sink(if reasoning {
-        ChatSignal::Reasoning(piece.to_owned())
-    } else {
-        ChatSignal::Content(piece.to_owned())
-    });
-}
-
-/// Parses a tool call's arguments: objects as they are, strings parsed as JSON when they are
-/// JSON (an empty string is an empty object), anything else kept as sent.
-pub(crate) fn parse_arguments(v: Value) -> Value {
-    match v {
-        Value::String(s) if s.trim().is_empty() => Value::Object(Default::default()),
-        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
-        Value::Null => Value::Object(Default::default()),
-        other => other,
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -312,25 +289,5 @@ mod tests {
         );
         assert!(clean_base_url("h:1").is_err());
         assert!(clean_base_url("http://").is_err());
-    }
-
-    #[test]
-    fn arguments_are_parsed_when_json() {
-        assert_eq!(
-            parse_arguments(Value::String("{\"a\":1}".into())),
-            serde_json::json!({"a":1})
-        );
-        assert_eq!(
-            parse_arguments(Value::String(String::new())),
-            serde_json::json!({})
-        );
-        assert_eq!(
-            parse_arguments(Value::String("{oops".into())),
-            Value::String("{oops".into())
-        );
-        assert_eq!(
-            parse_arguments(serde_json::json!({"b":2})),
-            serde_json::json!({"b":2})
-        );
     }
 }

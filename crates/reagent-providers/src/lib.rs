@@ -5,6 +5,7 @@
 //! - [`ollama::OllamaProvider`]: Ollama's `/api/chat` (JSON or NDJSON) and `/api/show`;
 //! - [`openai::OpenAiProvider`]: OpenAI-compatible `/v1/chat/completions` (JSON or SSE),
 //!   llama-server's `/props`;
+//! - [`anthropic::AnthropicProvider`]: Anthropic Messages `/v1/messages` (JSON or events);
 //!
 //! Every backend shares the same plumbing: a per-call timeout ([`ClientOptions`]), retries with
 //! exponential backoff and jitter on connection errors, timeouts, 429 and 5xx, honouring
@@ -24,10 +25,13 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod anthropic;
+mod anthropic_stream;
 mod http;
 pub mod ollama;
 pub mod openai;
 mod openai_stream;
+mod reply;
 mod retry;
 mod sse;
 

@@ -17,6 +17,7 @@ use reagent_protocol::{
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
+use crate::reply::{self, short};
 use crate::retry::{cancellable, with_retries};
 
 /// Where Ollama listens by default.
@@ -359,13 +360,13 @@ impl Accumulator {
         if let Some(t) = msg.get("thinking").and_then(Value::as_str) {
             self.thinking.push_str(t);
             if let Some(sink) = sink {
-                http::emit(sink, t, true);
+                reply::emit(sink, t, true);
             }
         }
         if let Some(c) = msg.get("content").and_then(Value::as_str) {
             self.content.push_str(c);
             if let Some(sink) = sink {
-                http::emit(sink, c, false);
+                reply::emit(sink, c, false);
             }
         }
         if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
@@ -385,7 +386,7 @@ impl Accumulator {
                 self.calls.push(ToolCall {
                     id,
                     name: name.to_owned(),
-                    arguments: http::parse_arguments(
+                    arguments: reply::parse_arguments(
                         f.get("arguments").cloned().unwrap_or(Value::Null),
                     ),
                 });
@@ -436,10 +437,6 @@ impl Accumulator {
             endpoint: endpoint.to_owned(),
         })
     }
-}
-
-fn short(v: &Value) -> String {
-    v.to_string().chars().take(200).collect()
 }
 
 async fn read_stream(

@@ -20,6 +20,7 @@ use serde_json::{json, Map, Value};
 
 use crate::http::{self, ClientOptions};
 use crate::openai_stream::read_stream;
+use crate::reply::{self, assistant, short};
 use crate::retry::{cancellable, with_retries};
 
 const HINT: &str = "Is the server running? Start one with `llama-server -m MODEL.gguf --port 8080 --jinja`, or check --base-url (OpenAI-style URLs end in /v1).";
@@ -296,18 +297,6 @@ pub(crate) fn usage(usage: Option<&Value>, timings: Option<&Value>) -> Usage {
     }
 }
 
-/// An assistant message from its parts.
-pub(crate) fn assistant(content: String, reasoning: String, calls: Vec<ToolCall>) -> Message {
-    Message {
-        role: Role::Assistant,
-        content,
-        reasoning: (!reasoning.is_empty()).then_some(reasoning),
-        tool_calls: calls,
-        tool_name: None,
-        tool_call_id: None,
-    }
-}
-
 fn parse_completion(v: &Value, url: &str) -> Result<(Message, FinishReason, Usage), ProviderError> {
     let protocol = |detail: String| ProviderError::Protocol {
         url: url.to_owned(),
@@ -345,7 +334,7 @@ fn parse_completion(v: &Value, url: &str) -> Result<(Message, FinishReason, Usag
                 .filter(|s| !s.is_empty())
                 .map_or_else(|| format!("call_{i}"), str::to_owned),
             name: name.to_owned(),
-            arguments: http::parse_arguments(f.get("arguments").cloned().unwrap_or(Value::Null)),
+            arguments: reply::parse_arguments(f.get("arguments").cloned().unwrap_or(Value::Null)),
         });
     }
     let finish = finish_reason(
@@ -355,10 +344,6 @@ fn parse_completion(v: &Value, url: &str) -> Result<(Message, FinishReason, Usag
     let usage = usage(v.get("usage"), v.get("timings"));
     let message = assistant(text("content"), text("reasoning_content"), calls);
     Ok((message, finish, usage))
-}
-
-pub(crate) fn short(v: &Value) -> String {
-    v.to_string().chars().take(200).collect()
 }
 
 #[cfg(test)]

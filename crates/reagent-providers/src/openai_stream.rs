@@ -11,8 +11,8 @@ use std::time::Duration;
 use reagent_protocol::{FinishReason, Message, ProviderError, SignalSink, ToolCall, Usage};
 use serde_json::Value;
 
-use crate::http;
-use crate::openai::{assistant, finish_reason, short, usage};
+use crate::openai::{finish_reason, usage};
+use crate::reply::{self, assistant, short};
 use crate::sse::SseReader;
 
 /// One tool call being put together.
@@ -71,11 +71,11 @@ impl StreamState {
         };
         if let Some(r) = delta.get("reasoning_content").and_then(Value::as_str) {
             self.reasoning.push_str(r);
-            http::emit(sink, r, true);
+            reply::emit(sink, r, true);
         }
         if let Some(c) = delta.get("content").and_then(Value::as_str) {
             self.content.push_str(c);
-            http::emit(sink, c, false);
+            reply::emit(sink, c, false);
         }
         for d in delta
             .get("tool_calls")
@@ -152,7 +152,7 @@ impl StreamState {
                 name: c.name,
                 arguments: match c.args_object {
                     Some(obj) if c.args_text.trim().is_empty() => obj,
-                    _ => http::parse_arguments(Value::String(c.args_text)),
+                    _ => reply::parse_arguments(Value::String(c.args_text)),
                 },
             })
             .collect();

@@ -1,0 +1,70 @@
+//! Building the provider-neutral reply: the assistant message, tool-call arguments, streamed
+//! text signals, and short excerpts of bad input for error messages.
+
+use reagent_protocol::{ChatSignal, Message, Role, SignalSink, ToolCall};
+use serde_json::Value;
+
+/// An assistant message from its parts.
+pub(crate) fn assistant(content: String, reasoning: String, calls: Vec<ToolCall>) -> Message {
+    Message {
+        role: Role::Assistant,
+        content,
+        reasoning: (!reasoning.is_empty()).then_some(reasoning),
+        tool_calls: calls,
+        tool_name: None,
+        tool_call_id: None,
+    }
+}
+
+/// Emits streamed text to the sink, skipping empty pieces.
+pub(crate) fn emit(sink: SignalSink<'_>, piece: &str, reasoning: bool) {
+    if piece.is_empty() {
+        return;
+    }
+    sink(if reasoning {
+        ChatSignal::Reasoning(piece.to_owned())
+    } else {
+        ChatSignal::Content(piece.to_owned())
+    });
+}
+
+/// Parses a tool call's arguments: objects as they are, strings parsed as JSON when they are
+/// JSON (an empty string is an empty object), anything else kept as sent.
+pub(crate) fn parse_arguments(v: Value) -> Value {
+    match v {
+        Value::String(s) if s.trim().is_empty() => Value::Object(Default::default()),
+        Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
+        Value::Null => Value::Object(Default::default()),
+        other => other,
+    }
+}
+
+/// The first 200 characters of a JSON value, for error messages.
+pub(crate) fn short(v: &Value) -> String {
+    v.to_string().chars().take(200).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn arguments_are_parsed_when_json() {
+        assert_eq!(
+            parse_arguments(Value::String("{\"a\":1}".into())),
+            serde_json::json!({"a":1})
+        );
+        assert_eq!(
+            parse_arguments(Value::String(String::new())),
+            serde_json::json!({})
+        );
+        assert_eq!(
+            parse_arguments(Value::String("{oops".into())),
+            Value::String("{oops".into())
+        );
+        assert_eq!(
+            parse_arguments(serde_json::json!({"b":2})),
+            serde_json::json!({"b":2})
+        );
+    }
+}
