@@ -3,7 +3,7 @@
 
 use crate::calls::CallRules;
 use crate::think::{self, Seg};
-use crate::{harmony, json_fmts, pythonic, react, xml_fmts};
+use crate::{harmony, json_fmts, json_tokens, pythonic, react, xml_fmts};
 use crate::{Family, ParseOptions, Parsed, ParsedCall, ReasoningMode};
 
 /// Shared parsing context.
@@ -151,6 +151,10 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         }
     }
     let mut acc = Acc::default();
+    if let Some(hit) = json_tokens::functionary_v32(t, &ctx) {
+        record(&mut acc, t, 0, hit);
+        return assemble(acc, &ctx);
+    }
     for seg in think::split(t, &first_marker) {
         match seg {
             Seg::Reasoning { inner, raw } => match opts.reasoning {
@@ -159,6 +163,10 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
             },
             Seg::Body { text, after_think } => {
                 let body = if after_think && opts.reasoning == ReasoningMode::Extract {
+                    // A think block between two pieces of content leaves a line break.
+                    if !text.trim().is_empty() && acc.content.iter().any(|(_, c)| !c.trim().is_empty()) {
+                        acc.content.push((acc.calls.len(), "\n".to_string()));
+                    }
                     text.trim_start()
                 } else {
                     &text

@@ -224,3 +224,59 @@ fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
     let name = head.strip_prefix("functions.").unwrap_or(head);
     (!name.is_empty()).then(|| name.to_string())
 }
+
+/// Functionary v3.2: `>>>`-separated blocks `NAME\n{json}`; `all\n` is content and
+/// `python\n` takes raw code. Used with the `functionary` hint, or when the whole text is
+/// one `NAME\n{json}` block naming an offered tool.
+pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
+    let hinted = ctx.hint() == Some(Family::Functionary);
+    if !hinted && ctx.opts.tools.is_empty() {
+        return None;
+    }
+    if t.trim_start().starts_with('<') {
+        return None;
+    }
+    let fam = Family::Functionary;
+    let mut calls = Vec::new();
+    let mut content = String::new();
+    for block in t.split(">>>") {
+        if block.trim().is_empty() {
+            continue;
+        }
+        let (name, body) = block.split_once('\n')?;
+        let name = name.trim();
+        if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.') {
+            return None;
+        }
+        if name == "all" {
+            if !hinted {
+                return None;
+            }
+            content.push_str(body);
+            continue;
+        }
+        if !hinted && !ctx.known(name) {
+            return None;
+        }
+        match json_at(body, 0) {
+            JsonAt::Value(v @ Value::Object(_), e) if body[e..].trim().is_empty() => {
+                calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None });
+            }
+            _ if hinted && name == "python" => calls.push(ParsedCall {
+                name: name.to_string(),
+                arguments: serde_json::json!({ "code": body }),
+                id: None,
+            }),
+            JsonAt::Truncated if hinted => return Some(Hit::truncated(0, t.len(), fam)),
+            _ => return None,
+        }
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    let mut h = Hit::new(0, t.len(), fam, calls);
+    if !content.is_empty() {
+        h.content = Some(content);
+    }
+    Some(h)
+}

@@ -99,9 +99,11 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             let Some(ve) = t[vs..].find("</parameter>").map(|q| vs + q) else {
                 return Some(Hit::truncated(start, t.len(), fam));
             };
+            // One delimiter newline on each side (only when the value opens with one).
             let mut raw = &t[vs..ve];
-            raw = raw.strip_prefix('\n').unwrap_or(raw);
-            raw = raw.strip_suffix('\n').unwrap_or(raw);
+            if let Some(r) = raw.strip_prefix('\n') {
+                raw = r.strip_suffix('\n').unwrap_or(r);
+            }
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
             p = ve + "</parameter>".len();
         }
