@@ -6,6 +6,7 @@
 //! - [`openai::OpenAiProvider`]: OpenAI-compatible `/v1/chat/completions` (JSON or SSE),
 //!   llama-server's `/props`;
 //! - [`anthropic::AnthropicProvider`]: Anthropic Messages `/v1/messages` (JSON or events);
+//! - [`gemini::GeminiProvider`]: Gemini `generateContent` / `streamGenerateContent?alt=sse`;
 //!
 //! Every backend shares the same plumbing: a per-call timeout ([`ClientOptions`]), retries with
 //! exponential backoff and jitter on connection errors, timeouts, 429 and 5xx, honouring
@@ -27,6 +28,7 @@
 
 pub mod anthropic;
 mod anthropic_stream;
+pub mod gemini;
 mod http;
 pub mod ollama;
 pub mod openai;

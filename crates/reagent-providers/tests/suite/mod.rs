@@ -2,5 +2,6 @@
 
 mod anthropic;
 mod common;
+mod gemini;
 mod ollama;
 mod openai;
