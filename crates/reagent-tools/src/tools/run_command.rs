@@ -1,35 +1,43 @@
-//! `run_command{command, timeout_ms?}` (placeholder until `reagent-sandbox` lands).
+//! `run_command{command, timeout_ms?}`: a shell command in the workspace, confined by
+//! `reagent-sandbox` (see [`crate::run_command`]). Exit code 0 is a success; anything else
+//! is an error result that still carries the output.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use reagent_protocol::ToolSpec;
 use serde_json::{json, Value};
 
-use super::schema;
+use super::{opt_u64_arg, schema, str_arg};
 use crate::registry::{Tool, ToolContext, ToolResult};
+use crate::run_command::{run, CommandOutcome};
 use crate::ToolsConfig;
 
 /// The `run_command` tool.
 pub(crate) struct RunCommand {
-    _cfg: Arc<ToolsConfig>,
+    cfg: Arc<ToolsConfig>,
 }
 
 impl RunCommand {
     pub(crate) fn new(cfg: Arc<ToolsConfig>) -> Self {
-        RunCommand { _cfg: cfg }
+        RunCommand { cfg }
     }
 }
 
 impl Tool for RunCommand {
     fn spec(&self) -> ToolSpec {
+        let secs = self.cfg.command.default_timeout.as_secs();
         ToolSpec {
             name: "run_command".into(),
-            description: "Run a shell command in the workspace folder and return its output."
-                .into(),
+            description: format!(
+                "Run a shell command in the workspace folder and return its exit code and \
+                 output. No input can be typed; it is stopped after {secs} s unless you set \
+                 timeout_ms."
+            ),
             parameters: schema(
                 json!({
                     "command": {"type": "string", "description": "Shell command, e.g. cargo test"},
-                    "timeout_ms": {"type": "integer", "minimum": 1, "description": "Time limit in milliseconds (default 60000)"}
+                    "timeout_ms": {"type": "integer", "minimum": 1, "description": format!("Time limit in milliseconds (default {})", secs * 1000)}
                 }),
                 &["command"],
             ),
@@ -40,7 +48,25 @@ impl Tool for RunCommand {
         true
     }
 
-    fn call(&self, _args: &Value, _ctx: &ToolContext) -> ToolResult {
-        ToolResult::err("run_command is not available yet")
+    fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult {
+        let command = match str_arg(args, "command") {
+            Ok(c) => c,
+            Err(e) => return ToolResult::err(e),
+        };
+        let timeout = match opt_u64_arg(args, "timeout_ms") {
+            Ok(t) => t.map(Duration::from_millis),
+            Err(e) => return ToolResult::err(e),
+        };
+        match run(
+            &ctx.workspace,
+            command,
+            timeout,
+            &self.cfg.command,
+            &self.cfg.protected,
+            &ctx.cancel,
+        ) {
+            CommandOutcome::Success(text) => ToolResult::ok(text),
+            CommandOutcome::Failed(text) | CommandOutcome::Refused(text) => ToolResult::err(text),
+        }
     }
 }

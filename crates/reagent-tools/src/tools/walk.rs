@@ -62,6 +62,7 @@ pub(crate) fn walk_files(
         .require_git(false)
         .ignore(true)
         .same_file_system(!ws.cross_mounts())
+        .sort_by_file_name(|a, b| a.cmp(b))
         .max_depth(Some(
             limits.search_max_depth.saturating_add(depth_below_root),
         ))

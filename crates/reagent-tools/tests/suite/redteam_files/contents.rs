@@ -14,7 +14,7 @@ use crate::suite::common::{assert_refused, err, out, Fixture};
 fn mknod(fx: &Fixture, name: &str, kind: FileType, major: u32, minor: u32) {
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &fx.ws.join(name),
+        fx.ws.join(name),
         kind,
         Mode::from_raw_mode(0o644),
         rustix::fs::makedev(major, minor),
@@ -67,7 +67,7 @@ fn row24_huge_file_is_never_loaded() {
 fn row25_binary_files_are_not_shown() {
     let fx = Fixture::new();
     let mut elf = b"\x7fELF\x02\x01\x01\x00\x00\x00\x00\x00\x00\x00\x00\x00".to_vec();
-    elf.extend(std::iter::repeat(0xAB).take(4000));
+    elf.extend(std::iter::repeat_n(0xAB, 4000));
     fs::write(fx.ws.join("prog"), &elf).unwrap();
     let png = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\xff\xfe".to_vec();
     fs::write(fx.ws.join("img.png"), &png).unwrap();
@@ -129,7 +129,7 @@ fn row27_fifo_does_not_block() {
     let fx = Fixture::new();
     rustix::fs::mknodat(
         rustix::fs::CWD,
-        &fx.ws.join("f"),
+        fx.ws.join("f"),
         FileType::Fifo,
         Mode::from_raw_mode(0o644),
         0,

@@ -24,9 +24,9 @@ fn row14_toctou_swap_never_leads_outside() {
                 // Atomically exchange `dir` (real directory) and `alt` (symlink out).
                 rustix::fs::renameat_with(
                     rustix::fs::CWD,
-                    &ws.join("dir"),
+                    ws.join("dir"),
                     rustix::fs::CWD,
-                    &ws.join("alt"),
+                    ws.join("alt"),
                     RenameFlags::EXCHANGE,
                 )
                 .unwrap();
@@ -88,9 +88,9 @@ fn row14_toctou_swap_never_leads_outside() {
     {
         rustix::fs::renameat_with(
             rustix::fs::CWD,
-            &fx.ws.join("dir"),
+            fx.ws.join("dir"),
             rustix::fs::CWD,
-            &fx.ws.join("alt"),
+            fx.ws.join("alt"),
             RenameFlags::EXCHANGE,
         )
         .unwrap();
