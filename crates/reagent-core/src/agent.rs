@@ -1,0 +1,597 @@
+//! The run driver: set up the run, then iterate model turn → tool calls → guardrails until the
+//! model answers, calls `task_complete`, or a guardrail or budget ends the run.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reagent_protocol::{
+    CancellationToken, ChatRequest, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
+    ProviderError, ToolCall, ToolChoice,
+};
+use reagent_tools::{ToolContext, ToolRegistry, ToolResult, Workspace};
+
+use crate::arguments::ArgumentChecker;
+use crate::config::{AgentConfig, ToolMode};
+use crate::events::EventSink;
+use crate::guardrails::{exhausted_budget, is_narration, RepetitionDetector};
+use crate::history::History;
+use crate::profiles::profile_for;
+use crate::result::RunResult;
+use crate::turn::{Turn, TurnSetup};
+use crate::{prompts, tool_mode};
+
+/// The tool that ends a run.
+const TASK_COMPLETE: &str = "task_complete";
+
+/// An agent: a provider, the tools, a workspace and a configuration. Runs are independent; one
+/// agent may run many tasks, concurrently.
+pub struct Agent {
+    provider: Arc<dyn Provider>,
+    tools: Arc<ToolRegistry>,
+    workspace: Arc<Workspace>,
+    config: AgentConfig,
+}
+
+/// Mutable state of one run.
+struct RunState {
+    started: Instant,
+    iterations: u32,
+    tool_calls: u32,
+    prompt_tokens: u64,
+    completion_tokens: u64,
+    model_time: Duration,
+    files_changed: BTreeSet<String>,
+    last_text: String,
+    nudges: u32,
+    repetition_hinted: bool,
+}
+
+/// How the loop ended, before the run is wrapped up.
+struct Ending {
+    outcome: Outcome,
+    answer: String,
+    error: Option<String>,
+}
+
+impl Ending {
+    fn new(outcome: Outcome, answer: impl Into<String>) -> Self {
+        Ending {
+            outcome,
+            answer: answer.into(),
+            error: None,
+        }
+    }
+
+    fn failed(outcome: Outcome, error: &ProviderError) -> Self {
+        Ending {
+            outcome,
+            answer: String::new(),
+            error: Some(error.to_string()),
+        }
+    }
+}
+
+impl Agent {
+    /// An agent over `workspace`, calling `tools`, talking to `provider`.
+    pub fn new(
+        provider: Arc<dyn Provider>,
+        tools: Arc<ToolRegistry>,
+        workspace: Arc<Workspace>,
+        config: AgentConfig,
+    ) -> Self {
+        Agent {
+            provider,
+            tools,
+            workspace,
+            config,
+        }
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// Run `task` to the end. Events go to `events`; `cancel` stops the run cleanly (the result
+    /// and the `run_finished` event are still produced). Never panics on model output.
+    pub async fn run(
+        &self,
+        task: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunResult {
+        let mut state = RunState {
+            started: Instant::now(),
+            iterations: 0,
+            tool_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            model_time: Duration::ZERO,
+            files_changed: BTreeSet::new(),
+            last_text: String::new(),
+            nudges: 0,
+            repetition_hinted: false,
+        };
+        let (ending, history, mode) = match self.prepare(task, events, cancel).await {
+            Ok((setup_parts, history)) => {
+                let mode = setup_parts.mode;
+                let (ending, history) = self
+                    .drive(task, setup_parts, history, &mut state, events, cancel)
+                    .await;
+                (ending, history.into_messages(), mode)
+            }
+            Err(e) => {
+                let outcome = if matches!(e, ProviderError::Cancelled) {
+                    Outcome::Cancelled
+                } else {
+                    Outcome::ProviderError
+                };
+                (
+                    Ending::failed(outcome, &e),
+                    Vec::new(),
+                    self.config.tool_mode,
+                )
+            }
+        };
+        let files_changed: Vec<String> = state.files_changed.into_iter().collect();
+        events.emit(EventKind::RunFinished {
+            outcome: ending.outcome,
+            iterations: state.iterations,
+            tool_calls: state.tool_calls,
+            prompt_tokens: state.prompt_tokens,
+            completion_tokens: state.completion_tokens,
+            wall_ms: state.started.elapsed().as_millis() as u64,
+            model_ms: state.model_time.as_millis() as u64,
+            files_changed: files_changed.clone(),
+            error: ending.error.clone(),
+        });
+        RunResult {
+            run_id: events.run_id().to_owned(),
+            outcome: ending.outcome,
+            answer: ending.answer,
+            iterations: state.iterations,
+            tool_calls: state.tool_calls,
+            prompt_tokens: state.prompt_tokens,
+            completion_tokens: state.completion_tokens,
+            files_changed,
+            last_assistant_text: state.last_text,
+            transcript: history,
+            error: ending.error,
+            tool_mode: mode,
+            wall_time: state.started.elapsed(),
+            model_time: state.model_time,
+        }
+    }
+
+    /// Ask the server about the model, pick the tool mode and context size, and build the
+    /// opening history.
+    async fn prepare(
+        &self,
+        task: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<(Prepared, History), ProviderError> {
+        let info = tokio::select! {
+            info = self.provider.model_info(&self.config.model) => info,
+            () = cancel.cancelled() => Err(ProviderError::Cancelled),
+        };
+        let info = match info {
+            Ok(info) => info,
+            Err(
+                e @ (ProviderError::Unreachable { .. }
+                | ProviderError::ModelNotFound { .. }
+                | ProviderError::Cancelled),
+            ) => return Err(e),
+            Err(e) => {
+                tracing::warn!("could not read model info, using defaults: {e}");
+                ModelInfo::default()
+            }
+        };
+        let profile = profile_for(&self.config.model);
+        let mode = tool_mode::resolve(self.config.tool_mode, &info.capabilities);
+        let cap = self.config.default_ctx_cap;
+        let num_ctx = self
+            .config
+            .options
+            .num_ctx
+            .unwrap_or_else(|| info.context_length.map_or(cap, |c| c.min(cap)));
+        let options = ModelOptions {
+            num_ctx: Some(num_ctx),
+            temperature: self.config.options.temperature.or(profile.temperature),
+            think: self
+                .config
+                .options
+                .think
+                .or(if info.capabilities.thinking == Some(true) {
+                    profile.think
+                } else {
+                    None
+                }),
+            ..self.config.options.clone()
+        };
+        let specs = self.tools.specs();
+        let system = prompts::system_prompt(
+            self.config.system_prompt.as_deref(),
+            mode,
+            &specs,
+            profile.system_hint,
+        );
+        let schema_bytes: usize = if mode == ToolMode::Native {
+            specs
+                .iter()
+                .map(|s| s.to_function_json().to_string().len())
+                .sum()
+        } else {
+            0
+        };
+        let history = History::new(
+            vec![Message::system(system), Message::user(task)],
+            schema_bytes,
+        );
+        events.emit(EventKind::RunStarted {
+            task: task.to_owned(),
+            model: self.config.model.clone(),
+            provider: self.provider.name().to_owned(),
+            tool_mode: mode.as_str().to_owned(),
+            workspace: self.workspace.root().display().to_string(),
+            num_ctx,
+            tools: specs.iter().map(|s| s.name.clone()).collect(),
+        });
+        let estimate = history.estimate_tokens();
+        if estimate > u64::from(num_ctx) {
+            events.guardrail(
+                "context_window",
+                "warn",
+                format!("the opening prompt (~{estimate} tokens) will not fit num_ctx={num_ctx}; raise --num-ctx"),
+            );
+        }
+        let format = self
+            .config
+            .parse_format
+            .as_deref()
+            .or(profile.parse_format)
+            .and_then(|f| f.parse().ok());
+        Ok((
+            Prepared {
+                mode,
+                options,
+                format,
+                specs,
+            },
+            history,
+        ))
+    }
+
+    /// The loop proper.
+    async fn drive(
+        &self,
+        task: &str,
+        prepared: Prepared,
+        mut history: History,
+        state: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> (Ending, History) {
+        let Prepared {
+            mode,
+            options,
+            format,
+            specs,
+        } = prepared;
+        let num_ctx = options.num_ctx.unwrap_or(self.config.default_ctx_cap);
+        let checker = ArgumentChecker::new(&specs);
+        let setup = TurnSetup {
+            provider: self.provider.as_ref(),
+            model: &self.config.model,
+            mode,
+            specs: &specs,
+            options,
+            stream: self.config.stream,
+            retry_truncated: self.config.retry_truncated,
+            parse: TurnSetup::parse_options(&specs, format),
+            constrained_schema: (mode == ToolMode::Constrained)
+                .then(|| tool_mode::constrained_schema(&specs)),
+            events,
+            cancel,
+        };
+        let ctx = ToolContext {
+            workspace: self.workspace.clone(),
+            cancel: cancel.clone(),
+        };
+        let mut repetition = RepetitionDetector::new(self.config.repetition_threshold);
+        loop {
+            if cancel.is_cancelled() {
+                return (
+                    Ending::new(Outcome::Cancelled, state.last_text.clone()),
+                    history,
+                );
+            }
+            let used = state.prompt_tokens + state.completion_tokens;
+            if let Some((kind, detail)) =
+                exhausted_budget(&self.config.budgets, state.started, used, state.tool_calls)
+            {
+                events.guardrail(kind.guardrail_name(), "final_answer", detail);
+                let answer = self.final_answer(&setup, task, &mut history, state).await;
+                return (Ending::new(Outcome::BudgetExhausted, answer), history);
+            }
+            if state.iterations >= self.config.max_iterations {
+                events.guardrail(
+                    "max_iterations",
+                    "stop",
+                    format!("{} iterations reached", state.iterations),
+                );
+                return (
+                    Ending::new(Outcome::MaxIterations, state.last_text.clone()),
+                    history,
+                );
+            }
+            self.keep_context_in_bounds(&mut history, num_ctx, events);
+            state.iterations += 1;
+            let sent_bytes = history.text_bytes();
+            let turn = match setup
+                .run(
+                    state.iterations,
+                    history.messages(),
+                    history.estimate_tokens(),
+                )
+                .await
+            {
+                Ok(turn) => turn,
+                Err(e) => {
+                    let outcome = if matches!(e, ProviderError::Cancelled) {
+                        Outcome::Cancelled
+                    } else {
+                        Outcome::ProviderError
+                    };
+                    return (
+                        Ending {
+                            outcome,
+                            answer: state.last_text.clone(),
+                            error: Some(e.to_string()),
+                        },
+                        history,
+                    );
+                }
+            };
+            state.account(&turn);
+            history.calibrate(sent_bytes, turn.usage.prompt_tokens);
+            let Turn {
+                message,
+                text,
+                calls,
+                final_answer,
+                ..
+            } = turn;
+            history.push_assistant(message);
+            if !text.trim().is_empty() {
+                state.last_text = text.clone();
+            }
+            if let Some(answer) = final_answer {
+                return (Ending::new(Outcome::Completed, answer), history);
+            }
+            if calls.is_empty() {
+                let reason = if text.trim().is_empty() {
+                    Some("empty_reply")
+                } else if is_narration(&text) {
+                    Some("narration")
+                } else {
+                    None
+                };
+                match reason {
+                    Some(reason) if state.nudges < self.config.max_nudges => {
+                        state.nudges += 1;
+                        events.emit(EventKind::Nudge {
+                            reason: reason.to_owned(),
+                            count: state.nudges,
+                        });
+                        history.push_other(Message::user(prompts::nudge(reason, mode)));
+                        continue;
+                    }
+                    _ => return (Ending::new(Outcome::Completed, text), history),
+                }
+            }
+            let mut repeated = None;
+            for call in calls {
+                let call_started = Instant::now();
+                let (args, result) = self.execute(&checker, &call, &ctx).await;
+                let duration_ms = call_started.elapsed().as_millis() as u64;
+                state.tool_calls += 1;
+                if let ToolResult::Ok { changed, .. } = &result {
+                    state.files_changed.extend(changed.iter().cloned());
+                }
+                let result_json = result.to_json().to_string();
+                events.emit(EventKind::ToolCall {
+                    iteration: state.iterations,
+                    call_id: call.id.clone(),
+                    name: call.name.clone(),
+                    arguments: args.clone(),
+                    ok: result.is_ok(),
+                    duration_ms,
+                    summary: summarize(&result),
+                });
+                history.push_tool_result(prompts::tool_result_message(mode, &call, &result_json));
+                if call.name == TASK_COMPLETE && result.is_ok() {
+                    let summary = args
+                        .get("summary")
+                        .and_then(|s| s.as_str())
+                        .unwrap_or_default();
+                    return (Ending::new(Outcome::Completed, summary), history);
+                }
+                if let Some(r) = repetition.record(&call.name, &args, &result_json) {
+                    repeated = Some(r);
+                }
+            }
+            if let Some(rep) = repeated {
+                let detail = rep.describe();
+                if mode == ToolMode::Constrained {
+                    // A weak model under a schema repeats its last call forever and ignores
+                    // hints; the results are in: ask for the answer in plain text.
+                    events.guardrail("repetition", "final_answer", detail);
+                    let answer = self.final_answer(&setup, task, &mut history, state).await;
+                    return (Ending::new(Outcome::Completed, answer), history);
+                }
+                if !state.repetition_hinted {
+                    state.repetition_hinted = true;
+                    events.guardrail("repetition", "hint", detail.clone());
+                    history.push_other(Message::user(prompts::repetition_hint(&detail)));
+                } else {
+                    events.guardrail("repetition", "stop", detail);
+                    return (
+                        Ending::new(Outcome::GuardrailStop, state.last_text.clone()),
+                        history,
+                    );
+                }
+            }
+        }
+    }
+
+    /// Validate and run one call; returns the arguments as used and the result.
+    async fn execute(
+        &self,
+        checker: &ArgumentChecker,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> (serde_json::Value, ToolResult) {
+        let args = match checker.check(&call.name, &call.arguments) {
+            Ok(args) => args,
+            Err(message) => return (call.arguments.clone(), ToolResult::err(message)),
+        };
+        let Some(tool) = self.tools.get(&call.name).cloned() else {
+            return (
+                args,
+                ToolResult::err(format!("unknown tool `{}`", call.name)),
+            );
+        };
+        let ctx = ctx.clone();
+        let run_args = args.clone();
+        let result = tokio::task::spawn_blocking(move || tool.call(&run_args, &ctx))
+            .await
+            .unwrap_or_else(|e| ToolResult::err(format!("the tool failed internally: {e}")));
+        (args, result)
+    }
+
+    /// Past the trigger share of the context window, compact old tool results in one step.
+    fn keep_context_in_bounds(&self, history: &mut History, num_ctx: u32, events: &EventSink) {
+        let limit = (f64::from(num_ctx) * self.config.compaction.trigger_ratio) as u64;
+        if history.estimate_tokens() <= limit {
+            return;
+        }
+        if let Some(c) = history.compact(self.config.compaction.keep_recent_rounds) {
+            events.guardrail(
+                "context_window",
+                "compact",
+                format!(
+                    "~{} tokens passed {}% of num_ctx={num_ctx}: {} old tool results summarized, now ~{} tokens",
+                    c.before_tokens,
+                    (self.config.compaction.trigger_ratio * 100.0) as u32,
+                    c.summarized,
+                    c.after_tokens
+                ),
+            );
+        }
+        let now = history.estimate_tokens();
+        if now > limit {
+            events.guardrail(
+                "context_overflow",
+                "warn",
+                format!(
+                    "~{now} tokens still exceed {limit} after compaction; the server may truncate"
+                ),
+            );
+        }
+    }
+
+    /// Ask once, without tools, for the final answer. Weak (constrained-mode) models get a
+    /// fresh, plain question with the tool results restated; others continue the conversation.
+    async fn final_answer(
+        &self,
+        setup: &TurnSetup<'_>,
+        task: &str,
+        history: &mut History,
+        state: &mut RunState,
+    ) -> String {
+        let messages = if setup.mode == ToolMode::Constrained {
+            prompts::restated_question(task, history.messages())
+        } else {
+            history.push_other(Message::user(prompts::FINAL_ANSWER_REQUEST));
+            history.messages().to_vec()
+        };
+        let request = ChatRequest {
+            model: self.config.model.clone(),
+            messages,
+            tools: Vec::new(),
+            tool_choice: ToolChoice::None,
+            options: setup.options.clone(),
+            response_schema: None,
+            stream: false,
+        };
+        let sink = |_| {};
+        state.iterations += 1;
+        setup.events.emit(EventKind::LlmRequest {
+            iteration: state.iterations,
+            messages: request.messages.len(),
+            estimated_tokens: history.estimate_tokens(),
+        });
+        match self.provider.chat(&request, &sink, setup.cancel).await {
+            Ok(response) => {
+                state.prompt_tokens += response.usage.prompt_tokens;
+                state.completion_tokens += response.usage.completion_tokens;
+                state.model_time += response.latency;
+                let parsed = reagent_parse::parse(&response.message.content, &setup.parse);
+                let answer = parsed.content.unwrap_or_default().trim().to_owned();
+                history.push_assistant(Message::assistant(answer.clone()));
+                if answer.is_empty() {
+                    state.last_text.clone()
+                } else {
+                    answer
+                }
+            }
+            Err(e) => {
+                setup
+                    .events
+                    .guardrail("final_answer", "failed", e.to_string());
+                state.last_text.clone()
+            }
+        }
+    }
+}
+
+/// Fixed per-run choices made by [`Agent::prepare`].
+struct Prepared {
+    mode: ToolMode,
+    options: ModelOptions,
+    format: Option<reagent_parse::Family>,
+    specs: Vec<reagent_protocol::ToolSpec>,
+}
+
+impl RunState {
+    fn account(&mut self, turn: &Turn) {
+        self.prompt_tokens += turn.usage.prompt_tokens;
+        self.completion_tokens += turn.usage.completion_tokens;
+        self.model_time += turn.model_time;
+    }
+}
+
+/// One line for the `tool_call` event and the terminal.
+fn summarize(result: &ToolResult) -> String {
+    let text = match result {
+        ToolResult::Ok { output, .. } => match output {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+        ToolResult::Err { error } => format!("error: {error}"),
+    };
+    let first: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(120)
+        .collect();
+    if text.len() > first.len() {
+        format!("{first}… ({} bytes)", text.len())
+    } else {
+        first
+    }
+}

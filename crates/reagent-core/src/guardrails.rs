@@ -1,0 +1,322 @@
+//! Guardrails that keep a weak model from looping or stalling: repetition detection, narration
+//! detection for nudges, and budget checks.
+
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+use crate::config::Budgets;
+
+/// One executed call as the repetition detector sees it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct CallRecord {
+    name: String,
+    /// Arguments in canonical JSON form (keys sorted).
+    arguments: String,
+    /// The result the model saw.
+    result: String,
+}
+
+/// What the repetition detector saw.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Repetition {
+    /// The same tool with the same arguments `n` times in a row.
+    SameCall {
+        /// Tool name.
+        name: String,
+        /// How many times in a row.
+        times: usize,
+    },
+    /// An A→B→A→B cycle with the same results.
+    Cycle {
+        /// The first tool of the cycle.
+        a: String,
+        /// The second tool of the cycle.
+        b: String,
+    },
+}
+
+impl Repetition {
+    /// A sentence for the model and the events.
+    pub fn describe(&self) -> String {
+        match self {
+            Repetition::SameCall { name, times } => format!(
+                "you called {name} with the same arguments {times} times in a row and got the same result"
+            ),
+            Repetition::Cycle { a, b } => format!(
+                "you are alternating between {a} and {b} with the same arguments and results"
+            ),
+        }
+    }
+}
+
+/// Detects the same call repeated, or an A→B→A→B cycle.
+#[derive(Debug, Clone)]
+pub struct RepetitionDetector {
+    threshold: usize,
+    calls: Vec<CallRecord>,
+}
+
+impl RepetitionDetector {
+    /// A detector firing at `threshold` identical calls in a row (0 disables it).
+    pub fn new(threshold: usize) -> Self {
+        RepetitionDetector {
+            threshold,
+            calls: Vec::new(),
+        }
+    }
+
+    /// Record one executed call and report a repetition if the latest calls form one.
+    pub fn record(&mut self, name: &str, arguments: &Value, result: &str) -> Option<Repetition> {
+        self.calls.push(CallRecord {
+            name: name.to_owned(),
+            arguments: canonical_json(arguments),
+            result: result.to_owned(),
+        });
+        if self.threshold == 0 {
+            return None;
+        }
+        let n = self.calls.len();
+        if n >= self.threshold {
+            let tail = &self.calls[n - self.threshold..];
+            if tail
+                .iter()
+                .all(|c| c.name == tail[0].name && c.arguments == tail[0].arguments)
+            {
+                return Some(Repetition::SameCall {
+                    name: tail[0].name.clone(),
+                    times: self.threshold,
+                });
+            }
+        }
+        if n >= 4 {
+            let [a1, b1, a2, b2] = [
+                &self.calls[n - 4],
+                &self.calls[n - 3],
+                &self.calls[n - 2],
+                &self.calls[n - 1],
+            ];
+            let different = (a1.name.as_str(), a1.arguments.as_str())
+                != (b1.name.as_str(), b1.arguments.as_str());
+            if different && a1 == a2 && b1 == b2 {
+                return Some(Repetition::Cycle {
+                    a: a1.name.clone(),
+                    b: b1.name.clone(),
+                });
+            }
+        }
+        None
+    }
+}
+
+/// JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` compare equal.
+pub fn canonical_json(value: &Value) -> String {
+    fn sort(v: &Value) -> Value {
+        match v {
+            Value::Object(map) => {
+                let mut entries: Vec<(&String, &Value)> = map.iter().collect();
+                entries.sort_by(|x, y| x.0.cmp(y.0));
+                Value::Object(
+                    entries
+                        .into_iter()
+                        .map(|(k, v)| (k.clone(), sort(v)))
+                        .collect(),
+                )
+            }
+            Value::Array(items) => Value::Array(items.iter().map(sort).collect()),
+            other => other.clone(),
+        }
+    }
+    sort(value).to_string()
+}
+
+/// Phrases with which a model announces an action instead of taking it.
+const NARRATION_OPENERS: &[&str] = &[
+    "i will ",
+    "i'll ",
+    "let me ",
+    "i am going to ",
+    "i'm going to ",
+    "first, i",
+    "next, i",
+    "now i will",
+    "now, i will",
+    "i need to ",
+    "i should ",
+    "let's ",
+    "i can start by",
+];
+
+/// Whether a reply without tool calls only narrates what the model is about to do ("Let me
+/// read the file first."), rather than giving an answer.
+pub fn is_narration(content: &str) -> bool {
+    let text = content.trim();
+    if text.is_empty() || text.len() > 400 || text.contains("```") {
+        return false;
+    }
+    let lower = text.to_lowercase();
+    let announces = NARRATION_OPENERS.iter().any(|p| lower.starts_with(p))
+        || lower.split(['.', '\n']).any(|s| {
+            let s = s.trim_start();
+            NARRATION_OPENERS.iter().any(|p| s.starts_with(p))
+        }) && (lower.ends_with(':') || lower.ends_with("...") || lower.ends_with('…'));
+    announces && !lower.contains("the answer is") && !lower.contains("done")
+}
+
+/// Which budget ran out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BudgetKind {
+    /// Total tokens.
+    Tokens,
+    /// Wall-clock time.
+    Time,
+    /// Tool calls.
+    ToolCalls,
+}
+
+impl BudgetKind {
+    /// Guardrail name in events.
+    pub fn guardrail_name(self) -> &'static str {
+        match self {
+            BudgetKind::Tokens => "budget_tokens",
+            BudgetKind::Time => "budget_time",
+            BudgetKind::ToolCalls => "budget_tool_calls",
+        }
+    }
+}
+
+/// Check the budgets against what the run has used so far.
+pub fn exhausted_budget(
+    budgets: &Budgets,
+    started: Instant,
+    tokens: u64,
+    tool_calls: u32,
+) -> Option<(BudgetKind, String)> {
+    if let Some(max) = budgets.max_total_tokens {
+        if tokens >= max {
+            return Some((BudgetKind::Tokens, format!("{tokens} tokens used of {max}")));
+        }
+    }
+    if let Some(max) = budgets.max_wall_time {
+        let elapsed = started.elapsed();
+        if elapsed >= max {
+            return Some((
+                BudgetKind::Time,
+                format!("{} ran of {}", secs(elapsed), secs(max)),
+            ));
+        }
+    }
+    if let Some(max) = budgets.max_tool_calls {
+        if tool_calls >= max {
+            return Some((
+                BudgetKind::ToolCalls,
+                format!("{tool_calls} tool calls made of {max}"),
+            ));
+        }
+    }
+    None
+}
+
+fn secs(d: Duration) -> String {
+    format!("{:.1}s", d.as_secs_f64())
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn same_call_three_times_fires_on_the_third() {
+        let mut d = RepetitionDetector::new(3);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert_eq!(
+            d.record("read_file", &json!({"path": "a"}), "x"),
+            Some(Repetition::SameCall {
+                name: "read_file".into(),
+                times: 3
+            })
+        );
+    }
+
+    #[test]
+    fn key_order_does_not_hide_a_repetition() {
+        let mut d = RepetitionDetector::new(2);
+        d.record("grep_search", &json!({"pattern": "x", "path": "src"}), "r");
+        let r = d.record("grep_search", &json!({"path": "src", "pattern": "x"}), "r");
+        assert!(matches!(r, Some(Repetition::SameCall { .. })));
+    }
+
+    #[test]
+    fn abab_cycle_with_same_results_fires_but_changing_results_do_not() {
+        let mut d = RepetitionDetector::new(3);
+        d.record("a", &json!({}), "1");
+        d.record("b", &json!({}), "2");
+        d.record("a", &json!({}), "1");
+        assert_eq!(
+            d.record("b", &json!({}), "2"),
+            Some(Repetition::Cycle {
+                a: "a".into(),
+                b: "b".into()
+            })
+        );
+
+        let mut d = RepetitionDetector::new(3);
+        d.record("a", &json!({}), "1");
+        d.record("b", &json!({}), "2");
+        d.record("a", &json!({}), "1-changed");
+        assert_eq!(d.record("b", &json!({}), "2"), None);
+    }
+
+    #[test]
+    fn different_arguments_are_not_a_repetition() {
+        let mut d = RepetitionDetector::new(3);
+        for i in 0..10 {
+            assert_eq!(
+                d.record("read_file", &json!({"path": i.to_string()}), "x"),
+                None
+            );
+        }
+    }
+
+    #[test]
+    fn narration_is_recognised_and_answers_are_not() {
+        assert!(is_narration("Let me read the file first."));
+        assert!(is_narration("I'll check the tests now."));
+        assert!(is_narration("Sure. Next, I will look at the config:"));
+        assert!(!is_narration(
+            "The failing test expected 4 but got 5; I fixed the off-by-one in src/lib.rs."
+        ));
+        assert!(!is_narration("There are 3 files: a.rs, b.rs and c.rs."));
+        assert!(!is_narration(""));
+    }
+
+    #[test]
+    fn budgets_report_which_ran_out() {
+        let b = Budgets {
+            max_total_tokens: Some(100),
+            max_wall_time: None,
+            max_tool_calls: Some(2),
+        };
+        let t = Instant::now();
+        assert_eq!(exhausted_budget(&b, t, 99, 1), None);
+        assert_eq!(
+            exhausted_budget(&b, t, 100, 1).map(|x| x.0),
+            Some(BudgetKind::Tokens)
+        );
+        assert_eq!(
+            exhausted_budget(&b, t, 0, 2).map(|x| x.0),
+            Some(BudgetKind::ToolCalls)
+        );
+        let b = Budgets {
+            max_wall_time: Some(Duration::ZERO),
+            ..Budgets::default()
+        };
+        assert_eq!(
+            exhausted_budget(&b, t, 0, 0).map(|x| x.0),
+            Some(BudgetKind::Time)
+        );
+    }
+}

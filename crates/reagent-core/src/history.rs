@@ -1,0 +1,188 @@
+//! The conversation a run keeps, its token estimate, and context-window compaction.
+//!
+//! The history is append-only between compactions, so a server's prompt cache (which reuses an
+//! unchanged prefix) stays valid from one iteration to the next. Compaction happens in one large
+//! step: every tool result older than the last few rounds is replaced by a one-line summary at
+//! once, so the prefix changes rarely rather than a little every turn.
+
+use reagent_protocol::Message;
+
+/// Bytes per token assumed before the server has told us a real count.
+const DEFAULT_BYTES_PER_TOKEN: f64 = 4.0;
+/// Fixed per-message overhead of chat templates, in tokens.
+const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
+/// A summary line keeps at most this many characters of the original result.
+const SUMMARY_PREVIEW_CHARS: usize = 100;
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Meta {
+    /// A tool result (a `tool` message, or a user message carrying one in prompt modes).
+    tool_result: bool,
+    /// Already replaced by a summary.
+    compacted: bool,
+    /// Starts a round (an assistant turn).
+    round_start: bool,
+}
+
+/// Outcome of one compaction.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compaction {
+    /// Tool results replaced by summaries.
+    pub summarized: usize,
+    /// Estimated prompt tokens before.
+    pub before_tokens: u64,
+    /// Estimated prompt tokens after.
+    pub after_tokens: u64,
+}
+
+/// Messages of a run plus the bookkeeping compaction needs.
+#[derive(Debug, Clone, Default)]
+pub struct History {
+    messages: Vec<Message>,
+    meta: Vec<Meta>,
+    /// Leading messages never compacted (system prompt and task).
+    pinned: usize,
+    /// Tokens of what is sent besides messages (tool schemas).
+    fixed_overhead_tokens: u64,
+    bytes_per_token: f64,
+}
+
+impl History {
+    /// A history starting with `pinned` messages (system prompt, task) that are never compacted.
+    pub fn new(pinned: Vec<Message>, fixed_overhead_bytes: usize) -> Self {
+        let n = pinned.len();
+        History {
+            meta: vec![Meta::default(); n],
+            messages: pinned,
+            pinned: n,
+            fixed_overhead_tokens: (fixed_overhead_bytes as f64 / DEFAULT_BYTES_PER_TOKEN) as u64,
+            bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
+        }
+    }
+
+    /// All messages, in order.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Consume into the transcript.
+    pub fn into_messages(self) -> Vec<Message> {
+        self.messages
+    }
+
+    /// Append an assistant turn (starts a new round).
+    pub fn push_assistant(&mut self, message: Message) {
+        self.push(
+            message,
+            Meta {
+                round_start: true,
+                ..Meta::default()
+            },
+        );
+    }
+
+    /// Append a tool result (a `tool` message, or a user message carrying one).
+    pub fn push_tool_result(&mut self, message: Message) {
+        self.push(
+            message,
+            Meta {
+                tool_result: true,
+                ..Meta::default()
+            },
+        );
+    }
+
+    /// Append any other message (nudges, hints).
+    pub fn push_other(&mut self, message: Message) {
+        self.push(message, Meta::default());
+    }
+
+    fn push(&mut self, message: Message, meta: Meta) {
+        self.messages.push(message);
+        self.meta.push(meta);
+    }
+
+    /// Learn the real bytes-per-token ratio from a server's prompt token count for the history
+    /// as it was sent (keeps the estimate honest for the model's tokenizer). Only ever makes the
+    /// estimate larger than the 4-bytes-per-token default: overflowing the window silently is
+    /// worse than compacting a little early, and some servers report only the uncached part.
+    pub fn calibrate(&mut self, sent_bytes: usize, prompt_tokens: u64) {
+        if prompt_tokens > 0 && sent_bytes > 0 {
+            let ratio = sent_bytes as f64 / prompt_tokens as f64;
+            self.bytes_per_token = ratio.clamp(1.5, DEFAULT_BYTES_PER_TOKEN);
+        }
+    }
+
+    /// Bytes of message text (what [`History::calibrate`] relates to prompt tokens).
+    pub fn text_bytes(&self) -> usize {
+        self.messages.iter().map(message_bytes).sum()
+    }
+
+    /// Estimated prompt tokens of the whole request.
+    pub fn estimate_tokens(&self) -> u64 {
+        let text = self.text_bytes() as f64 / self.bytes_per_token;
+        text as u64
+            + MESSAGE_OVERHEAD_TOKENS * self.messages.len() as u64
+            + self.fixed_overhead_tokens
+    }
+
+    /// Replace every tool result older than the last `keep_recent_rounds` rounds with a
+    /// one-line summary. Returns `None` when there was nothing to compact.
+    pub fn compact(&mut self, keep_recent_rounds: usize) -> Option<Compaction> {
+        let before_tokens = self.estimate_tokens();
+        let round_starts: Vec<usize> = (self.pinned..self.messages.len())
+            .filter(|&i| self.meta[i].round_start)
+            .collect();
+        if round_starts.len() <= keep_recent_rounds {
+            return None;
+        }
+        let boundary = match keep_recent_rounds {
+            0 => self.messages.len(),
+            keep => round_starts[round_starts.len() - keep],
+        };
+        let mut summarized = 0;
+        for i in self.pinned..boundary {
+            let meta = &mut self.meta[i];
+            if meta.tool_result && !meta.compacted {
+                let message = &mut self.messages[i];
+                message.content = summarize(message);
+                meta.compacted = true;
+                summarized += 1;
+            }
+        }
+        (summarized > 0).then(|| Compaction {
+            summarized,
+            before_tokens,
+            after_tokens: self.estimate_tokens(),
+        })
+    }
+}
+
+fn message_bytes(m: &Message) -> usize {
+    m.content.len()
+        + m.reasoning.as_ref().map_or(0, String::len)
+        + m.tool_calls
+            .iter()
+            .map(|c| c.name.len() + c.arguments.to_string().len())
+            .sum::<usize>()
+}
+
+/// One line standing in for a tool result: which tool, how big, and how it began.
+fn summarize(message: &Message) -> String {
+    let tool = message.tool_name.as_deref().unwrap_or("tool");
+    let status = if message.content.contains("\"ok\":false") {
+        "failed"
+    } else {
+        "ok"
+    };
+    let preview: String = message
+        .content
+        .chars()
+        .filter(|c| !c.is_control())
+        .take(SUMMARY_PREVIEW_CHARS)
+        .collect();
+    format!(
+        "[compacted to save context: {tool} result, {status}, {} bytes; began: {preview}…]",
+        message.content.len()
+    )
+}

@@ -1,0 +1,171 @@
+//! How tools are put in front of the model in each [`ToolMode`], and how a constrained reply is
+//! read back.
+//!
+//! - Native: tools go in the request; the server parses the calls.
+//! - Constrained: the tool list goes into the system prompt and the reply is forced by a JSON
+//!   Schema to be exactly one call (`{"tool": NAME, "arguments": {...}}`) or a final answer
+//!   (`{"final_answer": "..."}`). A 135M-parameter model emits valid calls this way.
+//! - Prompt: tools and a few-shot example in the system prompt; free text parsed by
+//!   `reagent-parse`.
+
+use reagent_protocol::{Capabilities, ToolSpec};
+use serde_json::{json, Value};
+
+use crate::config::ToolMode;
+
+/// The mode `auto` resolves to, given what the server says.
+pub fn resolve(mode: ToolMode, caps: &Capabilities) -> ToolMode {
+    match mode {
+        ToolMode::Auto => match (caps.tools, caps.json_schema) {
+            (Some(true), _) => ToolMode::Native,
+            (_, Some(true)) => ToolMode::Constrained,
+            _ => ToolMode::Prompt,
+        },
+        fixed => fixed,
+    }
+}
+
+/// The JSON Schema a constrained reply must match: one of the tool calls, or a final answer.
+pub fn constrained_schema(specs: &[ToolSpec]) -> Value {
+    let mut choices: Vec<Value> = specs
+        .iter()
+        .map(|s| {
+            json!({
+                "type": "object",
+                "properties": {
+                    "tool": {"const": s.name},
+                    "arguments": s.parameters,
+                },
+                "required": ["tool", "arguments"],
+                "additionalProperties": false
+            })
+        })
+        .collect();
+    choices.push(json!({
+        "type": "object",
+        "properties": {"final_answer": {"type": "string"}},
+        "required": ["final_answer"],
+        "additionalProperties": false
+    }));
+    json!({"oneOf": choices})
+}
+
+/// A constrained reply, read back.
+#[derive(Debug, Clone, PartialEq)]
+pub enum ConstrainedReply {
+    /// One tool call.
+    Call {
+        /// Tool name.
+        name: String,
+        /// Arguments.
+        arguments: Value,
+    },
+    /// The final answer.
+    Answer(String),
+}
+
+/// Read a constrained reply; `None` when it is not valid JSON of either shape (e.g. truncated).
+pub fn read_constrained(content: &str) -> Option<ConstrainedReply> {
+    let value: Value = serde_json::from_str(content.trim()).ok()?;
+    if let Some(answer) = value.get("final_answer").and_then(Value::as_str) {
+        return Some(ConstrainedReply::Answer(answer.to_owned()));
+    }
+    let name = value.get("tool")?.as_str()?.to_owned();
+    let arguments = value.get("arguments").cloned().unwrap_or_else(|| json!({}));
+    Some(ConstrainedReply::Call { name, arguments })
+}
+
+/// The part of the system prompt that lists the tools, for constrained and prompt modes.
+pub fn tool_catalogue(specs: &[ToolSpec]) -> String {
+    let mut out = String::new();
+    for s in specs {
+        out.push_str(&format!(
+            "- {}: {}\n  arguments: {}\n",
+            s.name, s.description, s.parameters
+        ));
+    }
+    out
+}
+
+/// Instructions and an example for the constrained mode.
+pub fn constrained_instructions(specs: &[ToolSpec]) -> String {
+    format!(
+        "You can use these tools:\n{}\nReply with one JSON object and nothing else: either \
+         {{\"tool\": \"<name>\", \"arguments\": {{...}}}} to use a tool, or \
+         {{\"final_answer\": \"<your answer>\"}} when the task is done.\n\
+         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"README.md\"}}}}",
+        tool_catalogue(specs)
+    )
+}
+
+/// Instructions and few-shot examples for the prompt mode.
+pub fn prompt_instructions(specs: &[ToolSpec]) -> String {
+    format!(
+        "You can use these tools:\n{}\nTo use a tool, write exactly:\n\
+         <tool_call>\n{{\"name\": \"<tool name>\", \"arguments\": {{...}}}}\n</tool_call>\n\
+         You may write several tool calls in one reply. You will get each result back. \
+         When the task is done, answer in plain text without a tool call.\n\n\
+         Example:\nUser: What does notes.txt say?\nAssistant: <tool_call>\n\
+         {{\"name\": \"read_file\", \"arguments\": {{\"path\": \"notes.txt\"}}}}\n</tool_call>\n\
+         User: Result of read_file: {{\"ok\": true, \"output\": \"buy milk\"}}\n\
+         Assistant: notes.txt says: buy milk",
+        tool_catalogue(specs)
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auto_prefers_native_then_constrained_then_prompt() {
+        let caps = |tools, schema| Capabilities {
+            tools,
+            json_schema: schema,
+            thinking: None,
+        };
+        assert_eq!(
+            resolve(ToolMode::Auto, &caps(Some(true), Some(true))),
+            ToolMode::Native
+        );
+        assert_eq!(
+            resolve(ToolMode::Auto, &caps(Some(false), Some(true))),
+            ToolMode::Constrained
+        );
+        assert_eq!(resolve(ToolMode::Auto, &caps(None, None)), ToolMode::Prompt);
+        assert_eq!(
+            resolve(ToolMode::Prompt, &caps(Some(true), None)),
+            ToolMode::Prompt
+        );
+    }
+
+    #[test]
+    fn constrained_replies_read_back() {
+        assert_eq!(
+            read_constrained(r#"{"tool": "read_file", "arguments": {"path": "a"}}"#),
+            Some(ConstrainedReply::Call {
+                name: "read_file".into(),
+                arguments: json!({"path": "a"})
+            })
+        );
+        assert_eq!(
+            read_constrained(r#" {"final_answer": "done"} "#),
+            Some(ConstrainedReply::Answer("done".into()))
+        );
+        assert_eq!(read_constrained(r#"{"tool": "read_file", "argu"#), None);
+    }
+
+    #[test]
+    fn schema_offers_every_tool_and_an_answer() {
+        let specs = vec![ToolSpec {
+            name: "read_file".into(),
+            description: "d".into(),
+            parameters: json!({"type": "object"}),
+        }];
+        let schema = constrained_schema(&specs);
+        let choices = schema["oneOf"].as_array().unwrap();
+        assert_eq!(choices.len(), 2);
+        assert_eq!(choices[0]["properties"]["tool"]["const"], "read_file");
+        assert_eq!(choices[1]["required"][0], "final_answer");
+    }
+}

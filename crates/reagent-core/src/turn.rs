@@ -1,0 +1,279 @@
+//! One model turn: build the request for the run's tool mode, send it (streaming text through
+//! the incremental parser), retry once when the reply was cut off, and extract the tool calls in
+//! layers: native `tool_calls` first, then the constrained JSON shape, then the text parser.
+
+use std::sync::Mutex;
+use std::time::Duration;
+
+use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
+use reagent_protocol::{
+    CancellationToken, ChatRequest, ChatResponse, ChatSignal, EventKind, FinishReason, Message,
+    ModelOptions, Provider, ProviderError, ToolCall, ToolChoice, ToolSpec, Usage,
+};
+
+use crate::config::ToolMode;
+use crate::events::EventSink;
+use crate::tool_mode::{self, ConstrainedReply};
+
+/// What the loop needs to send requests; fixed for the run.
+pub(crate) struct TurnSetup<'a> {
+    pub(crate) provider: &'a dyn Provider,
+    pub(crate) model: &'a str,
+    pub(crate) mode: ToolMode,
+    pub(crate) specs: &'a [ToolSpec],
+    pub(crate) options: ModelOptions,
+    pub(crate) stream: bool,
+    pub(crate) retry_truncated: bool,
+    pub(crate) parse: ParseOptions,
+    pub(crate) constrained_schema: Option<serde_json::Value>,
+    pub(crate) events: &'a EventSink,
+    pub(crate) cancel: &'a CancellationToken,
+}
+
+/// A model turn, extracted.
+pub(crate) struct Turn {
+    /// The assistant message to append to the history.
+    pub(crate) message: Message,
+    /// Visible text without tool-call markup or reasoning.
+    pub(crate) text: String,
+    /// The calls found.
+    pub(crate) calls: Vec<ToolCall>,
+    /// A final answer given in the constrained shape.
+    pub(crate) final_answer: Option<String>,
+    /// Tokens used, retries included.
+    pub(crate) usage: Usage,
+    /// Time spent waiting for the model, retries included.
+    pub(crate) model_time: Duration,
+}
+
+impl TurnSetup<'_> {
+    /// Parse options with the run's tool schemas.
+    pub(crate) fn parse_options(
+        specs: &[ToolSpec],
+        format: Option<reagent_parse::Family>,
+    ) -> ParseOptions {
+        ParseOptions {
+            format,
+            tools: specs
+                .iter()
+                .map(|s| ToolSchema {
+                    name: s.name.clone(),
+                    parameters: s.parameters.clone(),
+                })
+                .collect(),
+            ..ParseOptions::default()
+        }
+    }
+
+    /// Run one turn of `iteration` over `messages`.
+    pub(crate) async fn run(
+        &self,
+        iteration: u32,
+        messages: &[Message],
+        estimated_tokens: u64,
+    ) -> Result<Turn, ProviderError> {
+        let mut options = self.options.clone();
+        let mut usage = Usage::default();
+        let mut model_time = Duration::ZERO;
+        let mut retried = false;
+        loop {
+            let request = ChatRequest {
+                model: self.model.to_owned(),
+                messages: messages.to_vec(),
+                tools: if self.mode == ToolMode::Native {
+                    self.specs.to_vec()
+                } else {
+                    Vec::new()
+                },
+                tool_choice: ToolChoice::Auto,
+                options: options.clone(),
+                response_schema: self.constrained_schema.clone(),
+                stream: self.stream,
+            };
+            self.events.emit(EventKind::LlmRequest {
+                iteration,
+                messages: messages.len(),
+                estimated_tokens,
+            });
+            let response = self.send(&request).await?;
+            usage.prompt_tokens += response.usage.prompt_tokens;
+            usage.completion_tokens += response.usage.completion_tokens;
+            usage.cached_prompt_tokens = response.usage.cached_prompt_tokens;
+            model_time += response.latency;
+            let truncated = response.finish == FinishReason::Length
+                || options
+                    .num_predict
+                    .is_some_and(|n| response.usage.completion_tokens >= u64::from(n));
+            if truncated && self.retry_truncated && !retried {
+                retried = true;
+                let doubled = options.num_predict.unwrap_or(1024).saturating_mul(2);
+                self.events.guardrail(
+                    "truncation",
+                    "retry",
+                    format!(
+                        "reply cut off at {} tokens; retrying once with num_predict={doubled}",
+                        response.usage.completion_tokens
+                    ),
+                );
+                options.num_predict = Some(doubled);
+                continue;
+            }
+            let turn = self.extract(iteration, response, usage, model_time);
+            return Ok(turn);
+        }
+    }
+
+    /// Send a request, turning stream signals into events.
+    async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
+        let live_text = request.stream && self.mode != ToolMode::Constrained;
+        // The parser and all the text it released so far.
+        let live = Mutex::new((StreamParser::new(self.parse.clone()), String::new()));
+        let events = self.events;
+        let sink = |signal: ChatSignal| match signal {
+            ChatSignal::Content(piece) if live_text => {
+                let released = match live.lock() {
+                    Ok(mut guard) => {
+                        let released = guard.0.push(&piece);
+                        guard.1.push_str(&released);
+                        released
+                    }
+                    Err(_) => String::new(),
+                };
+                if !released.is_empty() {
+                    events.emit(EventKind::TextDelta { text: released });
+                }
+            }
+            ChatSignal::Content(_) | ChatSignal::Reasoning(_) => {}
+            ChatSignal::Retry {
+                attempt,
+                delay,
+                error,
+            } => events.emit(EventKind::Retry {
+                attempt,
+                delay_ms: delay.as_millis() as u64,
+                error,
+            }),
+            ChatSignal::Pool(endpoints) => events.emit(EventKind::PoolState { endpoints }),
+        };
+        let response = self.provider.chat(request, &sink, self.cancel).await?;
+        if live_text {
+            // Text the parser held back (it might have begun a call) turned out to be content.
+            if let Ok((parser, released)) = live.into_inner() {
+                let content = parser.finish().content.unwrap_or_default();
+                if let Some(tail) = content.strip_prefix(released.as_str()) {
+                    if !tail.is_empty() {
+                        events.emit(EventKind::TextDelta {
+                            text: tail.to_owned(),
+                        });
+                    }
+                }
+            }
+        }
+        Ok(response)
+    }
+
+    /// Find the tool calls in a reply, in layers, and record which layer found them.
+    fn extract(
+        &self,
+        iteration: u32,
+        response: ChatResponse,
+        usage: Usage,
+        model_time: Duration,
+    ) -> Turn {
+        let ChatResponse {
+            mut message,
+            finish,
+            endpoint,
+            latency,
+            ..
+        } = response;
+        let mut final_answer = None;
+        let mut layer: Option<String> = None;
+        let mut calls = std::mem::take(&mut message.tool_calls);
+        let raw = std::mem::take(&mut message.content);
+        let parsed = reagent_parse::parse(&raw, &self.parse);
+        if message.reasoning.is_none() {
+            message.reasoning = parsed.reasoning.clone();
+        }
+        let mut text = parsed.content.clone().unwrap_or_default();
+        if !calls.is_empty() {
+            layer = Some("native".to_owned());
+        } else if self.mode == ToolMode::Constrained {
+            match tool_mode::read_constrained(&raw) {
+                Some(ConstrainedReply::Call { name, arguments }) => {
+                    calls.push(ToolCall {
+                        id: String::new(),
+                        name,
+                        arguments,
+                    });
+                    layer = Some("constrained".to_owned());
+                    text.clear();
+                }
+                Some(ConstrainedReply::Answer(answer)) => {
+                    layer = Some("constrained".to_owned());
+                    text = answer.clone();
+                    final_answer = Some(answer);
+                }
+                None => {}
+            }
+        }
+        if calls.is_empty() && final_answer.is_none() && !parsed.calls.is_empty() {
+            layer = parsed
+                .format
+                .map(|f| f.to_string())
+                .or(Some("text".to_owned()));
+            calls = parsed
+                .calls
+                .into_iter()
+                .map(|c| ToolCall {
+                    id: c.id.unwrap_or_default(),
+                    name: c.name,
+                    arguments: c.arguments,
+                })
+                .collect();
+        }
+        for (i, call) in calls.iter_mut().enumerate() {
+            if call.id.is_empty() {
+                call.id = format!("call_{}", i + 1);
+            }
+        }
+        self.events.emit(EventKind::LlmResponse {
+            iteration,
+            latency_ms: latency.as_millis() as u64,
+            prompt_tokens: usage.prompt_tokens,
+            completion_tokens: usage.completion_tokens,
+            cached_prompt_tokens: usage.cached_prompt_tokens,
+            parse_layer: layer,
+            finish_reason: finish_name(&finish),
+            tool_calls: calls.len(),
+            endpoint,
+        });
+        // The history keeps what the model wrote: native calls as structured calls, text calls
+        // as the text itself (so the model sees its own format again).
+        message.content = if self.mode == ToolMode::Native {
+            text.clone()
+        } else {
+            raw
+        };
+        if self.mode == ToolMode::Native {
+            message.tool_calls = calls.clone();
+        }
+        Turn {
+            message,
+            text,
+            calls,
+            final_answer,
+            usage,
+            model_time,
+        }
+    }
+}
+
+fn finish_name(f: &FinishReason) -> String {
+    match f {
+        FinishReason::Stop => "stop".to_owned(),
+        FinishReason::Length => "length".to_owned(),
+        FinishReason::ToolCalls => "tool_calls".to_owned(),
+        FinishReason::Other(s) => s.clone(),
+    }
+}

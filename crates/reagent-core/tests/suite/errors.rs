@@ -1,0 +1,96 @@
+//! Provider failures end the run cleanly with a clear error and the partial result.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use reagent_protocol::{CancellationToken, Outcome};
+use reagent_providers::ollama::OllamaProvider;
+use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
+
+use super::harness::{client, run, run_with};
+
+#[tokio::test]
+async fn server_down_says_how_to_start_it() {
+    // A port nothing listens on: bind, note the port, drop the listener.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let provider = OllamaProvider::new(
+        &format!("http://127.0.0.1:{port}"),
+        client(Duration::from_secs(2)),
+    )
+    .unwrap();
+    let o = run_with(
+        Arc::new(provider),
+        |_| {},
+        |_| {},
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::ProviderError);
+    let err = o.result.error.unwrap();
+    assert!(err.contains("ollama serve"), "{err}");
+}
+
+#[tokio::test]
+async fn model_not_found_says_ollama_pull() {
+    let o = run(
+        ScriptBuilder::new()
+            .model(ModelSpec::new("llama3.2:1b"))
+            .turn(Turn::text("unused")),
+        |_| {},
+        |_| {},
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::ProviderError);
+    let err = o.result.error.unwrap();
+    assert!(err.contains("ollama pull qwen3:8b"), "{err}");
+}
+
+#[tokio::test]
+async fn a_server_slower_than_the_timeout_is_a_provider_error() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new().turn(Turn::text("late").with_delay(Duration::from_secs(3))),
+    )
+    .await
+    .unwrap();
+    let provider =
+        OllamaProvider::new(&server.base_url(), client(Duration::from_millis(400))).unwrap();
+    let started = std::time::Instant::now();
+    let o = run_with(
+        Arc::new(provider),
+        |_| {},
+        |_| {},
+        &CancellationToken::new(),
+    )
+    .await;
+    assert!(
+        started.elapsed() < Duration::from_secs(3),
+        "the timeout did not cut the call short"
+    );
+    assert_eq!(o.result.outcome, Outcome::ProviderError);
+    assert!(o.result.error.unwrap().contains("did not answer within"));
+}
+
+#[tokio::test]
+async fn cancellation_stops_the_run_and_still_reports() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new().turn(Turn::text("late").with_delay(Duration::from_secs(5))),
+    )
+    .await
+    .unwrap();
+    let provider =
+        OllamaProvider::new(&server.base_url(), client(Duration::from_secs(30))).unwrap();
+    let cancel = CancellationToken::new();
+    let trigger = cancel.clone();
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_millis(300)).await;
+        trigger.cancel();
+    });
+    let started = std::time::Instant::now();
+    let o = run_with(Arc::new(provider), |_| {}, |_| {}, &cancel).await;
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert_eq!(o.result.outcome, Outcome::Cancelled);
+}

@@ -1,0 +1,142 @@
+//! Runs the agent against a scripted Ollama and collects what happened.
+
+use std::path::Path;
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reagent_core::{Agent, AgentConfig, EventSink, RunResult};
+use reagent_protocol::{CancellationToken, Event, EventKind};
+use reagent_providers::ollama::OllamaProvider;
+use reagent_providers::{ClientOptions, RetryPolicy};
+use reagent_testkit::{ScriptBuilder, ScriptedOllama};
+use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
+use serde_json::Value;
+use tempfile::TempDir;
+
+pub(crate) const MODEL: &str = "qwen3:8b";
+
+/// Everything a test looks at after a run.
+pub(crate) struct Outcome {
+    pub(crate) result: RunResult,
+    pub(crate) events: Vec<Event>,
+    pub(crate) requests: Vec<Value>,
+    pub(crate) dir: TempDir,
+}
+
+impl Outcome {
+    /// Events of one kind, by `type` name.
+    pub(crate) fn events_of(&self, kind: &str) -> Vec<Value> {
+        self.events
+            .iter()
+            .map(|e| serde_json::to_value(e).unwrap())
+            .filter(|v| v["type"] == kind)
+            .collect()
+    }
+
+    /// The messages of chat request `n` (0-based).
+    pub(crate) fn messages(&self, n: usize) -> Vec<Value> {
+        self.requests[n]["messages"].as_array().unwrap().clone()
+    }
+
+    /// Content of a workspace file.
+    pub(crate) fn file(&self, rel: &str) -> String {
+        std::fs::read_to_string(self.dir.path().join(rel)).unwrap()
+    }
+}
+
+/// Client options for tests: short timeout, no retries.
+pub(crate) fn client(timeout: Duration) -> ClientOptions {
+    ClientOptions {
+        timeout,
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+    }
+}
+
+/// Run `task` with `script`, a workspace prepared by `prepare`, and a config adjusted by `tune`.
+pub(crate) async fn run(
+    script: ScriptBuilder,
+    prepare: impl FnOnce(&Path),
+    tune: impl FnOnce(&mut AgentConfig),
+) -> Outcome {
+    let server = ScriptedOllama::start(script).await.unwrap();
+    let provider =
+        OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
+    run_with(Arc::new(provider), prepare, tune, &CancellationToken::new())
+        .await
+        .with_requests(server.requests())
+}
+
+/// Run against any provider.
+pub(crate) async fn run_with(
+    provider: Arc<dyn reagent_protocol::Provider>,
+    prepare: impl FnOnce(&Path),
+    tune: impl FnOnce(&mut AgentConfig),
+    cancel: &CancellationToken,
+) -> Outcome {
+    let dir = tempfile::tempdir().unwrap();
+    prepare(dir.path());
+    let mut config = AgentConfig::new(MODEL);
+    tune(&mut config);
+    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    let workspace = Workspace::open(dir.path()).unwrap();
+    let agent = Agent::new(provider, Arc::new(tools), Arc::new(workspace), config);
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let sink = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |e| seen.lock().unwrap().push(e)),
+    );
+    let result = agent.run("do the task", &sink, cancel).await;
+    let events = events.lock().unwrap().clone();
+    check_event_invariants(&events, &result);
+    Outcome {
+        result,
+        events,
+        requests: Vec::new(),
+        dir,
+    }
+}
+
+impl Outcome {
+    fn with_requests(mut self, requests: Vec<Value>) -> Self {
+        self.requests = requests;
+        self
+    }
+}
+
+/// Invariants every run keeps: run_started first (unless setup failed), run_finished last and
+/// agreeing with the result, one run_id throughout.
+fn check_event_invariants(events: &[Event], result: &RunResult) {
+    let last = events.last().expect("a run emits events");
+    match &last.kind {
+        EventKind::RunFinished {
+            outcome,
+            iterations,
+            tool_calls,
+            ..
+        } => {
+            assert_eq!(*outcome, result.outcome);
+            assert_eq!(*iterations, result.iterations);
+            assert_eq!(*tool_calls, result.tool_calls);
+        }
+        other => panic!("last event is not run_finished: {other:?}"),
+    }
+    assert!(events.iter().all(|e| e.run_id == result.run_id));
+    let finished = events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::RunFinished { .. }))
+        .count();
+    assert_eq!(finished, 1);
+}
+
+/// Write `files` (path, content) into `dir`.
+pub(crate) fn files(dir: &Path, files: &[(&str, &str)]) {
+    for (path, content) in files {
+        let p = dir.join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, content).unwrap();
+    }
+}

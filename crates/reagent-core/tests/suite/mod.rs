@@ -1,0 +1,6 @@
+//! Test modules and the shared harness.
+
+mod errors;
+mod guardrails;
+mod harness;
+mod loop_basics;
