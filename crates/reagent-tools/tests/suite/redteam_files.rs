@@ -4,5 +4,7 @@
 //! error says why, and the call returns in time.
 
 mod contents;
+mod links;
+mod names;
 mod paths;
 mod races;
