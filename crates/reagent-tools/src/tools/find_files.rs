@@ -72,7 +72,7 @@ impl FindFiles {
             ));
         }
         let by_name = !pattern.contains('/');
-        let glob = GlobBuilder::new(pattern.trim_start_matches("./"))
+        let glob = GlobBuilder::new(pattern.trim_start_matches("./").trim_start_matches('/'))
             .literal_separator(true)
             .backslash_escape(true)
             .build()

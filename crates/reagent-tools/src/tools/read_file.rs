@@ -36,9 +36,11 @@ impl Tool for ReadFile {
     fn spec(&self) -> ToolSpec {
         ToolSpec {
             name: "read_file".into(),
-            description: "Read a text file in the workspace. Returns its lines (the first 2000 \
-                          unless you give start_line/end_line, counted from 1)."
-                .into(),
+            description: format!(
+                "Read a text file in the workspace. Returns its lines (the first {} unless \
+                 you give start_line/end_line, counted from 1).",
+                self.cfg.limits.read_default_lines
+            ),
             parameters: schema(
                 json!({
                     "path": {"type": "string", "description": "File path relative to the workspace"},

@@ -40,6 +40,8 @@ pub struct WorkspaceOptions {
 #[derive(Debug)]
 pub struct Workspace {
     root: PathBuf,
+    /// The root as given (absolute, possibly through symlinks), also accepted as a prefix.
+    given_root: PathBuf,
     dir: OwnedFd,
     resolve: ResolveFlags,
 }
@@ -77,6 +79,7 @@ impl Workspace {
 
     /// Open `root` as the workspace with `options`.
     pub fn open_with(root: &Path, options: WorkspaceOptions) -> std::io::Result<Self> {
+        let given_root = std::path::absolute(root)?;
         let root = root.canonicalize()?;
         let dir = rustix::fs::open(
             &root,
@@ -87,7 +90,12 @@ impl Workspace {
         if !options.cross_mounts {
             resolve |= ResolveFlags::NO_XDEV;
         }
-        Ok(Workspace { root, dir, resolve })
+        Ok(Workspace {
+            root,
+            given_root,
+            dir,
+            resolve,
+        })
     }
 
     /// The workspace's absolute path (for display and for spawning commands only; file tools
@@ -123,7 +131,10 @@ impl Workspace {
         }
         let path = Path::new(input);
         let rel = if path.is_absolute() {
-            match path.strip_prefix(&self.root) {
+            match path
+                .strip_prefix(&self.root)
+                .or_else(|_| path.strip_prefix(&self.given_root))
+            {
                 Ok(rest) => rest.to_path_buf(),
                 Err(_) => return Err(WorkspaceError::OutsideAbsolute(escape_str(input))),
             }

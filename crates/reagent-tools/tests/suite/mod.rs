@@ -7,3 +7,4 @@ mod read_write;
 mod redteam_files;
 mod registry;
 mod run_command;
+mod tidy;

@@ -215,3 +215,26 @@ fn configured_protected_paths_replace_defaults() {
         .call("write_file", json!({"path": ".env", "content": "x"}))
         .is_ok());
 }
+
+#[test]
+fn absolute_paths_through_a_symlinked_root_are_accepted() {
+    let fx = Fixture::new();
+    fx.put("a.txt", "via link\n");
+    let link = fx.outside.parent().unwrap().join("ws-link");
+    std::os::unix::fs::symlink(&fx.ws, &link).unwrap();
+    let ws = reagent_tools::Workspace::open(&link).unwrap();
+    assert_eq!(ws.root(), fx.ws.canonicalize().unwrap());
+    let ctx = reagent_tools::ToolContext::new(std::sync::Arc::new(ws));
+    let abs = link.join("a.txt");
+    let r = fx
+        .registry
+        .call("read_file", &json!({"path": abs.to_str().unwrap()}), &ctx);
+    assert_eq!(out(&r), "via link\n");
+    let climb = format!("{}/../outside/sentinel", link.display());
+    assert_refused(
+        &fx.registry.call("read_file", &json!({"path": climb}), &ctx),
+        "escapes the workspace",
+    );
+    fs::remove_file(&link).unwrap();
+    fx.assert_outside_untouched();
+}
