@@ -185,7 +185,13 @@ type Body = UnsyncBoxBody<Bytes, io::Error>;
 impl ScriptedServer {
     /// Starts a server for `wire` on `127.0.0.1:0`, replying from `script`.
     pub async fn start(wire: Wire, script: ScriptBuilder) -> io::Result<Self> {
-        let listener = TcpListener::bind("127.0.0.1:0").await?;
+        Self::start_at(wire, script, SocketAddr::from(([127, 0, 0, 1], 0))).await
+    }
+
+    /// Starts a server at `addr` (e.g. the address of one that was shut down, to bring an
+    /// endpoint back).
+    pub async fn start_at(wire: Wire, script: ScriptBuilder, addr: SocketAddr) -> io::Result<Self> {
+        let listener = TcpListener::bind(addr).await?;
         let addr = listener.local_addr()?;
         let state = Arc::new(State {
             wire,
@@ -249,6 +255,17 @@ impl ScriptedServer {
     pub fn shutdown(&self) {
         if let Some(task) = lock(&self.task).take() {
             task.abort();
+        }
+    }
+
+    /// Like [`ScriptedServer::shutdown`], and waits until the listener is closed, so the port
+    /// refuses connections (and can be bound again) once this returns.
+    pub async fn stop(&self) {
+        let task = lock(&self.task).take();
+        if let Some(task) = task {
+            task.abort();
+            // The result is the cancellation we just asked for.
+            let _ = task.await;
         }
     }
 }

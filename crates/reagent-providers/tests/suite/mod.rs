@@ -5,3 +5,4 @@ mod common;
 mod gemini;
 mod ollama;
 mod openai;
+mod pool;
