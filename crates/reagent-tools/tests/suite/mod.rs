@@ -2,6 +2,7 @@
 
 mod common;
 mod edit;
+mod fuzz_paths;
 mod list_find_grep;
 mod read_write;
 mod redteam_files;
