@@ -64,15 +64,33 @@ pub(crate) struct MountOp {
     pub(crate) data: Option<CString>,
 }
 
+/// One filesystem step of init, prepared before the fork.
+#[derive(Debug)]
+pub(crate) enum ChildOp {
+    /// mount(2).
+    Mount(MountOp),
+    /// mkdir(2) with mode 0755; an existing directory is fine.
+    Mkdir(CString),
+    /// Creates an empty file (a mount point for a file bind).
+    Touch(CString),
+    /// Opens `path` with `O_PATH` and moves the fd to number `fd`.
+    OpenPath {
+        /// The path.
+        path: CString,
+        /// The fd number to park it on.
+        fd: RawFd,
+    },
+}
+
 /// Everything the children need, prepared in the parent.
-pub(crate) struct Plan {
+pub(crate) struct Plan<'a> {
     pub(crate) sync_read: RawFd,
     pub(crate) status_write: RawFd,
     pub(crate) stdout_write: RawFd,
     pub(crate) stderr_write: RawFd,
     pub(crate) devnull: RawFd,
     pub(crate) pid_namespace: bool,
-    pub(crate) mounts: Vec<MountOp>,
+    pub(crate) fs_ops: &'a [ChildOp],
     pub(crate) cwd: CString,
     pub(crate) argv: Vec<*const libc::c_char>,
     pub(crate) envp: Vec<*const libc::c_char>,
@@ -132,7 +150,7 @@ fn report(fd: RawFd, kind: u32, value: i32, stage: u32) {
     }
 }
 
-fn fail(plan: &Plan, stage: u32) -> ! {
+fn fail(plan: &Plan<'_>, stage: u32) -> ! {
     report(plan.status_write, REC_SETUP_ERROR, errno(), stage);
     // SAFETY: _exit is async-signal-safe and never returns.
     unsafe { libc::_exit(127) }
@@ -166,7 +184,7 @@ extern "C" fn forward_term(_sig: libc::c_int) {
 ///
 /// # Safety
 /// Must only be called in a freshly cloned child of the supervisor.
-pub(crate) unsafe fn run_init(plan: &Plan) -> ! {
+pub(crate) unsafe fn run_init(plan: &Plan<'_>) -> ! {
     libc::prctl(
         libc::PR_SET_PDEATHSIG,
         libc::SIGKILL as libc::c_ulong,
@@ -200,16 +218,46 @@ pub(crate) unsafe fn run_init(plan: &Plan) -> ! {
     if libc::setsid() < 0 {
         fail(plan, ST_SETSID);
     }
-    for m in &plan.mounts {
-        let opt = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
-        let r = libc::mount(
-            opt(&m.source),
-            m.target.as_ptr(),
-            opt(&m.fstype),
-            m.flags,
-            opt(&m.data).cast(),
-        );
-        if r != 0 {
+    for op in plan.fs_ops {
+        let ok = match op {
+            ChildOp::Mount(m) => {
+                let opt = |c: &Option<CString>| c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr());
+                libc::mount(
+                    opt(&m.source),
+                    m.target.as_ptr(),
+                    opt(&m.fstype),
+                    m.flags,
+                    opt(&m.data).cast(),
+                ) == 0
+            }
+            ChildOp::Mkdir(p) => libc::mkdir(p.as_ptr(), 0o755) == 0 || errno() == libc::EEXIST,
+            ChildOp::OpenPath { path, fd } => {
+                let own = [
+                    plan.status_write,
+                    plan.stdout_write,
+                    plan.stderr_write,
+                    plan.devnull,
+                    plan.landlock_fd.unwrap_or(-1),
+                ];
+                let t = libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                let ok = t >= 0
+                    && !own.contains(fd)
+                    && (t == *fd || libc::dup3(t, *fd, libc::O_CLOEXEC) == *fd);
+                if t >= 0 && t != *fd {
+                    libc::close(t);
+                }
+                ok
+            }
+            ChildOp::Touch(p) => {
+                let fd = libc::open(
+                    p.as_ptr(),
+                    libc::O_CREAT | libc::O_WRONLY | libc::O_CLOEXEC,
+                    0o644,
+                );
+                fd >= 0 && libc::close(fd) == 0
+            }
+        };
+        if !ok {
             fail(plan, ST_MOUNT);
         }
     }
@@ -239,7 +287,7 @@ pub(crate) unsafe fn run_init(plan: &Plan) -> ! {
     }
 }
 
-unsafe fn drop_capabilities(plan: &Plan) -> Result<(), ()> {
+unsafe fn drop_capabilities(plan: &Plan<'_>) -> Result<(), ()> {
     if libc::prctl(PR_SET_SECUREBITS, SECUREBITS, 0, 0, 0) != 0 {
         return Err(());
     }
@@ -273,7 +321,7 @@ unsafe fn drop_capabilities(plan: &Plan) -> Result<(), ()> {
 }
 
 /// The command process: confine, then exec. Never returns.
-unsafe fn run_command(plan: &Plan) -> ! {
+unsafe fn run_command(plan: &Plan<'_>) -> ! {
     // Signals: default dispositions for what the supervisor changed, empty mask.
     let mut sa: libc::sigaction = std::mem::zeroed();
     sa.sa_sigaction = libc::SIG_DFL;

@@ -64,7 +64,7 @@ pub fn exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
         stderr_write: err_w.as_raw_fd(),
         devnull: devnull.as_raw_fd(),
         pid_namespace: prepared.layers.pid_namespace,
-        mounts: prepared.mounts_for_child(),
+        fs_ops: &prepared.mounts.ops,
         cwd: prepared.cwd.clone(),
         argv: argv_ptrs,
         envp: envp_ptrs,
@@ -135,21 +135,6 @@ fn null_terminated(v: &[std::ffi::CString]) -> Vec<*const libc::c_char> {
         .map(|c| c.as_ptr())
         .chain(std::iter::once(std::ptr::null()))
         .collect()
-}
-
-impl Prepared {
-    fn mounts_for_child(&self) -> Vec<child::MountOp> {
-        self.mounts
-            .iter()
-            .map(|m| child::MountOp {
-                source: m.source.clone(),
-                target: m.target.clone(),
-                fstype: m.fstype.clone(),
-                flags: m.flags,
-                data: m.data.clone(),
-            })
-            .collect()
-    }
 }
 
 /// Configures the child from outside, then sends the go byte.

@@ -44,6 +44,7 @@ mod env;
 mod error;
 mod exec;
 mod landlock_fs;
+mod mounts;
 mod output;
 mod policy;
 mod prepare;

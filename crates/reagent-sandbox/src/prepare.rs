@@ -8,24 +8,18 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::child::MountOp;
 use crate::landlock_fs::{build_ruleset, read_access_bits, FsGrants};
+use crate::mounts::{cstring, MountPlan};
 use crate::probe::{kernel, NamespaceSupport};
 use crate::request::{AppliedLayers, MAX_COMMAND_BYTES};
 use crate::{cgroup::PidsCgroup, ExecRequest, SandboxError, SandboxMode};
-
-/// Directories hidden behind an empty read-only tmpfs (unless a granted path
-/// lies beneath one): sockets and secrets live there.
-const MASKED: &[&str] = &[
-    "/run", "/var/run", "/home", "/root", "/srv", "/mnt", "/media", "/var/tmp", "/tmp",
-];
 
 /// Owned data behind a [`crate::child::Plan`], kept alive across the fork.
 pub(crate) struct Prepared {
     pub(crate) cwd: CString,
     pub(crate) argv: Vec<CString>,
     pub(crate) envp: Vec<CString>,
-    pub(crate) mounts: Vec<MountOp>,
+    pub(crate) mounts: MountPlan,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     pub(crate) landlock: Option<OwnedFd>,
     pub(crate) proc_rule: Option<(CString, u64)>,
@@ -45,13 +39,6 @@ impl Prepared {
     pub(crate) fn landlock_fd(&self) -> Option<i32> {
         self.landlock.as_ref().map(|f| f.as_raw_fd())
     }
-}
-
-fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, SandboxError> {
-    CString::new(bytes).map_err(|_| SandboxError::Prepare {
-        stage: what,
-        reason: "contains a NUL byte".into(),
-    })
 }
 
 fn unsupported(layer: &'static str, reason: &str, allow: bool) -> Result<(), SandboxError> {
@@ -101,29 +88,6 @@ fn canonical_dir(path: &Path) -> Result<PathBuf, SandboxError> {
     Ok(canon)
 }
 
-fn mount_flags_of(path: &Path) -> libc::c_ulong {
-    let Ok(c) = CString::new(path.as_os_str().as_bytes()) else {
-        return 0;
-    };
-    // SAFETY: statvfs fills a zeroed struct from a valid C string path.
-    let mut st: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(c.as_ptr(), &mut st) } != 0 {
-        return 0;
-    }
-    let pairs = [
-        (libc::ST_NOSUID, libc::MS_NOSUID),
-        (libc::ST_NODEV, libc::MS_NODEV),
-        (libc::ST_NOEXEC, libc::MS_NOEXEC),
-        (libc::ST_NOATIME, libc::MS_NOATIME),
-        (libc::ST_NODIRATIME, libc::MS_NODIRATIME),
-        (libc::ST_RELATIME, libc::MS_RELATIME),
-    ];
-    pairs
-        .iter()
-        .filter(|(st_flag, _)| st.f_flag & st_flag != 0)
-        .fold(0, |acc, (_, ms)| acc | ms)
-}
-
 fn rlimits(req: &ExecRequest) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> {
     let l = &req.policy.limits;
     let wanted = [
@@ -163,26 +127,6 @@ fn rlimits(req: &ExecRequest) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> 
             )
         })
         .collect()
-}
-
-fn mount_op(
-    source: Option<&[u8]>,
-    target: &Path,
-    fstype: Option<&str>,
-    flags: libc::c_ulong,
-    data: Option<&str>,
-) -> Result<MountOp, SandboxError> {
-    Ok(MountOp {
-        source: source.map(|s| cstring(s, "mount source")).transpose()?,
-        target: cstring(target.as_os_str().as_bytes(), "mount target")?,
-        fstype: fstype
-            .map(|s| cstring(s.as_bytes(), "mount type"))
-            .transpose()?,
-        flags,
-        data: data
-            .map(|s| cstring(s.as_bytes(), "mount data"))
-            .transpose()?,
-    })
 }
 
 /// Builds everything the child needs.
@@ -237,41 +181,13 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
         .iter()
         .filter_map(|p| p.canonicalize().ok())
         .collect();
-    let mut needed: Vec<&Path> = vec![&ws, &tmp_path];
-    needed.extend(readable.iter().map(PathBuf::as_path));
-    needed.extend(writable.iter().map(PathBuf::as_path));
+    let mut needed: Vec<PathBuf> = vec![ws.clone(), tmp_path.clone()];
+    needed.extend(readable.iter().cloned());
+    needed.extend(writable.iter().cloned());
 
-    let mut mounts = Vec::new();
+    let mut mounts = MountPlan::default();
     if use_ns {
-        let private = libc::MS_REC | libc::MS_PRIVATE;
-        mounts.push(mount_op(None, Path::new("/"), None, private, None)?);
-        let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC;
-        mounts.push(mount_op(
-            Some(b"proc"),
-            Path::new("/proc"),
-            Some("proc"),
-            proc_flags,
-            None,
-        )?);
-        if confine_fs {
-            for m in MASKED {
-                let p = Path::new(m);
-                let is_real_dir = p.symlink_metadata().map(|md| md.is_dir()).unwrap_or(false);
-                let hides_needed = needed.iter().any(|n| n.starts_with(p) || p.starts_with(n));
-                if is_real_dir && !hides_needed {
-                    let flags =
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
-                    mounts.push(mount_op(
-                        Some(b"tmpfs"),
-                        p,
-                        Some("tmpfs"),
-                        flags,
-                        Some("size=16k,mode=755"),
-                    )?);
-                    layers.masked.push(p.to_path_buf());
-                }
-            }
-        }
+        let mut protected = Vec::new();
         if policy.mode == SandboxMode::WorkspaceWrite {
             for prot in &policy.protected_paths {
                 let abs = if prot.is_absolute() {
@@ -279,30 +195,16 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
                 } else {
                     ws.join(prot)
                 };
-                let Ok(canon) = abs.canonicalize() else {
-                    continue;
-                };
-                if !canon.starts_with(&ws) || canon == ws {
-                    continue;
+                if let Ok(canon) = abs.canonicalize() {
+                    if canon.starts_with(&ws) && canon != ws {
+                        protected.push(canon);
+                    }
                 }
-                let bind = libc::MS_BIND | libc::MS_REC;
-                mounts.push(mount_op(
-                    Some(canon.as_os_str().as_bytes()),
-                    &canon,
-                    None,
-                    bind,
-                    None,
-                )?);
-                let ro = libc::MS_REMOUNT
-                    | libc::MS_BIND
-                    | libc::MS_RDONLY
-                    | libc::MS_NOSUID
-                    | libc::MS_NODEV
-                    | mount_flags_of(&canon);
-                mounts.push(mount_op(None, &canon, None, ro, None)?);
-                layers.protected_read_only.push(canon);
             }
         }
+        mounts = crate::mounts::plan(&needed, &protected, confine_fs)?;
+        layers.masked = mounts.masked.clone();
+        layers.protected_read_only = mounts.protected.clone();
     }
 
     // Landlock.

@@ -207,7 +207,8 @@ impl Supervisor {
                 "output limit ({} bytes written)",
                 self.flood_limit()
             )),
-            None => match signal {
+            // A shell reports a child killed by a signal as exit 128+signal.
+            None => match signal.or(exit_code.map(|c| c - 128)) {
                 Some(libc::SIGXCPU) => Some(format!("cpu time limit ({} s)", limits.0)),
                 Some(libc::SIGXFSZ) => Some(format!("file size limit ({} bytes)", limits.1)),
                 _ => pids_limit_hit(prepared).or_else(|| memory_limit_hit(&stderr_text, limits.2)),

@@ -5,4 +5,7 @@
 //! outcome (sentinels untouched, secrets absent, no surviving processes,
 //! bounded time), never that some string matched a pattern.
 
+// Test code: a failed setup step should panic loudly.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::print_stdout)]
+
 mod suite;

@@ -1,5 +1,7 @@
 //! exec basics: exit codes, stdin, output capture, cwd, env, timeouts.
 
+use reagent_sandbox::{exec, NamespaceSupport, SandboxError, SandboxMode};
+
 use super::harness::Fixture;
 
 #[test]
@@ -28,9 +30,111 @@ fn cwd_is_the_workspace_and_writes_land_there() {
 }
 
 #[test]
-fn probe_reports_something() {
+fn probe_reports_every_layer_supported_here() {
     let r = reagent_sandbox::probe();
     let text = r.to_string();
-    assert!(text.contains("landlock"), "{text}");
     println!("{text}");
+    // This machine kind (and CI) must support every default layer; if not,
+    // fail naming the missing one instead of passing quietly.
+    assert!(
+        r.landlock_abi.is_some(),
+        "KERNEL FEATURE MISSING: landlock\n{text}"
+    );
+    assert!(r.seccomp, "KERNEL FEATURE MISSING: seccomp\n{text}");
+    assert_ne!(
+        r.namespaces,
+        NamespaceSupport::Unavailable,
+        "KERNEL FEATURE MISSING: namespaces\n{text}"
+    );
+    assert!(r.fully_supported());
+}
+
+/// Negative control: the sentinel checks used by the red-team tests do
+/// notice a write outside WS when confinement is off (full mode).
+#[test]
+fn control_full_mode_can_reach_the_sentinel() {
+    let f = Fixture::new();
+    let mut req = f.req(&f.fill("echo changed > $S"));
+    req.policy.mode = SandboxMode::Full;
+    let out = exec(&req).unwrap();
+    assert_eq!(out.exit_code, Some(0), "{out:?}");
+    assert_eq!(std::fs::read_to_string(&f.sentinel).unwrap(), "changed\n");
+}
+
+#[test]
+fn read_only_mode_forbids_workspace_writes() {
+    let f = Fixture::new();
+    std::fs::write(f.path().join("keep.txt"), "keep\n").unwrap();
+    let mut req = f.req(
+        "cat keep.txt; echo x > keep.txt; echo y > new.txt; echo t > \"$TMPDIR/ok\" && echo tmp-ok",
+    );
+    req.policy.mode = SandboxMode::ReadOnly;
+    let out = exec(&req).unwrap();
+    assert_eq!(out.stdout, "keep\ntmp-ok\n", "{out:?}");
+    assert_eq!(
+        std::fs::read_to_string(f.path().join("keep.txt")).unwrap(),
+        "keep\n"
+    );
+    assert!(!f.path().join("new.txt").exists());
+}
+
+#[test]
+fn extra_writable_root_is_writable_and_others_are_not() {
+    let f = Fixture::new();
+    let extra = tempfile::Builder::new()
+        .prefix("reagent-extra-")
+        .tempdir()
+        .unwrap();
+    let mut req = f.req(&format!(
+        "echo ok > {}/made; echo no > $HOME/.nope; true",
+        extra.path().display()
+    ));
+    req.policy.writable_roots = vec![extra.path().to_path_buf()];
+    let out = exec(&req).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(extra.path().join("made")).unwrap(),
+        "ok\n",
+        "{out:?}"
+    );
+    assert!(!std::path::Path::new("/root/.nope").exists());
+}
+
+#[test]
+fn private_tmp_is_removed_after_the_call() {
+    let f = Fixture::new();
+    let out = f.run("echo $TMPDIR; touch \"$TMPDIR/file\"");
+    let tmp = std::path::PathBuf::from(out.stdout.trim());
+    assert!(tmp.starts_with(std::env::temp_dir()), "{out:?}");
+    assert!(!tmp.exists(), "private temp dir left behind");
+}
+
+#[test]
+fn cancellation_kills_the_command() {
+    let f = Fixture::new();
+    let marker = super::harness::sleep_marker();
+    let token = tokio_util::sync::CancellationToken::new();
+    let mut req = f.req(&format!("sleep {marker}"));
+    req.timeout = std::time::Duration::from_secs(30);
+    req.cancel = Some(token.clone());
+    let t = std::thread::spawn(move || exec(&req));
+    std::thread::sleep(std::time::Duration::from_millis(300));
+    token.cancel();
+    let out = t.join().unwrap().unwrap();
+    assert_eq!(out.limit_hit.as_deref(), Some("cancelled"));
+    assert!(out.duration < std::time::Duration::from_secs(5));
+    assert!(super::harness::processes_with(&marker).is_empty());
+}
+
+#[test]
+fn empty_command_and_missing_workspace_are_errors() {
+    let f = Fixture::new();
+    assert!(matches!(
+        exec(&f.req("  ")),
+        Err(SandboxError::InvalidCommand(_))
+    ));
+    let mut req = f.req("true");
+    req.cwd = f.path().join("missing");
+    let err = exec(&req).unwrap_err();
+    assert!(matches!(err, SandboxError::Workspace { .. }), "{err}");
+    assert!(err.is_command_error());
 }

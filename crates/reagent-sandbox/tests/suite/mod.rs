@@ -3,3 +3,5 @@
 mod basics;
 mod harness;
 mod redteam_c;
+mod redteam_d;
+mod redteam_e;
