@@ -21,7 +21,8 @@ pub struct CommandConfig {
     pub default_timeout: Duration,
     /// Largest timeout the model may ask for (10 min).
     pub max_timeout: Duration,
-    /// Bytes of output kept per stream, head and tail halves (32 KiB).
+    /// Bytes of output kept per stream, head and tail halves (16 KiB: small models have
+    /// small contexts).
     pub output_cap: usize,
     /// Longest command accepted, in bytes (64 KiB).
     pub max_command_bytes: usize,
@@ -35,7 +36,7 @@ impl Default for CommandConfig {
         CommandConfig {
             default_timeout: Duration::from_secs(60),
             max_timeout: Duration::from_secs(600),
-            output_cap: 32 * 1024,
+            output_cap: 16 * 1024,
             max_command_bytes: reagent_sandbox::MAX_COMMAND_BYTES.min(64 * 1024),
             policy: SandboxPolicy::default(),
         }

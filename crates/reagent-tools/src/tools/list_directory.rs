@@ -29,6 +29,9 @@ const NOT_EXPANDED: [&[u8]; 6] = [
     b".reagent",
 ];
 
+/// Most names read from one folder (sorted afterwards; the rest count as cut).
+const MAX_NAMES_READ: usize = 100_000;
+
 /// The `list_directory` tool.
 pub(crate) struct ListDirectory {
     cfg: Arc<ToolsConfig>,
@@ -126,6 +129,11 @@ fn visit(
     let reader = Dir::new(rustix::io::dup(&dir)?)?;
     let mut names: Vec<Vec<u8>> = Vec::new();
     for entry in reader {
+        // Bound memory on huge folders: names beyond this are never shown anyway.
+        if names.len() >= MAX_NAMES_READ {
+            listing.cut = true;
+            break;
+        }
         let entry = entry?;
         let name = entry.file_name().to_bytes();
         if name != b"." && name != b".." {

@@ -3,18 +3,24 @@
 //! The start folder is first opened beneath the workspace fd (so `..`, symlinks leading out
 //! and mount points are refused exactly as for the other tools), and its real location is
 //! read back from that fd. The walk itself (the `ignore` crate, as in ripgrep) starts from the
-//! workspace root so the root `.gitignore` applies, descends only towards and into the start
-//! folder, never follows symlinks, skips `.git`, stays on one filesystem unless mounts may be
+//! start folder with the `.gitignore` rules of the folders above it (read through the
+//! workspace fd), never follows symlinks, skips `.git`, stays on one filesystem unless mounts may be
 //! crossed, and stops at a depth limit and a deadline. Files are then opened through the
 //! workspace fd again, never by the walked path.
 
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
+use std::io::Read;
+
+use ignore::gitignore::{Gitignore, GitignoreBuilder};
 use ignore::WalkBuilder;
 
 use crate::config::FileLimits;
 use crate::workspace::Workspace;
+
+/// Largest `.gitignore` read from a folder above the start.
+const MAX_GITIGNORE_BYTES: u64 = 1024 * 1024;
 
 /// Why a walk ended early.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -49,10 +55,9 @@ pub(crate) fn walk_files(
         .ok_or_else(|| format!("cannot tell where {start} is inside the workspace"))?;
     let root = ws.root().to_path_buf();
     let start_abs = root.join(&start_rel);
-    let depth_below_root = start_rel.components().count();
+    let ancestors = ancestor_gitignores(ws, &start_rel);
 
-    let filter_start = start_abs.clone();
-    let walker = WalkBuilder::new(&root)
+    let walker = WalkBuilder::new(&start_abs)
         .follow_links(false)
         .hidden(false)
         .parents(false)
@@ -63,12 +68,13 @@ pub(crate) fn walk_files(
         .ignore(true)
         .same_file_system(!ws.cross_mounts())
         .sort_by_file_name(|a, b| a.cmp(b))
-        .max_depth(Some(
-            limits.search_max_depth.saturating_add(depth_below_root),
-        ))
+        .max_depth(Some(limits.search_max_depth))
         .filter_entry(move |e| {
-            let p = e.path();
-            e.file_name() != ".git" && (p.starts_with(&filter_start) || filter_start.starts_with(p))
+            let is_dir = e.file_type().is_some_and(|t| t.is_dir());
+            e.file_name() != ".git"
+                && !ancestors
+                    .iter()
+                    .any(|g| g.matched(e.path(), is_dir).is_ignore())
         })
         .build();
 
@@ -90,4 +96,33 @@ pub(crate) fn walk_files(
         }
     }
     Ok(None)
+}
+
+/// The `.gitignore` rules of the folders between the workspace root and the start folder
+/// (the walk itself reads those at and below the start). They are read through the
+/// workspace fd, and they apply only below the start: a folder the model names explicitly is
+/// searched even when it is ignored itself (like ripgrep with an explicit path).
+fn ancestor_gitignores(ws: &Workspace, start_rel: &Path) -> Vec<Gitignore> {
+    let mut out = Vec::new();
+    let mut dir = PathBuf::new();
+    for comp in start_rel.components() {
+        let file = dir.join(".gitignore");
+        let shown = file.to_string_lossy().into_owned();
+        if let Ok(opened) = ws.open_file_rel(&file, &shown) {
+            let mut text = String::new();
+            let _ = opened
+                .file
+                .take(MAX_GITIGNORE_BYTES)
+                .read_to_string(&mut text);
+            let mut builder = GitignoreBuilder::new(ws.root().join(&dir));
+            for line in text.lines() {
+                let _ = builder.add_line(None, line);
+            }
+            if let Ok(gi) = builder.build() {
+                out.push(gi);
+            }
+        }
+        dir.push(comp);
+    }
+    out
 }

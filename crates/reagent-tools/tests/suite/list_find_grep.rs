@@ -125,6 +125,40 @@ fn find_respects_gitignore_and_glob_forms() {
 }
 
 #[test]
+fn gitignore_of_parent_folders_applies_and_explicit_paths_win() {
+    let fx = Fixture::new();
+    tree(&fx);
+    fx.put("src/debug.log", "fn main in a log\n");
+    fx.put("src/util/.gitignore", "/generated.rs\n");
+    fx.put("src/util/generated.rs", "fn main() {}\n");
+    fx.put("src/util/deeper/generated.rs", "fn main() {}\n");
+    // Root rule `*.log` and the anchored rule of src/util apply when searching inside src.
+    assert_eq!(
+        out(&fx.call("find_files", json!({"pattern": "*", "path": "src"}))),
+        "src/main.rs\nsrc/util/.gitignore\nsrc/util/deeper/generated.rs\nsrc/util/mod.rs"
+    );
+    assert_eq!(
+        out(&fx.call(
+            "grep_search",
+            json!({"pattern": "fn main", "path": "src/util"})
+        )),
+        "src/util/deeper/generated.rs:1: fn main() {}"
+    );
+    // An ignored folder named explicitly is searched.
+    assert_eq!(
+        out(&fx.call("find_files", json!({"pattern": "*.rs", "path": "target"}))),
+        "target/debug/out.rs"
+    );
+    assert_eq!(
+        out(&fx.call(
+            "grep_search",
+            json!({"pattern": "fn main", "path": "target/debug"})
+        )),
+        "target/debug/out.rs:1: fn main() {}"
+    );
+}
+
+#[test]
 fn grep_respects_gitignore_include_and_path() {
     let fx = Fixture::new();
     tree(&fx);
