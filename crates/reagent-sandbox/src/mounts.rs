@@ -3,8 +3,8 @@
 //!
 //! 1. `/` becomes a private mount tree (nothing propagates to the host).
 //! 2. A fresh `/proc` for the command's PID namespace.
-//! 3. Masks: `/run`, `/var/run`, `/home`, `/root`, `/srv`, `/mnt`, `/media`,
-//!    `/var/tmp` and `/tmp` are covered by an empty tmpfs, so host sockets
+//! 3. Masks: `/run`, `/var` (with `/var/run`), `/home`, `/root`, `/srv`,
+//!    `/mnt`, `/media` and `/tmp` are covered by an empty tmpfs, so host sockets
 //!    (docker.sock, D-Bus, X11, tmux, ssh-agent) and home directories are
 //!    not even reachable by path. When a path the command needs (workspace,
 //!    private temp dir, configured roots) lies beneath a masked directory,
@@ -25,7 +25,7 @@ use crate::SandboxError;
 
 /// Directories hidden behind an empty tmpfs.
 const MASKED: &[&str] = &[
-    "/run", "/var/run", "/home", "/root", "/srv", "/mnt", "/media", "/var/tmp", "/tmp",
+    "/run", "/var", "/home", "/root", "/srv", "/mnt", "/media", "/tmp",
 ];
 
 /// The planned operations plus what must stay alive until the clone.

@@ -75,7 +75,7 @@ impl CappedBuf {
             return escape(&all);
         }
         let mut s = escape(&self.head);
-        if !s.ends_with('\n') {
+        if !s.is_empty() && !s.ends_with('\n') {
             s.push('\n');
         }
         let _ = writeln!(s, "[truncated {dropped} bytes]");

@@ -14,6 +14,11 @@ use crate::probe::{kernel, NamespaceSupport};
 use crate::request::{AppliedLayers, MAX_COMMAND_BYTES};
 use crate::{cgroup::PidsCgroup, ExecRequest, SandboxError, SandboxMode};
 
+/// Oldest Landlock ABI accepted without `allow_unconfined`: ABI 3 adds
+/// `LANDLOCK_ACCESS_FS_TRUNCATE`; before it `truncate -s0 /etc/passwd` by a
+/// capability-less root is not stopped by Landlock.
+const MIN_LANDLOCK_ABI: i32 = 3;
+
 /// Owned data behind a [`crate::child::Plan`], kept alive across the fork.
 pub(crate) struct Prepared {
     pub(crate) cwd: CString,
@@ -213,6 +218,14 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
     if confine_fs {
         match k.landlock_abi {
             Some(abi) => {
+                if abi < MIN_LANDLOCK_ABI {
+                    // With the opt-out, the partial ruleset still applies.
+                    unsupported(
+                        "landlock",
+                        &format!("Landlock ABI {abi} cannot deny truncate(2); ABI {MIN_LANDLOCK_ABI} (Linux 6.2) is needed"),
+                        allow,
+                    )?;
+                }
                 let mut grants = FsGrants::default();
                 if use_ns {
                     proc_rule = Some((cstring(b"/proc", "proc rule")?, read_access_bits(abi)));

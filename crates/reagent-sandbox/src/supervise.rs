@@ -121,7 +121,10 @@ impl Supervisor {
     /// drain time is up). Returns init's wait status.
     pub(crate) fn run(&mut self, guard: &mut InitGuard, prepared: &Prepared) -> Option<i32> {
         let start = Instant::now();
-        let deadline = start + self.timeout;
+        // A huge timeout means "no deadline" rather than an Instant overflow.
+        let deadline = start
+            .checked_add(self.timeout)
+            .unwrap_or_else(|| start + Duration::from_secs(100 * 365 * 24 * 3600));
         let mut hard_kill_at: Option<Instant> = None;
         let mut init_status = None;
         let mut drain_until: Option<Instant> = None;

@@ -138,3 +138,19 @@ fn empty_command_and_missing_workspace_are_errors() {
     assert!(matches!(err, SandboxError::Workspace { .. }), "{err}");
     assert!(err.is_command_error());
 }
+
+#[test]
+fn odd_parameters_do_not_panic() {
+    let f = Fixture::new();
+    let mut req = f.req("echo hi");
+    req.timeout = std::time::Duration::MAX;
+    req.output_cap = 0;
+    let out = exec(&req).unwrap();
+    assert_eq!(out.exit_code, Some(0));
+    assert_eq!(out.stdout, "[truncated 3 bytes]\n");
+    assert_eq!(out.truncated_bytes, 3);
+    req.timeout = std::time::Duration::ZERO;
+    req.command = "sleep 5".into();
+    let out = exec(&req).unwrap();
+    assert!(out.timed_out);
+}
