@@ -6,6 +6,7 @@
 
 use std::io::Read;
 use std::sync::Arc;
+use std::time::Duration;
 
 use reagent_protocol::ToolSpec;
 use serde_json::{json, Value};
@@ -123,7 +124,10 @@ impl EditFile {
             .write_file(path, updated.as_bytes(), &self.cfg.write_policy())
             .map_err(|e| e.to_string())?;
 
-        let diff = TextDiff::from_lines(&text, &updated)
+        // A deadline keeps the diff of a huge, much-changed file from taking long.
+        let diff = TextDiff::configure()
+            .timeout(Duration::from_secs(2))
+            .diff_lines(&text, &updated)
             .unified_diff()
             .context_radius(3)
             .header(&format!("a/{}", done.path), &format!("b/{}", done.path))

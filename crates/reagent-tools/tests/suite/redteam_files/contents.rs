@@ -274,7 +274,7 @@ fn row31_catastrophic_and_huge_regexes() {
     let t = std::time::Instant::now();
     let r = out(&fx.call("grep_search", json!({"pattern": "(a+)+$"})));
     assert!(
-        t.elapsed() < Duration::from_secs(3),
+        t.elapsed() < Duration::from_secs(5),
         "took {:?}",
         t.elapsed()
     );
