@@ -36,6 +36,8 @@
 //! assert!(!r.is_ok());
 //! ```
 #![deny(missing_docs)]
+#![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
+#![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod config;
 mod registry;

@@ -122,3 +122,35 @@ fn non_object_arguments_are_answered() {
     // list_directory has no required argument: non-object args list the root.
     assert!(fx.call("list_directory", json!(null)).is_ok());
 }
+
+/// A tool that panics, to prove the registry answers instead of unwinding.
+struct Panics;
+
+impl reagent_tools::Tool for Panics {
+    fn spec(&self) -> reagent_protocol::ToolSpec {
+        reagent_protocol::ToolSpec {
+            name: "boom".into(),
+            description: "panics".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn call(&self, _args: &serde_json::Value, _ctx: &reagent_tools::ToolContext) -> ToolResult {
+        panic!("deliberate")
+    }
+}
+
+#[test]
+fn a_panicking_tool_becomes_an_error_and_registry_edits_work() {
+    let fx = Fixture::new();
+    let mut reg = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    reg.register(std::sync::Arc::new(Panics));
+    assert_eq!(reg.names()[0], "boom");
+    let r = reg.call("boom", &json!({}), &fx.ctx);
+    assert_eq!(r, ToolResult::err("internal error in tool `boom`"));
+    assert!(reg.remove("boom"));
+    assert!(!reg.remove("boom"));
+    assert_eq!(reg.names(), ALL);
+}
