@@ -1,2 +1,83 @@
-//! The `reagent` binary.
-fn main() {}
+//! The `reagent` binary: parses arguments, sets up logging, and calls the library. Thin on
+//! purpose: everything it does is available to library users too.
+
+mod cli;
+mod config;
+mod demo;
+mod doctor_cmd;
+mod exit;
+mod parse_cmd;
+mod progress;
+mod run_cmd;
+mod setup;
+mod tool_cmd;
+
+use clap::Parser;
+
+use crate::cli::{Cli, Command};
+use crate::exit::ExitCode;
+
+/// An error caused by how reagent was called (exit code 2), not by the run.
+#[derive(Debug)]
+pub(crate) struct UsageError(pub(crate) anyhow::Error);
+
+impl std::fmt::Display for UsageError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:#}", self.0)
+    }
+}
+
+impl std::error::Error for UsageError {}
+
+/// Mark an error as a usage error.
+pub(crate) fn usage(e: anyhow::Error) -> anyhow::Error {
+    anyhow::Error::new(UsageError(e))
+}
+
+fn main() {
+    let cli = Cli::parse();
+    tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()),
+        )
+        .init();
+    let runtime = match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(rt) => rt,
+        Err(e) => {
+            eprintln!("reagent: cannot start the async runtime: {e}");
+            std::process::exit(ExitCode::Internal as i32);
+        }
+    };
+    let code = match runtime.block_on(dispatch(cli)) {
+        Ok(code) => code,
+        Err(e) => {
+            eprintln!("reagent: {e:#}");
+            if e.downcast_ref::<UsageError>().is_some() {
+                ExitCode::Usage
+            } else {
+                ExitCode::Internal
+            }
+        }
+    };
+    std::process::exit(code as i32);
+}
+
+async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    match cli.command {
+        Command::Run(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            run_cmd::run(&args, &file).await
+        }
+        Command::Tool(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            tool_cmd::run(&args, &file).await
+        }
+        Command::Parse(args) => parse_cmd::run(&args),
+        Command::Doctor(args) => doctor_cmd::run(&args).await,
+        Command::Demo(args) => demo::run(&args).await,
+    }
+}

@@ -1,0 +1,165 @@
+//! Command-line definitions (clap). Flags named in the issues are a contract: keep them.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+
+/// reagent: make local models do real work, safely.
+#[derive(Debug, Parser)]
+#[command(name = "reagent", version, about, long_about = None)]
+pub(crate) struct Cli {
+    /// Config file (TOML). Default: ./reagent.toml, then ~/.config/reagent/config.toml.
+    #[arg(long, global = true)]
+    pub(crate) config: Option<PathBuf>,
+    /// Log level for diagnostics on stderr (error, warn, info, debug, trace).
+    #[arg(long, global = true, default_value = "warn")]
+    pub(crate) log: String,
+    #[command(subcommand)]
+    pub(crate) command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+pub(crate) enum Command {
+    /// Hand a task to a model and let it act on a workspace.
+    Run(RunArgs),
+    /// Run one tool under exactly the confinement it has inside a run; print its JSON result.
+    Tool(ToolArgs),
+    /// Parse a raw model output from stdin and show the tool calls found.
+    Parse(ParseArgs),
+    /// Report what this machine supports (sandbox layers, model server).
+    Doctor(DoctorArgs),
+    /// Run a demo task: on Ollama if it runs, else on an embedded llama-server + SmolLM2.
+    Demo(crate::demo::DemoArgs),
+}
+
+/// Flags of `reagent run`.
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct RunArgs {
+    /// The task, in plain words.
+    pub(crate) task: String,
+    /// Model name as the server knows it (e.g. qwen3:8b).
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// Model server: ollama, openai, anthropic or gemini.
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+    /// Server base URL, the way the provider's SDK takes it (OpenAI-style ends in /v1).
+    /// Repeat for an endpoint pool.
+    #[arg(long = "base-url")]
+    pub(crate) base_url: Vec<String>,
+    /// Directory the agent works in (default: current directory).
+    #[arg(long)]
+    pub(crate) workspace: Option<PathBuf>,
+    /// Stop after this many model calls (default 20).
+    #[arg(long)]
+    pub(crate) max_iterations: Option<u32>,
+    /// Write every event as a JSON line to FILE.
+    #[arg(long)]
+    pub(crate) events: Option<PathBuf>,
+    /// Print one JSON object with the result instead of the answer.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Disable every tool that writes files or runs commands.
+    #[arg(long)]
+    pub(crate) read_only: bool,
+    /// Leave a tool out (repeatable).
+    #[arg(long = "disable-tool")]
+    pub(crate) disable_tool: Vec<String>,
+    /// Budget: total tokens (prompt + completion).
+    #[arg(long)]
+    pub(crate) max_tokens: Option<u64>,
+    /// Budget: wall-clock seconds.
+    #[arg(long)]
+    pub(crate) max_time: Option<f64>,
+    /// Budget: tool calls.
+    #[arg(long)]
+    pub(crate) max_tool_calls: Option<u32>,
+    /// Context window (default: the smaller of the model's and 16384).
+    #[arg(long)]
+    pub(crate) num_ctx: Option<u32>,
+    /// Maximum tokens per reply (default 2048).
+    #[arg(long)]
+    pub(crate) num_predict: Option<u32>,
+    /// Sampling temperature.
+    #[arg(long)]
+    pub(crate) temperature: Option<f32>,
+    /// Sampling seed.
+    #[arg(long)]
+    pub(crate) seed: Option<i64>,
+    /// How long Ollama keeps the model loaded (e.g. 5m).
+    #[arg(long)]
+    pub(crate) keep_alive: Option<String>,
+    /// Turn the model's thinking on or off (true/false).
+    #[arg(long)]
+    pub(crate) think: Option<bool>,
+    /// Per-call timeout in seconds (default 120).
+    #[arg(long)]
+    pub(crate) timeout: Option<f64>,
+    /// How tools are offered: auto, native, constrained or prompt.
+    #[arg(long)]
+    pub(crate) tool_mode: Option<String>,
+    /// Do not stream the reply (streaming is on by default in a terminal).
+    #[arg(long)]
+    pub(crate) no_stream: bool,
+    /// Force a parser format family (e.g. hermes, mistral).
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+    /// Command sandbox: read-only, workspace-write or full.
+    #[arg(long)]
+    pub(crate) sandbox: Option<String>,
+    /// Let commands use the network.
+    #[arg(long)]
+    pub(crate) allow_network: bool,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// Flags of `reagent tool`.
+#[derive(Debug, Args)]
+pub(crate) struct ToolArgs {
+    /// Tool name (read_file, write_file, edit_file, list_directory, find_files, grep_search,
+    /// run_command, task_complete).
+    pub(crate) name: String,
+    /// Workspace directory.
+    #[arg(long)]
+    pub(crate) workspace: PathBuf,
+    /// Arguments as a JSON object.
+    #[arg(long, default_value = "{}")]
+    pub(crate) args: String,
+    /// Disable every tool that writes files or runs commands.
+    #[arg(long)]
+    pub(crate) read_only: bool,
+    /// Command sandbox: read-only, workspace-write or full.
+    #[arg(long)]
+    pub(crate) sandbox: Option<String>,
+    /// Let commands use the network.
+    #[arg(long)]
+    pub(crate) allow_network: bool,
+}
+
+/// Flags of `reagent parse`.
+#[derive(Debug, Args)]
+pub(crate) struct ParseArgs {
+    /// Print JSON: {"content", "reasoning", "calls", "format", "truncated"}.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Force a format family (the corpus family names, e.g. hermes, qwen3_coder_xml).
+    #[arg(long)]
+    pub(crate) format: Option<String>,
+    /// Tool schemas (a JSON array of {name, parameters} or OpenAI function objects) used to
+    /// type argument values.
+    #[arg(long)]
+    pub(crate) tools: Option<PathBuf>,
+}
+
+/// Flags of `reagent doctor`.
+#[derive(Debug, Args)]
+pub(crate) struct DoctorArgs {
+    /// Ollama host to check.
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+}

@@ -1,0 +1,194 @@
+//! The TOML config file: defaults for `reagent run`. Unknown keys are errors, with the key's
+//! name, so a typo never silently does nothing. Command-line flags override the file.
+//!
+//! ```toml
+//! model = "qwen3:8b"
+//! provider = "ollama"          # ollama | openai | anthropic | gemini
+//! tool_mode = "auto"           # auto | native | constrained | prompt
+//! max_iterations = 20
+//!
+//! [options]
+//! num_ctx = 16384
+//! temperature = 0.2
+//!
+//! [budgets]
+//! max_tokens = 200000
+//! max_time_secs = 600
+//!
+//! [sandbox]
+//! mode = "workspace-write"     # read-only | workspace-write | full
+//! network = false
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use anyhow::Context;
+use serde::Deserialize;
+
+/// The whole file.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct FileConfig {
+    pub(crate) model: Option<String>,
+    pub(crate) provider: Option<String>,
+    pub(crate) host: Option<String>,
+    #[serde(default)]
+    pub(crate) base_urls: Vec<String>,
+    /// Environment variable holding the API key (default per provider, e.g. OPENAI_API_KEY).
+    pub(crate) api_key_env: Option<String>,
+    pub(crate) tool_mode: Option<String>,
+    pub(crate) max_iterations: Option<u32>,
+    pub(crate) stream: Option<bool>,
+    pub(crate) timeout_secs: Option<f64>,
+    pub(crate) max_retries: Option<u32>,
+    pub(crate) system_prompt: Option<String>,
+    pub(crate) format: Option<String>,
+    #[serde(default)]
+    pub(crate) options: OptionsConfig,
+    #[serde(default)]
+    pub(crate) budgets: BudgetsConfig,
+    #[serde(default)]
+    pub(crate) guardrails: GuardrailsConfig,
+    #[serde(default)]
+    pub(crate) tools: ToolsFileConfig,
+    #[serde(default)]
+    pub(crate) sandbox: SandboxFileConfig,
+}
+
+/// `[options]`: generation options.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct OptionsConfig {
+    pub(crate) num_ctx: Option<u32>,
+    pub(crate) num_predict: Option<u32>,
+    pub(crate) temperature: Option<f32>,
+    pub(crate) seed: Option<i64>,
+    pub(crate) keep_alive: Option<String>,
+    pub(crate) think: Option<bool>,
+}
+
+/// `[budgets]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct BudgetsConfig {
+    pub(crate) max_tokens: Option<u64>,
+    pub(crate) max_time_secs: Option<f64>,
+    pub(crate) max_tool_calls: Option<u32>,
+}
+
+/// `[guardrails]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct GuardrailsConfig {
+    pub(crate) repetition_threshold: Option<usize>,
+    pub(crate) max_nudges: Option<u32>,
+    pub(crate) retry_truncated: Option<bool>,
+    pub(crate) compaction_trigger: Option<f64>,
+    pub(crate) keep_recent_rounds: Option<usize>,
+    pub(crate) default_ctx_cap: Option<u32>,
+}
+
+/// `[tools]`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ToolsFileConfig {
+    pub(crate) read_only: Option<bool>,
+    #[serde(default)]
+    pub(crate) disabled: Vec<String>,
+    pub(crate) command_timeout_secs: Option<f64>,
+}
+
+/// `[sandbox]`: confinement of `run_command`.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct SandboxFileConfig {
+    pub(crate) mode: Option<String>,
+    pub(crate) network: Option<bool>,
+    #[serde(default)]
+    pub(crate) writable_roots: Vec<PathBuf>,
+    #[serde(default)]
+    pub(crate) readable_roots: Vec<PathBuf>,
+    #[serde(default)]
+    pub(crate) protected_paths: Vec<PathBuf>,
+    /// Run commands even where the kernel cannot confine them (not recommended).
+    pub(crate) allow_unconfined: Option<bool>,
+    #[serde(default)]
+    pub(crate) rules: Vec<CommandRuleConfig>,
+}
+
+/// One `[[sandbox.rules]]` entry: commands starting with `prefix` are allowed, asked or forbidden.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct CommandRuleConfig {
+    pub(crate) prefix: String,
+    pub(crate) action: String,
+}
+
+impl FileConfig {
+    /// Load the config: `explicit` if given (must exist), else `./reagent.toml`, else
+    /// `~/.config/reagent/config.toml`, else defaults.
+    pub(crate) fn load(explicit: Option<&Path>) -> anyhow::Result<Self> {
+        let path = match explicit {
+            Some(p) => Some(p.to_path_buf()),
+            None => default_locations().into_iter().find(|p| p.is_file()),
+        };
+        let Some(path) = path else {
+            return Ok(FileConfig::default());
+        };
+        let text = std::fs::read_to_string(&path)
+            .with_context(|| format!("cannot read config file {}", path.display()))?;
+        Self::parse(&text).with_context(|| format!("bad config file {}", path.display()))
+    }
+
+    /// Parse config text.
+    pub(crate) fn parse(text: &str) -> anyhow::Result<Self> {
+        Ok(toml::from_str(text)?)
+    }
+}
+
+fn default_locations() -> Vec<PathBuf> {
+    let mut v = vec![PathBuf::from("reagent.toml")];
+    if let Some(home) = std::env::var_os("HOME") {
+        v.push(PathBuf::from(home).join(".config/reagent/config.toml"));
+    }
+    v
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_config_parses() {
+        let c = FileConfig::parse(
+            r#"
+            model = "qwen3:8b"
+            tool_mode = "constrained"
+            [options]
+            num_ctx = 8192
+            [budgets]
+            max_tool_calls = 10
+            [sandbox]
+            mode = "read-only"
+            [[sandbox.rules]]
+            prefix = "git push"
+            action = "forbid"
+            "#,
+        )
+        .unwrap();
+        assert_eq!(c.model.as_deref(), Some("qwen3:8b"));
+        assert_eq!(c.options.num_ctx, Some(8192));
+        assert_eq!(c.budgets.max_tool_calls, Some(10));
+        assert_eq!(c.sandbox.rules[0].action, "forbid");
+    }
+
+    #[test]
+    fn unknown_keys_are_named_in_the_error() {
+        let err = FileConfig::parse("modle = \"x\"").unwrap_err().to_string();
+        assert!(err.contains("unknown field `modle`"), "{err}");
+        let err = FileConfig::parse("[options]\nnum_cxt = 1")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `num_cxt`"), "{err}");
+    }
+}

@@ -1,0 +1,243 @@
+//! `reagent run`: merge config file and flags, build provider, tools and agent, run with live
+//! progress, write events, print the result, and map the outcome to an exit code.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use anyhow::{bail, Context};
+use reagent_core::{Agent, AgentConfig, Budgets, EventSink, RunResult, ToolMode};
+use reagent_protocol::{CancellationToken, Event, EventKind, Outcome};
+use reagent_tools::{ToolRegistry, Workspace};
+use serde_json::json;
+
+use crate::cli::RunArgs;
+use crate::config::FileConfig;
+use crate::exit::ExitCode;
+use crate::progress::Progress;
+use crate::setup;
+
+/// Everything a run needs, resolved from flags and the config file.
+pub(crate) struct RunPlan {
+    pub(crate) task: String,
+    pub(crate) workspace: PathBuf,
+    pub(crate) agent: AgentConfig,
+    pub(crate) provider: reagent_providers::ProviderConfig,
+    pub(crate) tools: reagent_tools::ToolsConfig,
+    pub(crate) events_file: Option<PathBuf>,
+    pub(crate) json: bool,
+    pub(crate) quiet: bool,
+}
+
+/// Resolve a plan: flags win over the config file, which wins over defaults.
+pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan> {
+    if args.task.trim().is_empty() {
+        bail!("the task is empty: say what the agent should do, e.g. reagent run --model qwen3:8b \"fix the failing test\"");
+    }
+    let model = args.model.clone().or_else(|| file.model.clone()).context(
+        "no model given: pass --model NAME (e.g. --model qwen3:8b) or set `model` in reagent.toml",
+    )?;
+    let mut agent = AgentConfig::new(model);
+    if let Some(mode) = args.tool_mode.as_deref().or(file.tool_mode.as_deref()) {
+        agent.tool_mode = mode.parse::<ToolMode>().map_err(anyhow::Error::msg)?;
+    }
+    if let Some(n) = args.max_iterations.or(file.max_iterations) {
+        agent.max_iterations = n;
+    }
+    let o = &file.options;
+    agent.options.num_ctx = args.num_ctx.or(o.num_ctx);
+    if let Some(n) = args.num_predict.or(o.num_predict) {
+        agent.options.num_predict = Some(n);
+    }
+    agent.options.temperature = args.temperature.or(o.temperature);
+    agent.options.seed = args.seed.or(o.seed);
+    agent.options.keep_alive = args.keep_alive.clone().or_else(|| o.keep_alive.clone());
+    agent.options.think = args.think.or(o.think);
+    agent.budgets = Budgets {
+        max_total_tokens: args.max_tokens.or(file.budgets.max_tokens),
+        max_wall_time: args
+            .max_time
+            .or(file.budgets.max_time_secs)
+            .map(secs)
+            .transpose()?,
+        max_tool_calls: args.max_tool_calls.or(file.budgets.max_tool_calls),
+    };
+    let g = &file.guardrails;
+    if let Some(v) = g.repetition_threshold {
+        agent.repetition_threshold = v;
+    }
+    if let Some(v) = g.max_nudges {
+        agent.max_nudges = v;
+    }
+    if let Some(v) = g.retry_truncated {
+        agent.retry_truncated = v;
+    }
+    if let Some(v) = g.compaction_trigger {
+        if !(0.1..=1.0).contains(&v) {
+            bail!("guardrails.compaction_trigger must be between 0.1 and 1.0, got {v}");
+        }
+        agent.compaction.trigger_ratio = v;
+    }
+    if let Some(v) = g.keep_recent_rounds {
+        agent.compaction.keep_recent_rounds = v;
+    }
+    if let Some(v) = g.default_ctx_cap {
+        agent.default_ctx_cap = v;
+    }
+    agent.stream = !args.no_stream && file.stream.unwrap_or(true);
+    agent.system_prompt = file.system_prompt.clone();
+    agent.parse_format = args.format.clone().or_else(|| file.format.clone());
+    if let Some(f) = &agent.parse_format {
+        f.parse::<reagent_parse::Family>()
+            .map_err(|e| anyhow::anyhow!("--format: {e}"))?;
+    }
+
+    let provider = setup::provider_config(
+        args.provider.as_deref().or(file.provider.as_deref()),
+        args.host.as_deref().or(file.host.as_deref()),
+        if args.base_url.is_empty() {
+            &file.base_urls
+        } else {
+            &args.base_url
+        },
+        file.api_key_env.as_deref(),
+        args.timeout.or(file.timeout_secs),
+        file.max_retries,
+    )?;
+    let workspace = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
+    let tools = setup::tools_config(
+        args.read_only || file.tools.read_only.unwrap_or(false),
+        args.disable_tool
+            .iter()
+            .chain(&file.tools.disabled)
+            .cloned()
+            .collect(),
+        args.sandbox.as_deref(),
+        args.allow_network,
+        file,
+    )?;
+    Ok(RunPlan {
+        task: args.task.clone(),
+        workspace,
+        agent,
+        provider,
+        tools,
+        events_file: args.events.clone(),
+        json: args.json,
+        quiet: args.quiet || args.json,
+    })
+}
+
+fn secs(v: f64) -> anyhow::Result<Duration> {
+    Duration::try_from_secs_f64(v)
+        .map_err(|_| anyhow::anyhow!("{v} is not a valid number of seconds"))
+}
+
+/// Writes events as JSON lines, flushing each so a killed run loses nothing.
+struct EventsFile(Mutex<BufWriter<File>>);
+
+impl EventsFile {
+    fn create(path: &Path) -> anyhow::Result<Self> {
+        let f = File::create(path)
+            .with_context(|| format!("cannot create events file {}", path.display()))?;
+        Ok(EventsFile(Mutex::new(BufWriter::new(f))))
+    }
+
+    fn write(&self, event: &Event) {
+        if matches!(event.kind, EventKind::TextDelta { .. }) {
+            return;
+        }
+        if let (Ok(mut w), Ok(line)) = (self.0.lock(), serde_json::to_string(event)) {
+            let _ = writeln!(w, "{line}").and_then(|()| w.flush());
+        }
+    }
+}
+
+/// Execute a plan; returns the run's result and the progress renderer.
+pub(crate) async fn execute(
+    plan: &RunPlan,
+    cancel: &CancellationToken,
+) -> anyhow::Result<(RunResult, Arc<Progress>)> {
+    let workspace = Workspace::open(&plan.workspace)
+        .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
+    let provider = reagent_providers::build_provider(&plan.provider)?;
+    let tools = ToolRegistry::workspace_tools(&plan.tools);
+    let agent = Agent::new(
+        provider,
+        Arc::new(tools),
+        Arc::new(workspace),
+        plan.agent.clone(),
+    );
+    let events_file = plan
+        .events_file
+        .as_deref()
+        .map(EventsFile::create)
+        .transpose()?;
+    let progress = Arc::new(Progress::new(plan.quiet));
+    let quiet = plan.quiet;
+    let shown = progress.clone();
+    let sink = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |event: Event| {
+            shown.show(&event, quiet);
+            if let Some(f) = &events_file {
+                f.write(&event);
+            }
+        }),
+    );
+    let result = agent.run(&plan.task, &sink, cancel).await;
+    Ok((result, progress))
+}
+
+/// `reagent run`.
+pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<ExitCode> {
+    let plan = plan(args, file).map_err(crate::usage)?;
+    let cancel = CancellationToken::new();
+    let on_signal = cancel.clone();
+    tokio::spawn(async move {
+        if tokio::signal::ctrl_c().await.is_ok() {
+            eprintln!("\nreagent: stopping (Ctrl-C again to quit at once)");
+            on_signal.cancel();
+            if tokio::signal::ctrl_c().await.is_ok() {
+                std::process::exit(ExitCode::Cancelled as i32);
+            }
+        }
+    });
+    let (result, progress) = execute(&plan, &cancel).await?;
+    report(&result, &progress, plan.json);
+    Ok(ExitCode::from_outcome(result.outcome))
+}
+
+/// Print the result: the answer (or one JSON object with `--json`) on stdout, errors on stderr.
+pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
+    if as_json {
+        let out = json!({
+            "outcome": result.outcome.as_str(),
+            "answer": result.answer,
+            "iterations": result.iterations,
+            "tool_calls": result.tool_calls,
+            "tokens": {
+                "prompt": result.prompt_tokens,
+                "completion": result.completion_tokens,
+                "total": result.prompt_tokens + result.completion_tokens,
+            },
+            "files_changed": result.files_changed,
+            "run_id": result.run_id,
+            "tool_mode": result.tool_mode.as_str(),
+            "error": result.error,
+        });
+        println!("{out}");
+        return;
+    }
+    if progress.streamed_answer(&result.answer) {
+        println!();
+    } else if !result.answer.is_empty() {
+        println!("{}", result.answer);
+    }
+    if result.outcome != Outcome::Completed {
+        let why = result.error.as_deref().unwrap_or("");
+        eprintln!("reagent: run ended: {} {why}", result.outcome.as_str());
+    }
+}

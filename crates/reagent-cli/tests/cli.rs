@@ -1,0 +1,374 @@
+//! The `reagent` binary's contract: flags, JSON output, events file, exit codes, config errors,
+//! and the `tool` and `parse` subcommands — against a scripted Ollama on 127.0.0.1.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::io::Write;
+use std::process::{Command, Output, Stdio};
+
+use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
+use serde_json::{json, Value};
+
+fn reagent(args: &[&str], cwd: &std::path::Path) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("OLLAMA_HOST")
+        .env("HOME", cwd)
+        .stdin(Stdio::null())
+        .output()
+        .unwrap()
+}
+
+fn stdout_json(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+/// Run `reagent run` in a blocking thread while the scripted server keeps serving.
+async fn run_cli(args: Vec<String>, cwd: std::path::PathBuf) -> Output {
+    tokio::task::spawn_blocking(move || {
+        let refs: Vec<&str> = args.iter().map(String::as_str).collect();
+        reagent(&refs, &cwd)
+    })
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn run_json_reports_the_result_and_writes_the_events_file() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "hello.txt", "content": "hi\n"}),
+            ))
+            .turn(Turn::text("Created hello.txt.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    let events = dir.path().join("events.jsonl");
+    let out = run_cli(
+        vec![
+            "run".into(),
+            "--model".into(),
+            "qwen3:8b".into(),
+            "--host".into(),
+            server.base_url(),
+            "--workspace".into(),
+            ws.display().to_string(),
+            "--events".into(),
+            events.display().to_string(),
+            "--json".into(),
+            "create hello.txt".into(),
+        ],
+        dir.path().to_path_buf(),
+    )
+    .await;
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = stdout_json(&out);
+    assert_eq!(r["outcome"], "completed");
+    assert_eq!(r["answer"], "Created hello.txt.");
+    assert_eq!(r["iterations"], 2);
+    assert_eq!(r["tool_calls"], 1);
+    assert_eq!(r["files_changed"], json!(["hello.txt"]));
+    assert!(r["tokens"]["total"].as_u64().unwrap() > 0);
+    assert_eq!(
+        std::fs::read_to_string(ws.join("hello.txt")).unwrap(),
+        "hi\n"
+    );
+
+    let lines: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let types: Vec<&str> = lines.iter().map(|e| e["type"].as_str().unwrap()).collect();
+    assert_eq!(
+        types,
+        [
+            "run_started",
+            "llm_request",
+            "llm_response",
+            "tool_call",
+            "llm_request",
+            "llm_response",
+            "run_finished"
+        ]
+    );
+    for e in &lines {
+        assert_eq!(e["run_id"], r["run_id"]);
+        assert!(e["ts"].as_str().unwrap().ends_with('Z'));
+    }
+}
+
+#[tokio::test]
+async fn exit_codes_tell_outcomes_apart() {
+    let dir = tempfile::tempdir().unwrap();
+    // Max iterations: 3.
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("list_directory", json!({})))
+            .turn(Turn::text("unreached")),
+    )
+    .await
+    .unwrap();
+    let out = run_cli(
+        vec![
+            "run".into(),
+            "--model".into(),
+            "m".into(),
+            "--host".into(),
+            server.base_url(),
+            "--workspace".into(),
+            dir.path().display().to_string(),
+            "--max-iterations".into(),
+            "1".into(),
+            "task".into(),
+        ],
+        dir.path().to_path_buf(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(3));
+
+    // Budget exhausted: 4.
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("list_directory", json!({})))
+            .turn(Turn::text("final")),
+    )
+    .await
+    .unwrap();
+    let out = run_cli(
+        vec![
+            "run".into(),
+            "--model".into(),
+            "m".into(),
+            "--host".into(),
+            server.base_url(),
+            "--workspace".into(),
+            dir.path().display().to_string(),
+            "--max-tool-calls".into(),
+            "1".into(),
+            "--json".into(),
+            "task".into(),
+        ],
+        dir.path().to_path_buf(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(stdout_json(&out)["answer"], "final");
+
+    // Guardrail stop: 5.
+    let same = || Turn::tool_call("list_directory", json!({}));
+    let server = ScriptedOllama::start(ScriptBuilder::new().turns((0..6).map(|_| same())))
+        .await
+        .unwrap();
+    let out = run_cli(
+        vec![
+            "run".into(),
+            "--model".into(),
+            "m".into(),
+            "--host".into(),
+            server.base_url(),
+            "--workspace".into(),
+            dir.path().display().to_string(),
+            "task".into(),
+        ],
+        dir.path().to_path_buf(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(5));
+
+    // Provider error (model not found): 6, with the fix in the message.
+    let server = ScriptedOllama::start(ScriptBuilder::new().model(ModelSpec::new("other")))
+        .await
+        .unwrap();
+    let out = run_cli(
+        vec![
+            "run".into(),
+            "--model".into(),
+            "missing:1b".into(),
+            "--host".into(),
+            server.base_url(),
+            "--workspace".into(),
+            dir.path().display().to_string(),
+            "task".into(),
+        ],
+        dir.path().to_path_buf(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(6));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("ollama pull missing:1b"));
+}
+
+#[test]
+fn bad_usage_exits_2_with_a_clear_message() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = reagent(&["run", "task without a model"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--model"));
+
+    std::fs::write(
+        dir.path().join("reagent.toml"),
+        "model = \"x\"\nmax_iteratons = 3\n",
+    )
+    .unwrap();
+    let out = reagent(&["run", "task"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("unknown field `max_iteratons`") && err.contains("reagent.toml"),
+        "{err}"
+    );
+
+    let out = reagent(
+        &["run", "--model", "m", "--tool-mode", "telepathy", "task"],
+        tempfile::tempdir().unwrap().path(),
+    );
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("unknown tool mode"));
+
+    let out = reagent(&["run", "--no-such-flag"], dir.path());
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[test]
+fn tool_runs_one_tool_under_run_confinement() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("a.txt"), "alpha\n").unwrap();
+    let ws = dir.path().display().to_string();
+    let out = reagent(
+        &[
+            "tool",
+            "read_file",
+            "--workspace",
+            &ws,
+            "--args",
+            r#"{"path": "a.txt"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    assert_eq!(stdout_json(&out), json!({"ok": true, "output": "alpha\n"}));
+
+    let out = reagent(
+        &[
+            "tool",
+            "read_file",
+            "--workspace",
+            &ws,
+            "--args",
+            r#"{"path": "../../etc/passwd"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let r = stdout_json(&out);
+    assert_eq!(r["ok"], false);
+    assert!(!r.to_string().contains("root:"), "{r}");
+
+    // The same coercion and validation as inside a run.
+    let out = reagent(
+        &[
+            "tool",
+            "read_file",
+            "--workspace",
+            &ws,
+            "--args",
+            r#"{"path": "a.txt", "start_line": "1"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0));
+    let out = reagent(
+        &["tool", "read_file", "--workspace", &ws, "--args", r#"{}"#],
+        dir.path(),
+    );
+    assert!(stdout_json(&out)["error"]
+        .as_str()
+        .unwrap()
+        .contains("path"));
+
+    let out = reagent(
+        &[
+            "tool",
+            "write_file",
+            "--workspace",
+            &ws,
+            "--read-only",
+            "--args",
+            r#"{"path": "b", "content": "x"}"#,
+        ],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!dir.path().join("b").exists());
+}
+
+fn parse(args: &[&str], input: &str) -> Output {
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .arg("parse")
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    child.wait_with_output().unwrap()
+}
+
+#[test]
+fn parse_prints_calls_as_json_and_for_people() {
+    let input = "<think>plan</think>Sure.<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a\"}}\n</tool_call>";
+    let out = parse(&["--json"], input);
+    assert_eq!(out.status.code(), Some(0));
+    let r = stdout_json(&out);
+    assert_eq!(
+        r["calls"],
+        json!([{"name": "read_file", "arguments": {"path": "a"}}])
+    );
+    assert_eq!(r["reasoning"], "plan");
+    assert_eq!(r["content"], "Sure.");
+    assert_eq!(r["format"], "hermes");
+    assert_eq!(r["truncated"], false);
+
+    let out = parse(&[], input);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("read_file") && text.contains("hermes"),
+        "{text}"
+    );
+
+    // Typed by schema with --tools: "5" stays a string where the schema says string.
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(&tools, r#"[{"type": "function", "function": {"name": "f", "parameters": {"type": "object", "properties": {"id": {"type": "string"}, "n": {"type": "integer"}}}}}]"#).unwrap();
+    let xml = "<tool_call>\n<function=f>\n<parameter=id>\n5\n</parameter>\n<parameter=n>\n7\n</parameter>\n</function>\n</tool_call>";
+    let out = parse(&["--json", "--tools", tools.to_str().unwrap()], xml);
+    assert_eq!(
+        stdout_json(&out)["calls"][0]["arguments"],
+        json!({"id": "5", "n": 7})
+    );
+
+    let out = parse(&["--format", "no_such_family"], "x");
+    assert_eq!(out.status.code(), Some(2));
+}
