@@ -31,7 +31,7 @@ pub(crate) const STAGES: &[&str] = &[
     "seccomp",
     "execve",
     "setsid",
-    "landlock rule for /proc",
+    "landlock rule for /proc or /dev/shm",
 ];
 const ST_SYNC: u32 = 0;
 const ST_MOUNT: u32 = 1;
@@ -45,7 +45,7 @@ const ST_LANDLOCK: u32 = 8;
 const ST_SECCOMP: u32 = 9;
 const ST_EXEC: u32 = 10;
 const ST_SETSID: u32 = 11;
-const ST_PROC_RULE: u32 = 12;
+const ST_CHILD_RULE: u32 = 12;
 
 /// Status record kinds.
 pub(crate) const REC_SETUP_ERROR: u32 = 1;
@@ -98,9 +98,10 @@ pub(crate) struct Plan<'a> {
     pub(crate) drop_caps: bool,
     pub(crate) cap_last: u32,
     pub(crate) landlock_fd: Option<RawFd>,
-    /// Added to the ruleset in the child, after init mounted the fresh
-    /// `/proc` (a rule made in the parent would name the host's `/proc`).
-    pub(crate) proc_rule: Option<(CString, u64)>,
+    /// Rules added to the ruleset in the child, for filesystems init mounted
+    /// itself (the fresh `/proc`, the private `/dev/shm`): a rule made in the
+    /// parent would name the host's inodes.
+    pub(crate) child_rules: &'a [(CString, u64)],
     /// The supervisor's environment block `[start, end)`, inherited by init's
     /// copy of the address space; init zeroes it so `/proc/1/environ` is empty.
     pub(crate) environ_block: Option<(usize, usize)>,
@@ -171,6 +172,39 @@ pub(crate) unsafe fn raw_clone(flags: libc::c_int) -> libc::pid_t {
     ) as libc::pid_t
 }
 
+/// Closes every fd init inherited except the plan's own, so that init does
+/// not hold other concurrent calls' pipe ends (which would delay their EOF).
+unsafe fn close_other_fds(plan: &Plan<'_>) {
+    let mut keep = [
+        plan.sync_read,
+        plan.status_write,
+        plan.stdout_write,
+        plan.stderr_write,
+        plan.devnull,
+        plan.landlock_fd.unwrap_or(-1),
+    ];
+    // Insertion sort: no allocation.
+    for i in 1..keep.len() {
+        let mut j = i;
+        while j > 0 && keep[j - 1] > keep[j] {
+            keep.swap(j - 1, j);
+            j -= 1;
+        }
+    }
+    let mut next: i64 = 3;
+    for fd in keep {
+        let fd = i64::from(fd);
+        if fd < next {
+            continue;
+        }
+        if fd > next {
+            libc::syscall(libc::SYS_close_range, next as u32, (fd - 1) as u32, 0u32);
+        }
+        next = fd + 1;
+    }
+    libc::syscall(libc::SYS_close_range, next as u32, u32::MAX, 0u32);
+}
+
 extern "C" fn forward_term(_sig: libc::c_int) {
     // SAFETY: kill is async-signal-safe. As pid 1 of the namespace, -1 means
     // "every other process in the namespace".
@@ -185,6 +219,7 @@ extern "C" fn forward_term(_sig: libc::c_int) {
 /// # Safety
 /// Must only be called in a freshly cloned child of the supervisor.
 pub(crate) unsafe fn run_init(plan: &Plan<'_>) -> ! {
+    close_other_fds(plan);
     libc::prctl(
         libc::PR_SET_PDEATHSIG,
         libc::SIGKILL as libc::c_ulong,
@@ -362,13 +397,16 @@ unsafe fn run_command(plan: &Plan<'_>) -> ! {
     if libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0 {
         fail(plan, ST_NNP);
     }
-    if let (Some(ruleset), Some((path, access))) = (plan.landlock_fd, &plan.proc_rule) {
+    for (path, access) in plan.child_rules {
+        let Some(ruleset) = plan.landlock_fd else {
+            break;
+        };
         let fd = libc::open(
             path.as_ptr(),
             libc::O_PATH | libc::O_CLOEXEC | libc::O_DIRECTORY,
         );
         if fd < 0 {
-            fail(plan, ST_PROC_RULE);
+            fail(plan, ST_CHILD_RULE);
         }
         let attr = PathBeneathAttr {
             allowed_access: *access,
@@ -382,7 +420,7 @@ unsafe fn run_command(plan: &Plan<'_>) -> ! {
             0u32,
         );
         if r != 0 {
-            fail(plan, ST_PROC_RULE);
+            fail(plan, ST_CHILD_RULE);
         }
         libc::close(fd);
     }

@@ -72,7 +72,7 @@ pub fn exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
         drop_caps: prepared.drop_caps,
         cap_last: prepared.cap_last,
         landlock_fd: prepared.landlock_fd(),
-        proc_rule: prepared.proc_rule.clone(),
+        child_rules: &prepared.child_rules,
         environ_block: environ_block(),
         seccomp: prepared.seccomp.as_ref().map(|p| libc::sock_fprog {
             len: p.len() as u16,

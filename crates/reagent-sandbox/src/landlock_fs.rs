@@ -101,6 +101,11 @@ pub(crate) fn read_access_bits(abi_version: i32) -> u64 {
     AccessFs::from_read(abi_from(abi_version)).bits()
 }
 
+/// All access bits on this ABI (for the private `/dev/shm` the child adds).
+pub(crate) fn all_access_bits(abi_version: i32) -> u64 {
+    AccessFs::from_all(abi_from(abi_version)).bits()
+}
+
 /// Creates the ruleset for `grants` on a kernel with Landlock ABI `abi_version`.
 pub(crate) fn build_ruleset(
     grants: &FsGrants,

@@ -2,7 +2,8 @@
 //! the command starts.
 //!
 //! 1. `/` becomes a private mount tree (nothing propagates to the host).
-//! 2. A fresh `/proc` for the command's PID namespace.
+//! 2. A fresh `/proc` for the command's PID namespace and a private tmpfs
+//!    on `/dev/shm`.
 //! 3. Masks: `/run`, `/var` (with `/var/run`), `/home`, `/root`, `/srv`,
 //!    `/mnt`, `/media` and `/tmp` are covered by an empty tmpfs, so host sockets
 //!    (docker.sock, D-Bus, X11, tmux, ssh-agent) and home directories are
@@ -34,7 +35,12 @@ pub(crate) struct MountPlan {
     pub(crate) ops: Vec<ChildOp>,
     pub(crate) masked: Vec<PathBuf>,
     pub(crate) protected: Vec<PathBuf>,
+    /// A private tmpfs was planned on `/dev/shm`.
+    pub(crate) private_shm: bool,
 }
+
+/// Where POSIX shared memory lives.
+pub(crate) const SHM: &str = "/dev/shm";
 
 pub(crate) fn cstring(bytes: &[u8], what: &'static str) -> Result<CString, SandboxError> {
     CString::new(bytes).map_err(|_| SandboxError::Prepare {
@@ -129,6 +135,19 @@ pub(crate) fn plan(
         hard,
         None,
     )?);
+    // A private, size-limited /dev/shm (POSIX shared memory and semaphores,
+    // e.g. Python's multiprocessing) instead of the host's. The child adds
+    // the Landlock rule for it (see `Plan::child_rules`).
+    if Path::new(SHM).is_dir() {
+        plan.ops.push(mount(
+            Some(b"tmpfs"),
+            Path::new(SHM),
+            Some("tmpfs"),
+            libc::MS_NOSUID | libc::MS_NODEV,
+            Some("size=64m,mode=1777"),
+        )?);
+        plan.private_shm = true;
+    }
     if mask {
         for m in MASKED {
             let dir = Path::new(m);
@@ -136,8 +155,8 @@ pub(crate) fn plan(
                 .symlink_metadata()
                 .map(|md| md.is_dir())
                 .unwrap_or(false);
-            // Never mask a needed path itself or one of its ancestors' ancestors
-            // above the mask (e.g. a workspace at /tmp or at /).
+            // Never mask a needed path itself or anything above one (e.g. a
+            // workspace at /tmp or at /).
             if !is_real_dir || needed.iter().any(|n| dir.starts_with(n)) {
                 continue;
             }

@@ -8,7 +8,7 @@ use std::os::fd::{AsRawFd, OwnedFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
-use crate::landlock_fs::{build_ruleset, read_access_bits, FsGrants};
+use crate::landlock_fs::{all_access_bits, build_ruleset, read_access_bits, FsGrants};
 use crate::mounts::{cstring, MountPlan};
 use crate::probe::{kernel, NamespaceSupport};
 use crate::request::{AppliedLayers, MAX_COMMAND_BYTES};
@@ -27,7 +27,7 @@ pub(crate) struct Prepared {
     pub(crate) mounts: MountPlan,
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     pub(crate) landlock: Option<OwnedFd>,
-    pub(crate) proc_rule: Option<(CString, u64)>,
+    pub(crate) child_rules: Vec<(CString, u64)>,
     pub(crate) seccomp: Option<seccompiler::BpfProgram>,
     pub(crate) clone_flags: libc::c_int,
     pub(crate) user_namespace: bool,
@@ -214,7 +214,7 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
 
     // Landlock.
     let mut landlock = None;
-    let mut proc_rule = None;
+    let mut child_rules = Vec::new();
     if confine_fs {
         match k.landlock_abi {
             Some(abi) => {
@@ -228,7 +228,11 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
                 }
                 let mut grants = FsGrants::default();
                 if use_ns {
-                    proc_rule = Some((cstring(b"/proc", "proc rule")?, read_access_bits(abi)));
+                    child_rules.push((cstring(b"/proc", "child rule")?, read_access_bits(abi)));
+                    if mounts.private_shm {
+                        let shm = cstring(crate::mounts::SHM.as_bytes(), "child rule")?;
+                        child_rules.push((shm, all_access_bits(abi)));
+                    }
                 }
                 grants.read.extend(readable.iter().cloned());
                 grants.write.push(tmp_path.clone());
@@ -300,7 +304,7 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
         mounts,
         rlimits: rlimits(req),
         landlock,
-        proc_rule,
+        child_rules,
         seccomp,
         clone_flags,
         user_namespace,

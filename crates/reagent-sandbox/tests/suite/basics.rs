@@ -154,3 +154,45 @@ fn odd_parameters_do_not_panic() {
     let out = exec(&req).unwrap();
     assert!(out.timed_out);
 }
+
+#[test]
+fn hard_links_to_outside_files_cannot_be_created() {
+    let f = Fixture::new();
+    let out = f.run(&f.fill("ln $S hl1; ln /etc/hostname hl2; ln /usr/bin/env hl3; ls"));
+    for name in ["hl1", "hl2", "hl3"] {
+        assert!(!f.path().join(name).exists(), "{name} created: {out:?}");
+    }
+    f.assert_sentinels_intact();
+}
+
+#[test]
+fn private_dev_shm_works_and_is_not_the_hosts() {
+    let f = Fixture::new();
+    let name = format!("reagent-shm-{}", uuid::Uuid::new_v4().simple());
+    let out = f.run(&format!(
+        "python3 -c 'import multiprocessing as m; print(m.Pool(2).map(abs, [-1, -2]))'; echo x > /dev/shm/{name} && echo shm-ok"
+    ));
+    assert_eq!(out.stdout, "[1, 2]\nshm-ok\n", "{out:?}");
+    assert!(
+        !std::path::Path::new("/dev/shm").join(&name).exists(),
+        "wrote the host's /dev/shm"
+    );
+}
+
+#[test]
+fn concurrent_calls_do_not_delay_each_other() {
+    let f = Fixture::new();
+    let slow = f.req("sleep 3");
+    let t = std::thread::spawn(move || exec(&slow));
+    let start = std::time::Instant::now();
+    for _ in 0..5 {
+        let out = f.run("echo quick");
+        assert_eq!(out.stdout, "quick\n");
+    }
+    assert!(
+        start.elapsed() < std::time::Duration::from_millis(2500),
+        "{:?}",
+        start.elapsed()
+    );
+    t.join().unwrap().unwrap();
+}
