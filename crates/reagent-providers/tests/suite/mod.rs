@@ -1,6 +1,7 @@
 //! The test modules, one per backend plus shared helpers.
 
 mod anthropic;
+mod behaviour;
 mod common;
 mod gemini;
 mod ollama;

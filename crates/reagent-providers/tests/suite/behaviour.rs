@@ -1,0 +1,199 @@
+//! Behaviour every backend shares (retries, timeouts, cancellation, error messages), checked
+//! for each wire through `build_provider`.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reagent_protocol::{CancellationToken, Provider, ProviderError};
+use reagent_providers::{build_provider, ProviderConfig, ProviderKind};
+use reagent_testkit::{ScriptBuilder, ScriptedServer, Turn, Wire};
+
+use super::common::{request, Signals};
+
+const WIRES: [(Wire, ProviderKind); 4] = [
+    (Wire::Ollama, ProviderKind::Ollama),
+    (Wire::OpenAi, ProviderKind::OpenAi),
+    (Wire::Anthropic, ProviderKind::Anthropic),
+    (Wire::Gemini, ProviderKind::Gemini),
+];
+
+fn config(kind: ProviderKind, url: String, timeout: Duration) -> ProviderConfig {
+    let mut cfg = ProviderConfig::new(kind);
+    cfg.base_urls = vec![url];
+    cfg.api_key = Some("k".into());
+    cfg.timeout = timeout;
+    cfg.max_retries = 2;
+    cfg.retry_base_delay = Duration::from_millis(10);
+    cfg
+}
+
+async fn start(
+    wire: Wire,
+    kind: ProviderKind,
+    turns: Vec<Turn>,
+    timeout: Duration,
+) -> (ScriptedServer, Arc<dyn Provider>) {
+    let server = ScriptedServer::start(wire, ScriptBuilder::new().turns(turns))
+        .await
+        .unwrap();
+    let p = build_provider(&config(kind, server.base_url(), timeout)).unwrap();
+    (server, p)
+}
+
+#[tokio::test]
+async fn retry_after_on_429_is_honoured_for_every_wire() {
+    for (wire, kind) in WIRES {
+        for stream in [false, true] {
+            let turns = vec![
+                Turn::error(429, "rate limited").with_header("Retry-After", "1"),
+                Turn::text("ok"),
+            ];
+            let (_s, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+            let signals = Signals::default();
+            let started = Instant::now();
+            let r = p
+                .chat(
+                    &request("m", stream),
+                    &signals.sink(),
+                    &CancellationToken::new(),
+                )
+                .await;
+            assert_eq!(
+                r.map(|r| r.message.content).ok().as_deref(),
+                Some("ok"),
+                "{wire:?}"
+            );
+            assert_eq!(
+                signals.retries(),
+                vec![(1, Duration::from_secs(1))],
+                "{wire:?}"
+            );
+            assert!(started.elapsed() >= Duration::from_secs(1));
+        }
+    }
+}
+
+#[tokio::test]
+async fn other_4xx_are_not_retried_and_carry_the_servers_message() {
+    for (wire, kind) in WIRES {
+        let turns = vec![
+            Turn::error(400, "tools[0] is malformed"),
+            Turn::text("never"),
+        ];
+        let (s, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+        let signals = Signals::default();
+        let err = p
+            .chat(
+                &request("m", true),
+                &signals.sink(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        match &err {
+            ProviderError::Http {
+                status: 400,
+                message,
+                ..
+            } => assert_eq!(message, "tools[0] is malformed", "{wire:?}"),
+            other => panic!("{wire:?}: {other:?}"),
+        }
+        assert!(signals.retries().is_empty());
+        assert_eq!(s.remaining_turns(), 1);
+    }
+}
+
+#[tokio::test]
+async fn server_errors_and_cut_connections_are_retried() {
+    for (wire, kind) in WIRES {
+        let turns = vec![
+            Turn::error(503, "overloaded"),
+            Turn::cut(),
+            Turn::text("ok"),
+        ];
+        let (_s, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+        let signals = Signals::default();
+        let r = p
+            .chat(
+                &request("m", false),
+                &signals.sink(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.message.content, "ok", "{wire:?}");
+        assert_eq!(signals.retries().len(), 2, "{wire:?}");
+    }
+}
+
+#[tokio::test]
+async fn timeouts_and_cancellation() {
+    for (wire, kind) in WIRES {
+        let turns = vec![
+            Turn::text("late").with_delay(Duration::from_secs(5)),
+            Turn::text("late").with_delay(Duration::from_secs(5)),
+            Turn::text("late").with_delay(Duration::from_secs(5)),
+        ];
+        let (_s, p) = start(wire, kind, turns, Duration::from_millis(150)).await;
+        let started = Instant::now();
+        let signals = Signals::default();
+        let err = p
+            .chat(
+                &request("m", false),
+                &signals.sink(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Timeout { .. }),
+            "{wire:?}: {err:?}"
+        );
+        assert_eq!(signals.retries().len(), 2, "timeouts are retried");
+        assert!(started.elapsed() < Duration::from_secs(3));
+
+        let turns = vec![Turn::text("late").with_delay(Duration::from_secs(10))];
+        let (_s, p) = start(wire, kind, turns, Duration::from_secs(30)).await;
+        let cancel = CancellationToken::new();
+        let c2 = cancel.clone();
+        tokio::spawn(async move {
+            tokio::time::sleep(Duration::from_millis(100)).await;
+            c2.cancel();
+        });
+        let started = Instant::now();
+        let err = p
+            .chat(&request("m", true), &|_| {}, &cancel)
+            .await
+            .unwrap_err();
+        assert!(matches!(err, ProviderError::Cancelled), "{wire:?}: {err:?}");
+        assert!(started.elapsed() < Duration::from_secs(2));
+    }
+}
+
+#[tokio::test]
+async fn unreachable_servers_and_exhausted_scripts_say_so() {
+    for (wire, kind) in WIRES {
+        let (s, p) = start(wire, kind, vec![], Duration::from_secs(10)).await;
+        let err = p
+            .chat(&request("m", false), &|_| {}, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            err.to_string().contains("script exhausted"),
+            "{wire:?}: {err}"
+        );
+        s.stop().await;
+        let err = p
+            .chat(&request("m", false), &|_| {}, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        assert!(
+            matches!(err, ProviderError::Unreachable { .. }),
+            "{wire:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains("cannot reach the model server"),
+            "{err}"
+        );
+    }
+}
