@@ -1,6 +1,7 @@
 //! The `reagent` binary: parses arguments, sets up logging, and calls the library. Thin on
 //! purpose: everything it does is available to library users too.
 
+mod approve;
 mod cli;
 mod config;
 mod demo;

@@ -164,12 +164,15 @@ pub(crate) async fn execute(
         .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
     let provider = reagent_providers::build_provider(&plan.provider)?;
     let tools = ToolRegistry::workspace_tools(&plan.tools);
-    let agent = Agent::new(
+    let mut agent = Agent::new(
         provider,
         Arc::new(tools),
         Arc::new(workspace),
         plan.agent.clone(),
     );
+    if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {
+        agent = agent.with_approver(approver);
+    }
     let events_file = plan
         .events_file
         .as_deref()

@@ -83,5 +83,17 @@ pub(crate) fn tools_config(
         tools.command.default_timeout =
             Duration::try_from_secs_f64(t).context("tools.command_timeout_secs")?;
     }
+    for rule in &s.rules {
+        let rules = std::mem::take(&mut tools.command.rules);
+        tools.command.rules = match rule.action.as_str() {
+            "allow" => rules.allow(&rule.prefix),
+            "ask" => rules.ask(&rule.prefix),
+            "forbid" => rules.forbid(&rule.prefix),
+            other => bail!(
+                "sandbox.rules: action `{other}` for `{}` must be allow, ask or forbid",
+                rule.prefix
+            ),
+        };
+    }
     Ok(tools)
 }

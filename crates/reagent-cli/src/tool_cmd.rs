@@ -36,7 +36,8 @@ pub(crate) async fn run(args: &ToolArgs, file: &FileConfig) -> anyhow::Result<Ex
     let result = match ArgumentChecker::new(&registry.specs()).check(&args.name, &arguments) {
         Err(message) => reagent_tools::ToolResult::err(message),
         Ok(checked) => {
-            let ctx = ToolContext::new(Arc::new(workspace));
+            let mut ctx = ToolContext::new(Arc::new(workspace));
+            ctx.approver = crate::approve::TerminalApprover::if_interactive();
             let name = args.name.clone();
             tokio::task::spawn_blocking(move || registry.call(&name, &checked, &ctx)).await?
         }

@@ -9,7 +9,7 @@ use reagent_protocol::{
     CancellationToken, ChatRequest, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
     ProviderError, ToolCall, ToolChoice,
 };
-use reagent_tools::{ToolContext, ToolRegistry, ToolResult, Workspace};
+use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 
 use crate::arguments::ArgumentChecker;
 use crate::config::{AgentConfig, ToolMode};
@@ -31,6 +31,7 @@ pub struct Agent {
     tools: Arc<ToolRegistry>,
     workspace: Arc<Workspace>,
     config: AgentConfig,
+    approver: Option<Arc<dyn Approver>>,
 }
 
 /// Mutable state of one run.
@@ -85,7 +86,14 @@ impl Agent {
             tools,
             workspace,
             config,
+            approver: None,
         }
+    }
+
+    /// Commands matching an `ask` rule go to `approver` (without one they are refused).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
     }
 
     /// The configuration.
@@ -298,6 +306,7 @@ impl Agent {
         let ctx = ToolContext {
             workspace: self.workspace.clone(),
             cancel: cancel.clone(),
+            approver: self.approver.clone(),
         };
         let mut repetition = RepetitionDetector::new(self.config.repetition_threshold);
         loop {

@@ -64,6 +64,13 @@ impl ToolResult {
     }
 }
 
+/// Decides commands that match an `ask` rule. The CLI asks the person at the terminal; with
+/// no approver, such commands are refused.
+pub trait Approver: Send + Sync {
+    /// Whether `command` may run. Called from a blocking thread; may wait for a person.
+    fn approve(&self, command: &str) -> bool;
+}
+
 /// Everything a tool call may use besides its arguments.
 #[derive(Clone)]
 pub struct ToolContext {
@@ -71,14 +78,17 @@ pub struct ToolContext {
     pub workspace: Arc<Workspace>,
     /// Fires when the run is cancelled; long tools (run_command) stop early.
     pub cancel: CancellationToken,
+    /// Who approves commands matching an `ask` rule (none: they are refused).
+    pub approver: Option<Arc<dyn Approver>>,
 }
 
 impl ToolContext {
-    /// A context over `workspace` with a fresh, unfired cancellation token.
+    /// A context over `workspace` with a fresh, unfired cancellation token and no approver.
     pub fn new(workspace: Arc<Workspace>) -> Self {
         ToolContext {
             workspace,
             cancel: CancellationToken::new(),
+            approver: None,
         }
     }
 }

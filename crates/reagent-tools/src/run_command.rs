@@ -10,7 +10,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use reagent_protocol::CancellationToken;
-use reagent_sandbox::{ExecOutput, ExecRequest, SandboxPolicy};
+use reagent_sandbox::{CommandRules, ExecOutput, ExecRequest, SandboxPolicy};
 
 use crate::workspace::Workspace;
 
@@ -29,6 +29,9 @@ pub struct CommandConfig {
     /// What commands may do (the workspace's protected paths are added to
     /// `protected_paths` on every call).
     pub policy: SandboxPolicy,
+    /// Allow / ask / forbid by command prefix (a convenience, not a security boundary: the
+    /// sandbox confines whatever runs).
+    pub rules: CommandRules,
 }
 
 impl Default for CommandConfig {
@@ -39,6 +42,7 @@ impl Default for CommandConfig {
             output_cap: 16 * 1024,
             max_command_bytes: reagent_sandbox::MAX_COMMAND_BYTES.min(64 * 1024),
             policy: SandboxPolicy::default(),
+            rules: CommandRules::default(),
         }
     }
 }

@@ -6,6 +6,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reagent_protocol::ToolSpec;
+use reagent_sandbox::RuleDecision;
 use serde_json::{json, Value};
 
 use super::{opt_u64_arg, schema, str_arg};
@@ -21,6 +22,27 @@ pub(crate) struct RunCommand {
 impl RunCommand {
     pub(crate) fn new(cfg: Arc<ToolsConfig>) -> Self {
         RunCommand { cfg }
+    }
+}
+
+impl RunCommand {
+    /// Apply the command rules: forbidden commands are refused, `ask` commands need the
+    /// approver's yes. Refusals are answered to the model as tool errors.
+    fn check_rules(&self, command: &str, ctx: &ToolContext) -> Result<(), String> {
+        match self.cfg.command.rules.decide(command) {
+            RuleDecision::Allow => Ok(()),
+            RuleDecision::Forbid => Err(format!(
+                "command not run: it matches a `forbid` rule of this workspace's policy: {command}"
+            )),
+            RuleDecision::Ask => match &ctx.approver {
+                Some(approver) if approver.approve(command) => Ok(()),
+                Some(_) => Err(format!("command not run: the user denied it: {command}")),
+                None => Err(format!(
+                    "command not run: it needs the user's approval (an `ask` rule matches) and no \
+                     one can approve it in this run: {command}"
+                )),
+            },
+        }
     }
 }
 
@@ -53,6 +75,9 @@ impl Tool for RunCommand {
             Ok(c) => c,
             Err(e) => return ToolResult::err(e),
         };
+        if let Err(refusal) = self.check_rules(command, ctx) {
+            return ToolResult::err(refusal);
+        }
         let timeout = match opt_u64_arg(args, "timeout_ms") {
             Ok(t) => t.map(Duration::from_millis),
             Err(e) => return ToolResult::err(e),

@@ -170,3 +170,75 @@ fn bad_commands_are_refused_before_running() {
     );
     assert!(!fx.ws.join("made").exists());
 }
+
+mod rules {
+    //! Command rules: forbid refuses, ask needs the approver's yes; refusals run nothing.
+
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Arc;
+
+    use reagent_sandbox::CommandRules;
+    use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolsConfig, Workspace};
+    use serde_json::json;
+
+    struct Fixed(bool, AtomicUsize);
+
+    impl Approver for Fixed {
+        fn approve(&self, _command: &str) -> bool {
+            self.1.fetch_add(1, Ordering::SeqCst);
+            self.0
+        }
+    }
+
+    fn setup(
+        rules: CommandRules,
+        approver: Option<Arc<Fixed>>,
+    ) -> (tempfile::TempDir, ToolRegistry, ToolContext) {
+        let dir = tempfile::tempdir().unwrap();
+        let mut config = ToolsConfig::default();
+        config.command.rules = rules;
+        let mut ctx = ToolContext::new(Arc::new(Workspace::open(dir.path()).unwrap()));
+        ctx.approver = approver.map(|a| a as Arc<dyn Approver>);
+        (dir, ToolRegistry::workspace_tools(&config), ctx)
+    }
+
+    #[test]
+    fn a_forbidden_command_is_refused_and_does_not_run() {
+        let (dir, tools, ctx) = setup(CommandRules::default().forbid("touch"), None);
+        let r = tools.call(
+            "run_command",
+            &json!({"command": "touch made && echo hi"}),
+            &ctx,
+        );
+        assert!(!r.is_ok());
+        assert!(r.to_json()["error"].as_str().unwrap().contains("forbid"));
+        assert!(!dir.path().join("made").exists());
+        let r = tools.call("run_command", &json!({"command": "echo fine"}), &ctx);
+        assert!(r.is_ok(), "{:?}", r);
+    }
+
+    #[test]
+    fn an_ask_command_runs_only_with_approval() {
+        let (dir, tools, ctx) = setup(CommandRules::default().ask("touch"), None);
+        let r = tools.call("run_command", &json!({"command": "touch made"}), &ctx);
+        assert!(r.to_json()["error"].as_str().unwrap().contains("approval"));
+        assert!(!dir.path().join("made").exists());
+
+        let deny = Arc::new(Fixed(false, AtomicUsize::new(0)));
+        let (dir, tools, ctx) = setup(CommandRules::default().ask("touch"), Some(deny.clone()));
+        let r = tools.call("run_command", &json!({"command": "touch made"}), &ctx);
+        assert!(r.to_json()["error"].as_str().unwrap().contains("denied"));
+        assert!(!dir.path().join("made").exists());
+        assert_eq!(deny.1.load(Ordering::SeqCst), 1);
+
+        let allow = Arc::new(Fixed(true, AtomicUsize::new(0)));
+        let (dir, tools, ctx) = setup(CommandRules::default().ask("touch"), Some(allow.clone()));
+        let r = tools.call("run_command", &json!({"command": "touch made"}), &ctx);
+        assert!(r.is_ok(), "{:?}", r);
+        assert!(dir.path().join("made").exists());
+        // Commands no rule asks about never reach the approver.
+        let r = tools.call("run_command", &json!({"command": "echo hi"}), &ctx);
+        assert!(r.is_ok());
+        assert_eq!(allow.1.load(Ordering::SeqCst), 1);
+    }
+}
