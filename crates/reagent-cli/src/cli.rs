@@ -18,6 +18,8 @@ pub(crate) struct Cli {
     pub(crate) command: Command,
 }
 
+/// Parsed once per process, so the size difference between variants does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Subcommand)]
 pub(crate) enum Command {
     /// Hand a task to a model and let it act on a workspace.

@@ -1,6 +1,9 @@
 //! The `reagent` binary: parses arguments, sets up logging, and calls the library. Thin on
 //! purpose: everything it does is available to library users too.
 
+// The binary is where output to the terminal belongs.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
 mod approve;
 mod cli;
 mod config;
