@@ -84,18 +84,13 @@ impl AnthropicProvider {
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
-        match err {
-            ProviderError::Http {
-                status: 404,
-                ref message,
-                ..
-            } => ProviderError::ModelNotFound {
-                model: model.to_owned(),
-                url: self.base.clone(),
-                hint: format!("The server said: {message}. Check the model name."),
-            },
-            other => other,
-        }
+        http::classify_404(
+            err,
+            model,
+            &self.base,
+            |message| format!("The server said: {message}. Check the model name."),
+            "Anthropic-style base URLs are the server root, without /v1",
+        )
     }
 
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
@@ -219,7 +214,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     if let Some(t) = o.temperature {
         // Extended thinking requires the default temperature.
         if o.think != Some(true) {
-            body.insert("temperature".into(), json!(t));
+            body.insert("temperature".into(), http::f32_json(t));
         }
     }
     body.insert("stream".into(), json!(request.stream));

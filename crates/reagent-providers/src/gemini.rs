@@ -86,18 +86,13 @@ impl GeminiProvider {
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
-        match err {
-            ProviderError::Http {
-                status: 404,
-                ref message,
-                ..
-            } => ProviderError::ModelNotFound {
-                model: model.to_owned(),
-                url: self.base.clone(),
-                hint: format!("The server said: {message}. `GET /v1beta/models` lists the models."),
-            },
-            other => other,
-        }
+        http::classify_404(
+            err,
+            model,
+            &self.base,
+            |message| format!("The server said: {message}. `GET /v1beta/models` lists the models."),
+            "Gemini base URLs are the server root, without /v1beta",
+        )
     }
 
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
@@ -224,7 +219,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     let o = &request.options;
     let mut gen = Map::new();
     if let Some(t) = o.temperature {
-        gen.insert("temperature".into(), json!(t));
+        gen.insert("temperature".into(), http::f32_json(t));
     }
     if let Some(n) = o.num_predict {
         gen.insert("maxOutputTokens".into(), json!(n));

@@ -146,6 +146,49 @@ pub(crate) async fn http_error(url: &str, resp: reqwest::Response) -> ProviderEr
     }
 }
 
+/// An `f32` option (temperature) as the JSON number it was written as: `0.7`, not
+/// `0.699999988079071`.
+pub(crate) fn f32_json(x: f32) -> Value {
+    let shortest: f64 = x.to_string().parse().unwrap_or(f64::from(x));
+    serde_json::Number::from_f64(shortest).map_or(Value::Null, Value::Number)
+}
+
+/// Sorts out an HTTP 404: when the server's message is about the model it becomes
+/// [`ProviderError::ModelNotFound`] with `model_hint`; otherwise the path was wrong, and
+/// `url_hint` (what the base URL should look like) is added to the message.
+pub(crate) fn classify_404(
+    err: ProviderError,
+    model: &str,
+    base: &str,
+    model_hint: impl FnOnce(&str) -> String,
+    url_hint: &str,
+) -> ProviderError {
+    match err {
+        ProviderError::Http {
+            status: 404,
+            message,
+            url,
+            retry_after,
+        } => {
+            if message.to_ascii_lowercase().contains("model") {
+                ProviderError::ModelNotFound {
+                    model: model.to_owned(),
+                    url: base.to_owned(),
+                    hint: model_hint(&message),
+                }
+            } else {
+                ProviderError::Http {
+                    url,
+                    status: 404,
+                    message: format!("{message} ({url_hint})"),
+                    retry_after,
+                }
+            }
+        }
+        other => other,
+    }
+}
+
 /// The error for a body that broke off.
 pub(crate) fn cut_error(url: &str, e: &reqwest::Error) -> ProviderError {
     ProviderError::Protocol {
@@ -279,6 +322,13 @@ mod tests {
         );
         assert_eq!(error_message("  plain text "), "plain text");
         assert_eq!(error_message(""), "(empty body)");
+    }
+
+    #[test]
+    fn temperatures_keep_their_written_form() {
+        assert_eq!(f32_json(0.7).to_string(), "0.7");
+        assert_eq!(f32_json(0.0).to_string(), "0.0");
+        assert_eq!(f32_json(f32::NAN), Value::Null);
     }
 
     #[test]

@@ -149,18 +149,13 @@ impl OllamaProvider {
             return Ok(resp);
         }
         let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-        Err(match http::http_error(&url, resp).await {
-            ProviderError::Http {
-                status: 404,
-                message,
-                ..
-            } if message.contains("not found") => ProviderError::ModelNotFound {
-                model: model.to_owned(),
-                url: self.base.clone(),
-                hint: format!("Download it with `ollama pull {model}`."),
-            },
-            other => other,
-        })
+        Err(http::classify_404(
+            http::http_error(&url, resp).await,
+            model,
+            &self.base,
+            |_| format!("Download it with `ollama pull {model}`."),
+            "is --base-url the Ollama host, e.g. http://127.0.0.1:11434?",
+        ))
     }
 
     async fn show(&self, model: &str) -> Result<ModelInfo, ProviderError> {
@@ -273,7 +268,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
         options.insert("num_predict".into(), json!(n));
     }
     if let Some(t) = o.temperature {
-        options.insert("temperature".into(), json!(t));
+        options.insert("temperature".into(), http::f32_json(t));
     }
     if let Some(s) = o.seed {
         options.insert("seed".into(), json!(s));

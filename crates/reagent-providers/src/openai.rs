@@ -124,21 +124,18 @@ impl OpenAiProvider {
 
     /// Turns a 404 about the model into [`ProviderError::ModelNotFound`].
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
-        match err {
-            ProviderError::Http {
-                status: 404,
-                ref message,
-                ..
-            } if message.to_ascii_lowercase().contains("model") => ProviderError::ModelNotFound {
-                model: model.to_owned(),
-                url: self.base.clone(),
-                hint: format!(
+        http::classify_404(
+            err,
+            model,
+            &self.base,
+            |message| {
+                format!(
                     "The server said: {message}. `GET {}/models` lists the models it serves.",
                     self.base
-                ),
+                )
             },
-            other => other,
-        }
+            "OpenAI-style base URLs end in /v1, e.g. http://127.0.0.1:8080/v1",
+        )
     }
 }
 
@@ -215,7 +212,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
         body.insert("max_tokens".into(), json!(n));
     }
     if let Some(t) = o.temperature {
-        body.insert("temperature".into(), json!(t));
+        body.insert("temperature".into(), http::f32_json(t));
     }
     if let Some(s) = o.seed {
         body.insert("seed".into(), json!(s));

@@ -197,3 +197,31 @@ async fn unreachable_servers_and_exhausted_scripts_say_so() {
         );
     }
 }
+
+#[tokio::test]
+async fn a_wrong_base_url_says_what_it_should_look_like() {
+    for (wire, kind) in WIRES {
+        let server = ScriptedServer::start(wire, ScriptBuilder::new().turn(Turn::text("x")))
+            .await
+            .unwrap();
+        let p = build_provider(&config(
+            kind,
+            format!("{}/extra", server.base_url()),
+            Duration::from_secs(5),
+        ))
+        .unwrap();
+        let err = p
+            .chat(&request("m", false), &|_| {}, &CancellationToken::new())
+            .await
+            .unwrap_err();
+        match &err {
+            ProviderError::Http {
+                status: 404,
+                message,
+                ..
+            } => assert!(message.contains("base"), "{wire:?}: {message}"),
+            other => panic!("{wire:?}: {other:?}"),
+        }
+        assert_eq!(server.remaining_turns(), 1);
+    }
+}
