@@ -13,6 +13,7 @@ use std::time::{Duration, Instant};
 
 use crate::child::{self, Plan, REC_LEN, REC_SETUP_ERROR, REC_WAIT_STATUS, STAGES};
 use crate::prepare::{prepare, Prepared};
+use crate::probe::Kernel;
 use crate::supervise::Supervisor;
 use crate::{ExecOutput, ExecRequest, SandboxError};
 
@@ -47,8 +48,13 @@ fn open_devnull() -> Result<OwnedFd, SandboxError> {
 /// it from a blocking thread). Refuses with [`SandboxError::Unsupported`]
 /// when the kernel cannot enforce the policy and `allow_unconfined` is off.
 pub fn exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
+    exec_with(req, crate::probe::kernel())
+}
+
+/// [`exec`] against explicit kernel facts (tests simulate missing features).
+pub(crate) fn exec_with(req: &ExecRequest, k: &Kernel) -> Result<ExecOutput, SandboxError> {
     let start = Instant::now();
-    let prepared = prepare(req)?;
+    let prepared = prepare(req, k)?;
     let (out_r, out_w) = pipe()?;
     let (err_r, err_w) = pipe()?;
     let (status_r, status_w) = pipe()?;

@@ -43,6 +43,8 @@ mod child;
 mod env;
 mod error;
 mod exec;
+#[cfg(test)]
+mod fallback_tests;
 mod landlock_fs;
 mod mounts;
 mod output;

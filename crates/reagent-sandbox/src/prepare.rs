@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 
 use crate::landlock_fs::{all_access_bits, build_ruleset, read_access_bits, FsGrants};
 use crate::mounts::{cstring, MountPlan};
-use crate::probe::{kernel, NamespaceSupport};
+use crate::probe::{Kernel, NamespaceSupport};
 use crate::request::{AppliedLayers, MAX_COMMAND_BYTES};
 use crate::{cgroup::PidsCgroup, ExecRequest, SandboxError, SandboxMode};
 
@@ -134,12 +134,35 @@ fn rlimits(req: &ExecRequest) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> 
         .collect()
 }
 
+/// Landlock-only protection of `protected` paths under `dir`: write access on
+/// every entry of `dir` except protected ones, recursing into directories
+/// that contain a protected path. New entries cannot be created directly in
+/// `dir` or in such directories (Landlock grants are inherited downwards, so
+/// granting creation there would cover the protected paths too).
+fn write_except(dir: &Path, protected: &[PathBuf], grants: &mut FsGrants) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for e in entries.flatten() {
+        let path = e.path();
+        if protected.iter().any(|p| *p == path) {
+            continue;
+        }
+        let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
+        if is_dir && protected.iter().any(|p| p.starts_with(&path)) {
+            grants.read.push(path.clone());
+            write_except(&path, protected, grants);
+        } else {
+            grants.write.push(path);
+        }
+    }
+}
+
 /// Builds everything the child needs.
-pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
+pub(crate) fn prepare(req: &ExecRequest, k: &Kernel) -> Result<Prepared, SandboxError> {
     validate_command(&req.command)?;
     let policy = &req.policy;
     let allow = policy.allow_unconfined;
-    let k = kernel();
     let ws = canonical_dir(&req.cwd)?;
     let confine_fs = policy.mode != SandboxMode::Full;
     let mut layers = AppliedLayers::default();
@@ -191,22 +214,22 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
     needed.extend(writable.iter().cloned());
 
     let mut mounts = MountPlan::default();
-    if use_ns {
-        let mut protected = Vec::new();
-        if policy.mode == SandboxMode::WorkspaceWrite {
-            for prot in &policy.protected_paths {
-                let abs = if prot.is_absolute() {
-                    prot.clone()
-                } else {
-                    ws.join(prot)
-                };
-                if let Ok(canon) = abs.canonicalize() {
-                    if canon.starts_with(&ws) && canon != ws {
-                        protected.push(canon);
-                    }
+    let mut protected = Vec::new();
+    if policy.mode == SandboxMode::WorkspaceWrite {
+        for prot in &policy.protected_paths {
+            let abs = if prot.is_absolute() {
+                prot.clone()
+            } else {
+                ws.join(prot)
+            };
+            if let Ok(canon) = abs.canonicalize() {
+                if canon.starts_with(&ws) && canon != ws {
+                    protected.push(canon);
                 }
             }
         }
+    }
+    if use_ns {
         mounts = crate::mounts::plan(&needed, &protected, confine_fs)?;
         layers.masked = mounts.masked.clone();
         layers.protected_read_only = mounts.protected.clone();
@@ -238,6 +261,13 @@ pub(crate) fn prepare(req: &ExecRequest) -> Result<Prepared, SandboxError> {
                 grants.write.push(tmp_path.clone());
                 grants.write.extend(writable.iter().cloned());
                 match policy.mode {
+                    SandboxMode::WorkspaceWrite if !use_ns && !protected.is_empty() => {
+                        // No mount namespace for read-only binds: grant write
+                        // entry by entry, skipping protected paths.
+                        grants.read.push(ws.clone());
+                        write_except(&ws, &protected, &mut grants);
+                        layers.protected_read_only = protected.clone();
+                    }
                     SandboxMode::WorkspaceWrite => grants.write.push(ws.clone()),
                     SandboxMode::ReadOnly | SandboxMode::Full => grants.read.push(ws.clone()),
                 }

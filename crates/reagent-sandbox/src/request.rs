@@ -88,7 +88,8 @@ pub struct AppliedLayers {
     pub pids_max: Option<u64>,
     /// All capabilities were dropped (the supervisor was root or in a user namespace).
     pub capabilities_dropped: bool,
-    /// Protected paths bind-mounted read-only for this call.
+    /// Protected paths kept read-only for this call (read-only bind mounts;
+    /// without a mount namespace, Landlock grants that skip them).
     pub protected_read_only: Vec<PathBuf>,
     /// Directories hidden under an empty read-only tmpfs.
     pub masked: Vec<PathBuf>,
