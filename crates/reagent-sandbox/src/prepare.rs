@@ -145,7 +145,7 @@ fn write_except(dir: &Path, protected: &[PathBuf], grants: &mut FsGrants) {
     };
     for e in entries.flatten() {
         let path = e.path();
-        if protected.iter().any(|p| *p == path) {
+        if protected.contains(&path) {
             continue;
         }
         let is_dir = e.file_type().map(|t| t.is_dir()).unwrap_or(false);
