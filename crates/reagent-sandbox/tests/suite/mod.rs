@@ -5,3 +5,4 @@ mod harness;
 mod redteam_c;
 mod redteam_d;
 mod redteam_e;
+mod tidy;
