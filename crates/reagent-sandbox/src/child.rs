@@ -102,9 +102,10 @@ pub(crate) struct Plan<'a> {
     /// itself (the fresh `/proc`, the private `/dev/shm`): a rule made in the
     /// parent would name the host's inodes.
     pub(crate) child_rules: &'a [(CString, u64)],
-    /// The supervisor's environment block `[start, end)`, inherited by init's
-    /// copy of the address space; init zeroes it so `/proc/1/environ` is empty.
-    pub(crate) environ_block: Option<(usize, usize)>,
+    /// The supervisor's argument and environment blocks `[start, end)`,
+    /// inherited by init's copy of the address space; init zeroes them so
+    /// `/proc/1/cmdline` and `/proc/1/environ` reveal nothing of the agent.
+    pub(crate) scrub_blocks: [Option<(usize, usize)>; 2],
     pub(crate) seccomp: Option<libc::sock_fprog>,
 }
 
@@ -241,13 +242,20 @@ pub(crate) unsafe fn run_init(plan: &Plan<'_>) -> ! {
         libc::_exit(126);
     }
     libc::close(plan.sync_read);
-    if let Some((start, end)) = plan.environ_block {
+    for (start, end) in plan.scrub_blocks.iter().flatten() {
         if end > start {
-            // SAFETY: the range is the (writable, stack-resident) environment
-            // block of the supervisor, copied into this address space.
-            std::ptr::write_bytes(start as *mut u8, 0, end - start);
+            // The ranges are the (writable, stack-resident) argument and
+            // environment blocks of the supervisor, copied into this process.
+            std::ptr::write_bytes(*start as *mut u8, 0, end - start);
         }
     }
+    const NAME: &[u8] = b"reagent-init\0";
+    if let Some((start, end)) = plan.scrub_blocks[0] {
+        if end.saturating_sub(start) >= NAME.len() {
+            std::ptr::copy_nonoverlapping(NAME.as_ptr(), start as *mut u8, NAME.len());
+        }
+    }
+    libc::prctl(libc::PR_SET_NAME, NAME.as_ptr() as libc::c_ulong, 0, 0, 0);
     // Own session and process group: detached from the agent's terminal, and
     // without a PID namespace the supervisor kills the group by this pid.
     if libc::setsid() < 0 {

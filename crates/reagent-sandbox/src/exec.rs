@@ -79,7 +79,7 @@ pub(crate) fn exec_with(req: &ExecRequest, k: &Kernel) -> Result<ExecOutput, San
         cap_last: prepared.cap_last,
         landlock_fd: prepared.landlock_fd(),
         child_rules: &prepared.child_rules,
-        environ_block: environ_block(),
+        scrub_blocks: scrub_blocks(),
         seccomp: prepared.seccomp.as_ref().map(|p| libc::sock_fprog {
             len: p.len() as u16,
             filter: p.as_ptr() as *mut libc::sock_filter,
@@ -124,16 +124,24 @@ pub(crate) fn exec_with(req: &ExecRequest, k: &Kernel) -> Result<ExecOutput, San
     Ok(sup.finish(wait_status, status, &prepared, start))
 }
 
-/// `env_start` and `env_end` of this process (fields 50 and 51 of
-/// `/proc/self/stat`, counted after the parenthesised command name).
-fn environ_block() -> Option<(usize, usize)> {
-    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
-    let after = stat.rsplit_once(')')?.1;
-    let fields: Vec<&str> = after.split_whitespace().collect();
-    // After ")" the fields start at #3 (state); env_start is #50, env_end #51.
-    let start = fields.get(50 - 3)?.parse().ok()?;
-    let end = fields.get(51 - 3)?.parse().ok()?;
-    Some((start, end))
+/// `[arg_start, arg_end)` and `[env_start, env_end)` of this process
+/// (fields 48–51 of `/proc/self/stat`, counted after the parenthesised
+/// command name): init scrubs its copies so `/proc/1/cmdline` and
+/// `/proc/1/environ` reveal nothing of the agent (e.g. `--api-key …`).
+fn scrub_blocks() -> [Option<(usize, usize)>; 2] {
+    let read = || -> Option<Vec<usize>> {
+        let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+        let after = stat.rsplit_once(')')?.1;
+        let fields: Vec<&str> = after.split_whitespace().collect();
+        // After ")" the fields start at #3 (state).
+        (48..=51)
+            .map(|n| fields.get(n - 3).and_then(|f| f.parse().ok()))
+            .collect()
+    };
+    match read().as_deref() {
+        Some(&[a0, a1, e0, e1]) => [Some((a0, a1)), Some((e0, e1))],
+        _ => [None, None],
+    }
 }
 
 fn null_terminated(v: &[std::ffi::CString]) -> Vec<*const libc::c_char> {

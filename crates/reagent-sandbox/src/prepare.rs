@@ -158,12 +158,34 @@ fn write_except(dir: &Path, protected: &[PathBuf], grants: &mut FsGrants) {
     }
 }
 
+/// Canonical forms of the configured roots that exist; missing ones are
+/// skipped with a warning (a build directory may not exist yet).
+fn existing_roots(roots: &[PathBuf]) -> Vec<PathBuf> {
+    roots
+        .iter()
+        .filter_map(|p| match p.canonicalize() {
+            Ok(c) => Some(c),
+            Err(e) => {
+                tracing::warn!(root = %p.display(), error = %e, "sandbox root skipped");
+                None
+            }
+        })
+        .collect()
+}
+
 /// Builds everything the child needs.
 pub(crate) fn prepare(req: &ExecRequest, k: &Kernel) -> Result<Prepared, SandboxError> {
     validate_command(&req.command)?;
     let policy = &req.policy;
     let allow = policy.allow_unconfined;
     let ws = canonical_dir(&req.cwd)?;
+    if ws == Path::new("/") && policy.mode != SandboxMode::Full {
+        // Granting the workspace would grant the whole filesystem.
+        return Err(SandboxError::Workspace {
+            path: ws,
+            reason: "the filesystem root cannot be a confined workspace".into(),
+        });
+    }
     let confine_fs = policy.mode != SandboxMode::Full;
     let mut layers = AppliedLayers::default();
 
@@ -199,16 +221,8 @@ pub(crate) fn prepare(req: &ExecRequest, k: &Kernel) -> Result<Prepared, Sandbox
     }
 
     // Roots the command needs; masks never hide them.
-    let readable: Vec<PathBuf> = policy
-        .readable_roots
-        .iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .collect();
-    let writable: Vec<PathBuf> = policy
-        .writable_roots
-        .iter()
-        .filter_map(|p| p.canonicalize().ok())
-        .collect();
+    let readable = existing_roots(&policy.readable_roots);
+    let writable = existing_roots(&policy.writable_roots);
     let mut needed: Vec<PathBuf> = vec![ws.clone(), tmp_path.clone()];
     needed.extend(readable.iter().cloned());
     needed.extend(writable.iter().cloned());

@@ -126,6 +126,16 @@ fn cancellation_kills_the_command() {
 }
 
 #[test]
+fn mknod_fails_and_the_root_is_no_workspace() {
+    let f = Fixture::new();
+    let out = f.run("mknod devmem c 1 1; mknod null c 1 3; mkfifo fifo; ls");
+    assert_eq!(out.stdout, "fifo\n", "{out:?}");
+    let mut req = f.req("true");
+    req.cwd = "/".into();
+    assert!(matches!(exec(&req), Err(SandboxError::Workspace { .. })));
+}
+
+#[test]
 fn empty_command_and_missing_workspace_are_errors() {
     let f = Fixture::new();
     assert!(matches!(

@@ -38,6 +38,12 @@ fn row57_environment_secrets_never_reach_the_child() {
         );
         assert_no_secret(&out, &format!("mode {mode}"));
     }
+    // pid 1 (init, a copy of the agent) shows neither the agent's argv nor
+    // its environment: an agent started as `reagent --api-key …` leaks nothing.
+    let out = f.run("tr -d '\\0' < /proc/1/cmdline; echo; cat /proc/1/comm");
+    let argv0 = std::env::args().next().unwrap();
+    assert!(!out.stdout.contains(&argv0), "{out:?}");
+    assert_eq!(out.stdout, "reagent-init\nreagent-init\n", "{out:?}");
 }
 
 #[test]
