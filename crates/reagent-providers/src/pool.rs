@@ -102,6 +102,13 @@ impl std::fmt::Debug for EndpointPool {
     }
 }
 
+/// `now + d`, saturating far in the future instead of overflowing.
+fn later(now: Instant, d: Duration) -> Instant {
+    now.checked_add(d)
+        .or_else(|| now.checked_add(Duration::from_secs(365 * 24 * 3600)))
+        .unwrap_or(now)
+}
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|p| p.into_inner())
 }
@@ -143,22 +150,22 @@ impl Shared {
         if ok {
             s.failures = 0;
             s.up = true;
-            s.next_probe = now + self.cfg.health_interval;
+            s.next_probe = later(now, self.cfg.health_interval);
         } else {
             s.failures = s.failures.saturating_add(1);
             if s.failures >= self.cfg.down_after {
                 s.up = false;
             }
-            s.next_probe = if s.up {
-                now + self.cfg.health_interval
+            let wait = if s.up {
+                self.cfg.health_interval
             } else {
                 let k = s.failures.saturating_sub(self.cfg.down_after).min(16);
-                now + self
-                    .cfg
+                self.cfg
                     .probe_base
                     .saturating_mul(1 << k)
                     .min(self.cfg.health_interval)
             };
+            s.next_probe = later(now, wait);
         }
         if s.up != was_up {
             self.version.fetch_add(1, Ordering::SeqCst);
@@ -188,7 +195,7 @@ impl Shared {
             .iter()
             .map(|s| s.next_probe)
             .min()
-            .unwrap_or(now + self.cfg.health_interval)
+            .unwrap_or_else(|| later(now, self.cfg.health_interval))
     }
 }
 
@@ -197,6 +204,8 @@ async fn health_loop(shared: Weak<Shared>) {
         let Some(s) = shared.upgrade() else { return };
         let next = s.probe_due().await;
         drop(s);
+        // Never spin, whatever the configured intervals.
+        let next = next.max(later(Instant::now(), Duration::from_millis(10)));
         tokio::time::sleep_until(tokio::time::Instant::from_std(next)).await;
     }
 }
@@ -232,7 +241,7 @@ impl EndpointPool {
                 up: true,
                 in_flight: 0,
                 failures: 0,
-                next_probe: now + cfg.health_interval,
+                next_probe: later(now, cfg.health_interval),
             })
             .collect();
         let shared = Arc::new(Shared {

@@ -47,7 +47,7 @@ impl RetryPolicy {
         let exp = 2u32.saturating_pow(attempt.saturating_sub(1).min(20));
         let full = self.base_delay.saturating_mul(exp).min(self.max_delay);
         let factor: f64 = rand::thread_rng().gen_range(0.5..=1.0);
-        full.mul_f64(factor)
+        Duration::try_from_secs_f64(full.as_secs_f64() * factor).unwrap_or(full)
     }
 }
 
