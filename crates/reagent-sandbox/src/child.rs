@@ -106,7 +106,8 @@ pub(crate) struct Plan<'a> {
     /// inherited by init's copy of the address space; init zeroes them so
     /// `/proc/1/cmdline` and `/proc/1/environ` reveal nothing of the agent.
     pub(crate) scrub_blocks: [Option<(usize, usize)>; 2],
-    pub(crate) seccomp: Option<libc::sock_fprog>,
+    /// seccomp programs, installed in order after everything else.
+    pub(crate) seccomp: &'a [libc::sock_fprog],
 }
 
 #[repr(C)]
@@ -437,7 +438,7 @@ unsafe fn run_command(plan: &Plan<'_>) -> ! {
             fail(plan, ST_LANDLOCK);
         }
     }
-    if let Some(prog) = &plan.seccomp {
+    for prog in plan.seccomp {
         if libc::syscall(
             libc::SYS_seccomp,
             SECCOMP_SET_MODE_FILTER,

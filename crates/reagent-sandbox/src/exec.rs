@@ -62,6 +62,14 @@ pub(crate) fn exec_with(req: &ExecRequest, k: &Kernel) -> Result<ExecOutput, San
     let devnull = open_devnull()?;
 
     let argv_ptrs = null_terminated(&prepared.argv);
+    let fprogs: Vec<libc::sock_fprog> = prepared
+        .seccomp
+        .iter()
+        .map(|p| libc::sock_fprog {
+            len: p.len().min(usize::from(u16::MAX)) as u16,
+            filter: p.as_ptr() as *mut libc::sock_filter,
+        })
+        .collect();
     let envp_ptrs = null_terminated(&prepared.envp);
     let plan = Plan {
         sync_read: sync_r.as_raw_fd(),
@@ -80,10 +88,7 @@ pub(crate) fn exec_with(req: &ExecRequest, k: &Kernel) -> Result<ExecOutput, San
         landlock_fd: prepared.landlock_fd(),
         child_rules: &prepared.child_rules,
         scrub_blocks: scrub_blocks(),
-        seccomp: prepared.seccomp.as_ref().map(|p| libc::sock_fprog {
-            len: p.len() as u16,
-            filter: p.as_ptr() as *mut libc::sock_filter,
-        }),
+        seccomp: &fprogs,
     };
 
     // SAFETY: the child only runs async-signal-safe code on `plan`.

@@ -28,7 +28,7 @@ pub(crate) struct Prepared {
     pub(crate) rlimits: Vec<(libc::__rlimit_resource_t, libc::rlimit)>,
     pub(crate) landlock: Option<OwnedFd>,
     pub(crate) child_rules: Vec<(CString, u64)>,
-    pub(crate) seccomp: Option<seccompiler::BpfProgram>,
+    pub(crate) seccomp: Vec<seccompiler::BpfProgram>,
     pub(crate) clone_flags: libc::c_int,
     pub(crate) user_namespace: bool,
     pub(crate) drop_caps: bool,
@@ -293,9 +293,9 @@ pub(crate) fn prepare(req: &ExecRequest, k: &Kernel) -> Result<Prepared, Sandbox
     }
 
     // seccomp.
-    let mut seccomp = None;
+    let mut seccomp = Vec::new();
     if k.seccomp {
-        seccomp = Some(crate::seccomp::build_filter(policy.network)?);
+        seccomp = crate::seccomp::build_filters(policy.network)?;
         layers.seccomp = true;
         layers.network_blocked = !policy.network;
     } else {

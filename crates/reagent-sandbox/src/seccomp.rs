@@ -6,7 +6,12 @@
 //! - `io_uring_setup`, `io_uring_enter`, `io_uring_register` (io_uring bypasses
 //!   per-syscall filtering);
 //! - namespace, mount, module, kexec, reboot, bpf, perf, keyring, swap and
-//!   clock-setting calls, and `open_by_handle_at` (a classic container escape).
+//!   clock-setting calls, and `open_by_handle_at` (a classic container escape);
+//! - `clone()` with any `CLONE_NEW*` flag (no new user namespace with fresh
+//!   capabilities, no new network namespace).
+//!
+//! A second filter answers `clone3` with `ENOSYS`: its flags live in memory a
+//! filter cannot read, and libc falls back to `clone` on `ENOSYS`.
 //!
 //! Any syscall made with a foreign architecture (32-bit `int 0x80` on x86_64)
 //! kills the process: seccompiler's arch check. The x32 ABI is not filtered
@@ -71,14 +76,59 @@ fn arch() -> Result<TargetArch, SandboxError> {
     })
 }
 
-/// Compiles the filter for a policy (`network` allows non-UNIX sockets).
-pub(crate) fn build_filter(network: bool) -> Result<BpfProgram, SandboxError> {
-    let prep = |e: seccompiler::BackendError| SandboxError::Prepare {
+/// Namespace flags refused in `clone()`.
+const NS_FLAGS: &[libc::c_int] = &[
+    libc::CLONE_NEWUSER,
+    libc::CLONE_NEWNS,
+    libc::CLONE_NEWPID,
+    libc::CLONE_NEWNET,
+    libc::CLONE_NEWUTS,
+    libc::CLONE_NEWIPC,
+    libc::CLONE_NEWCGROUP,
+];
+
+/// Compiles the filters for a policy (`network` allows non-UNIX sockets),
+/// in installation order.
+pub(crate) fn build_filters(network: bool) -> Result<Vec<BpfProgram>, SandboxError> {
+    Ok(vec![build_filter(network)?, build_clone3_filter()?])
+}
+
+fn prep(e: seccompiler::BackendError) -> SandboxError {
+    SandboxError::Prepare {
         stage: "seccomp filter",
         reason: e.to_string(),
-    };
+    }
+}
+
+fn build_clone3_filter() -> Result<BpfProgram, SandboxError> {
+    let rules: BTreeMap<i64, Vec<SeccompRule>> =
+        [(libc::SYS_clone3, Vec::new())].into_iter().collect();
+    let filter = SeccompFilter::new(
+        rules,
+        SeccompAction::Allow,
+        SeccompAction::Errno(libc::ENOSYS as u32),
+        arch()?,
+    )
+    .map_err(prep)?;
+    BpfProgram::try_from(filter).map_err(prep)
+}
+
+fn build_filter(network: bool) -> Result<BpfProgram, SandboxError> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> =
         DENIED.iter().map(|nr| (*nr, Vec::new())).collect();
+    let mut clone_rules = Vec::new();
+    for flag in NS_FLAGS {
+        let bits = *flag as u64;
+        let cond = SeccompCondition::new(
+            0,
+            SeccompCmpArgLen::Qword,
+            SeccompCmpOp::MaskedEq(bits),
+            bits,
+        )
+        .map_err(prep)?;
+        clone_rules.push(SeccompRule::new(vec![cond]).map_err(prep)?);
+    }
+    rules.insert(libc::SYS_clone, clone_rules);
     if !network {
         let not_unix = SeccompCondition::new(
             0,
@@ -107,7 +157,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn filter_compiles_both_ways() {
+    fn filters_compile_both_ways() {
+        assert_eq!(build_filters(false).map(|v| v.len()).ok(), Some(2));
         let closed = build_filter(false).map_err(|e| e.to_string());
         let open = build_filter(true).map_err(|e| e.to_string());
         match (closed, open) {

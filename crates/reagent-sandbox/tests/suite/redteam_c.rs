@@ -208,6 +208,29 @@ fn row38_no_privilege_escalation() {
     f.assert_sentinels_intact();
 }
 
+/// Part of row 38: no new namespaces (a user namespace would hand the
+/// command a fresh set of capabilities). `clone(CLONE_NEWUSER)` gets EPERM,
+/// `clone3` ENOSYS (libc then falls back to `clone`), and plain forks and
+/// threads still work.
+#[test]
+fn row38_no_new_namespaces() {
+    require_tool("/usr/bin/python3");
+    let f = Fixture::new();
+    let script = [
+        "import ctypes, os, threading",
+        "l = ctypes.CDLL(None, use_errno=True)",
+        "r = l.syscall(56, 0x10000000 | 17, 0, 0, 0, 0); e = ctypes.get_errno()",
+        "r3 = l.syscall(435, 0, 0); e3 = ctypes.get_errno()",
+        "t = threading.Thread(target=lambda: None); t.start(); t.join()",
+        "p = os.fork()",
+        "if p == 0: os._exit(7)",
+        "print(r, e, r3, e3, os.waitpid(p, 0)[1] >> 8)",
+    ];
+    std::fs::write(f.path().join("ns.py"), script.join("\n")).unwrap();
+    let out = f.run("python3 ns.py; unshare -U true 2>/dev/null; echo unshare=$?");
+    assert_eq!(out.stdout, "-1 1 -1 38 7\nunshare=1\n", "{out:?}");
+}
+
 #[test]
 fn row39_persistence_is_denied() {
     let f = Fixture::new();
