@@ -54,6 +54,26 @@ impl CommandRules {
         }
     }
 
+    /// Rules from configuration lists (e.g. `[sandbox.commands]` `allow`,
+    /// `ask`, `forbid`), with `default` for unmatched commands.
+    pub fn from_lists<S: AsRef<str>>(
+        allow: &[S],
+        ask: &[S],
+        forbid: &[S],
+        default: RuleDecision,
+    ) -> Self {
+        let mut rules = CommandRules::new(default);
+        allow
+            .iter()
+            .for_each(|p| push_rule(&mut rules.allow, p.as_ref()));
+        ask.iter()
+            .for_each(|p| push_rule(&mut rules.ask, p.as_ref()));
+        forbid
+            .iter()
+            .for_each(|p| push_rule(&mut rules.forbid, p.as_ref()));
+        rules
+    }
+
     /// Adds an allow rule (builder style). Empty prefixes are ignored.
     pub fn allow(mut self, prefix: &str) -> Self {
         push_rule(&mut self.allow, prefix);
@@ -179,6 +199,17 @@ mod tests {
         for (cmd, want) in cases {
             assert_eq!(r.decide(cmd), want, "command {cmd:?}");
         }
+    }
+
+    #[test]
+    fn from_lists_matches_the_builder() {
+        let built = CommandRules::from_lists(
+            &["ls", "git status", "cargo test"],
+            &["git push"],
+            &["rm -rf", "sudo", "  "],
+            RuleDecision::Ask,
+        );
+        assert_eq!(built, rules());
     }
 
     #[test]
