@@ -30,7 +30,7 @@ enum Block {
 
 /// Accumulated stream state.
 #[derive(Default)]
-struct State {
+pub(crate) struct State {
     blocks: Vec<(u64, Block)>,
     start_usage: Value,
     output_tokens: Option<u64>,
@@ -46,7 +46,12 @@ impl State {
             .map(|(_, b)| b)
     }
 
-    fn event(&mut self, v: &Value, url: &str, sink: SignalSink<'_>) -> Result<(), ProviderError> {
+    pub(crate) fn event(
+        &mut self,
+        v: &Value,
+        url: &str,
+        sink: SignalSink<'_>,
+    ) -> Result<(), ProviderError> {
         let index = v.get("index").and_then(Value::as_u64).unwrap_or(0);
         match v.get("type").and_then(Value::as_str).unwrap_or("") {
             "message_start" => {
@@ -126,7 +131,7 @@ impl State {
         Ok(())
     }
 
-    fn finish(self) -> (Message, FinishReason, Usage) {
+    pub(crate) fn finish(self) -> (Message, FinishReason, Usage) {
         let mut content = String::new();
         let mut reasoning = String::new();
         let mut calls = Vec::new();

@@ -295,7 +295,7 @@ fn contents(msgs: &[Message]) -> Vec<Value> {
 
 /// Collects parts from one response or many streamed chunks.
 #[derive(Default)]
-struct Accumulator {
+pub(crate) struct Accumulator {
     content: String,
     reasoning: String,
     calls: Vec<ToolCall>,
@@ -305,7 +305,7 @@ struct Accumulator {
 }
 
 impl Accumulator {
-    fn chunk(
+    pub(crate) fn chunk(
         &mut self,
         v: &Value,
         url: &str,
@@ -377,7 +377,7 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(self, url: &str) -> Result<(Message, FinishReason, Usage), ProviderError> {
+    pub(crate) fn finish(self, url: &str) -> Result<(Message, FinishReason, Usage), ProviderError> {
         let finish = match (self.finish.as_deref(), &self.blocked) {
             (Some("MAX_TOKENS"), _) => FinishReason::Length,
             (Some("STOP") | Some("FINISH_REASON_UNSPECIFIED"), _) if !self.calls.is_empty() => {

@@ -48,6 +48,8 @@ mod openai_stream;
 pub mod pool;
 mod reply;
 mod retry;
+#[cfg(test)]
+mod robustness;
 mod sse;
 
 pub use config::{build_provider, ProviderConfig, ProviderKind};

@@ -320,7 +320,7 @@ fn message_json(m: &Message) -> Value {
 
 /// Collects a reply from one JSON object or many NDJSON chunks.
 #[derive(Default)]
-struct Accumulator {
+pub(crate) struct Accumulator {
     content: String,
     thinking: String,
     calls: Vec<ToolCall>,
@@ -329,7 +329,7 @@ struct Accumulator {
 
 impl Accumulator {
     /// Takes one chunk (or the whole non-streamed reply); streamed text goes to `sink`.
-    fn chunk(
+    pub(crate) fn chunk(
         &mut self,
         v: &Value,
         url: &str,
@@ -393,7 +393,7 @@ impl Accumulator {
         Ok(())
     }
 
-    fn finish(
+    pub(crate) fn finish(
         self,
         url: &str,
         started: Instant,

@@ -1,0 +1,207 @@
+//! Property tests: the stream parsers and request builders never panic, whatever they are fed,
+//! and the SSE parser gives the same events however the bytes are split.
+
+use proptest::prelude::*;
+use reagent_protocol::{ChatRequest, Message, ModelOptions, Role, ToolCall, ToolChoice, ToolSpec};
+use serde_json::{json, Value};
+
+use crate::sse::SseParser;
+
+const KEYS: &[&str] = &[
+    "choices",
+    "delta",
+    "tool_calls",
+    "index",
+    "id",
+    "function",
+    "name",
+    "arguments",
+    "content",
+    "message",
+    "done",
+    "done_reason",
+    "type",
+    "content_block",
+    "partial_json",
+    "candidates",
+    "parts",
+    "functionCall",
+    "args",
+    "finishReason",
+    "finish_reason",
+    "usage",
+    "timings",
+    "error",
+    "thinking",
+    "text",
+    "thought",
+    "stop_reason",
+    "input",
+    "usageMetadata",
+    "0",
+];
+
+const WORDS: &[&str] = &[
+    "message_start",
+    "content_block_start",
+    "content_block_delta",
+    "message_delta",
+    "message_stop",
+    "tool_use",
+    "text_delta",
+    "input_json_delta",
+    "thinking_delta",
+    "error",
+    "text",
+    "thinking",
+    "STOP",
+    "MAX_TOKENS",
+    "length",
+    "stop",
+    "tool_calls",
+    "{\"a\":",
+    "",
+];
+
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-3i64..5).prop_map(|n| json!(n)),
+        any::<u64>().prop_map(|n| json!(n)),
+        prop::sample::select(WORDS).prop_map(|w| json!(w)),
+        ".{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(5, 96, 6, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::vec((prop::sample::select(KEYS), inner), 0..6).prop_map(|kv| {
+                Value::Object(kv.into_iter().map(|(k, v)| (k.to_owned(), v)).collect())
+            }),
+        ]
+    })
+}
+
+fn message() -> impl Strategy<Value = Message> {
+    let role = prop::sample::select(vec![Role::System, Role::User, Role::Assistant, Role::Tool]);
+    let call = (".{0,4}", ".{0,6}", json_value()).prop_map(|(id, name, arguments)| ToolCall {
+        id,
+        name,
+        arguments,
+    });
+    (
+        role,
+        ".{0,8}",
+        prop::option::of(".{0,4}"),
+        prop::collection::vec(call, 0..3),
+        prop::option::of(".{0,4}"),
+    )
+        .prop_map(
+            |(role, content, reasoning, tool_calls, tool_call_id)| Message {
+                role,
+                content,
+                reasoning,
+                tool_calls,
+                tool_name: tool_call_id.clone(),
+                tool_call_id,
+            },
+        )
+}
+
+fn request() -> impl Strategy<Value = ChatRequest> {
+    (
+        prop::collection::vec(message(), 0..8),
+        prop::option::of(json_value()),
+        any::<bool>(),
+        prop::option::of(any::<bool>()),
+        prop::option::of(any::<u32>()),
+        prop::option::of(any::<f32>()),
+    )
+        .prop_map(
+            |(messages, schema, stream, think, num_predict, temperature)| ChatRequest {
+                model: "m".into(),
+                messages,
+                tools: vec![ToolSpec {
+                    name: "t".into(),
+                    description: "d".into(),
+                    parameters: json!({"type": "object"}),
+                }],
+                tool_choice: ToolChoice::Required,
+                options: ModelOptions {
+                    num_predict,
+                    temperature,
+                    think,
+                    keep_alive: Some("5m".into()),
+                    ..ModelOptions::default()
+                },
+                response_schema: schema,
+                stream,
+            },
+        )
+}
+
+fn no_two_roles_in_a_row(msgs: &Value, role_key: &str) -> bool {
+    let roles: Vec<&str> = msgs
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|m| m.get(role_key).and_then(Value::as_str))
+        .collect();
+    roles.windows(2).all(|w| w[0] != w[1])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+
+    #[test]
+    fn sse_events_do_not_depend_on_how_bytes_are_split(
+        pieces in prop::collection::vec(
+            prop::sample::select(vec!["data: ", "data:", "event: x", ": c", "\n", "\r", "\r\n", "{}", "[DONE]", "é", "id: 1"]),
+            0..40,
+        ),
+        cuts in prop::collection::vec(any::<prop::sample::Index>(), 0..6),
+    ) {
+        let bytes: Vec<u8> = pieces.concat().into_bytes();
+        let whole = SseParser::default().push(&bytes);
+        let mut points: Vec<usize> = cuts.iter().map(|i| i.index(bytes.len() + 1)).collect();
+        points.sort_unstable();
+        let mut p = SseParser::default();
+        let mut got = Vec::new();
+        let mut last = 0;
+        for at in points.into_iter().chain([bytes.len()]) {
+            got.extend(p.push(&bytes[last..at]));
+            last = at;
+        }
+        prop_assert_eq!(got, whole);
+    }
+
+    #[test]
+    fn stream_accumulators_never_panic(chunks in prop::collection::vec(json_value(), 0..12)) {
+        let sink = &|_| {};
+        let mut openai = crate::openai_stream::StreamState::default();
+        let mut anthropic = crate::anthropic_stream::State::default();
+        let mut ollama = crate::ollama::Accumulator::default();
+        let mut gemini = crate::gemini::Accumulator::default();
+        for c in &chunks {
+            let _ = openai.chunk(c, "u", sink);
+            let _ = anthropic.event(c, "u", sink);
+            let _ = ollama.chunk(c, "u", Some(sink));
+            let _ = gemini.chunk(c, "u", Some(sink));
+        }
+        let _ = openai.finish();
+        let _ = anthropic.finish();
+        let _ = ollama.finish("u", std::time::Instant::now(), "e");
+        let _ = gemini.finish("u");
+    }
+
+    #[test]
+    fn request_bodies_never_panic_and_keep_roles_alternating(req in request()) {
+        let _ = crate::ollama::request_body(&req);
+        let _ = crate::openai::request_body(&req);
+        let a = crate::anthropic::request_body(&req);
+        prop_assert!(no_two_roles_in_a_row(&a["messages"], "role"));
+        prop_assert!(a["max_tokens"].as_u64().is_some());
+        let g = crate::gemini::request_body(&req);
+        prop_assert!(no_two_roles_in_a_row(&g["contents"], "role"));
+    }
+}
