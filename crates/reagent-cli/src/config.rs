@@ -53,6 +53,21 @@ pub(crate) struct FileConfig {
     pub(crate) tools: ToolsFileConfig,
     #[serde(default)]
     pub(crate) sandbox: SandboxFileConfig,
+    /// Model profiles, consulted before the built-in ones.
+    #[serde(default)]
+    pub(crate) profiles: Vec<ProfileConfig>,
+}
+
+/// One `[[profiles]]` entry: defaults for models whose name contains `match`.
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ProfileConfig {
+    #[serde(rename = "match")]
+    pub(crate) matches: String,
+    pub(crate) temperature: Option<f32>,
+    pub(crate) think: Option<bool>,
+    pub(crate) format: Option<String>,
+    pub(crate) system_hint: Option<String>,
 }
 
 /// `[options]`: generation options.

@@ -88,6 +88,17 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
     }
     agent.stream = !args.no_stream && file.stream.unwrap_or(true);
     agent.system_prompt = file.system_prompt.clone();
+    agent.profiles = file
+        .profiles
+        .iter()
+        .map(|p| reagent_core::ModelProfile {
+            matches: p.matches.clone(),
+            temperature: p.temperature,
+            think: p.think,
+            parse_format: p.format.clone(),
+            system_hint: p.system_hint.clone(),
+        })
+        .collect();
     agent.parse_format = args.format.clone().or_else(|| file.format.clone());
     if let Some(f) = &agent.parse_format {
         f.parse::<reagent_parse::Family>()

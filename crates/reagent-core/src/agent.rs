@@ -196,7 +196,7 @@ impl Agent {
                 ModelInfo::default()
             }
         };
-        let profile = profile_for(&self.config.model);
+        let profile = profile_for(&self.config.model, &self.config.profiles);
         let mode = tool_mode::resolve(self.config.tool_mode, &info.capabilities);
         let cap = self.config.default_ctx_cap;
         let num_ctx = self
@@ -223,7 +223,7 @@ impl Agent {
             self.config.system_prompt.as_deref(),
             mode,
             &specs,
-            profile.system_hint,
+            profile.system_hint.as_deref(),
         );
         let schema_bytes: usize = if mode == ToolMode::Native {
             specs
@@ -258,7 +258,7 @@ impl Agent {
             .config
             .parse_format
             .as_deref()
-            .or(profile.parse_format)
+            .or(profile.parse_format.as_deref())
             .and_then(|f| f.parse().ok());
         Ok((
             Prepared {
@@ -544,6 +544,15 @@ impl Agent {
         });
         match self.provider.chat(&request, &sink, setup.cancel).await {
             Ok(response) => {
+                setup.events.emit(crate::turn::response_event(
+                    state.iterations,
+                    &response.usage,
+                    response.latency,
+                    &response.finish,
+                    response.endpoint.clone(),
+                    None,
+                    0,
+                ));
                 state.prompt_tokens += response.usage.prompt_tokens;
                 state.completion_tokens += response.usage.completion_tokens;
                 state.model_time += response.latency;

@@ -108,6 +108,8 @@ pub struct AgentConfig {
     pub system_prompt: Option<String>,
     /// Force one parser format family (the corpus family names, e.g. `hermes`).
     pub parse_format: Option<String>,
+    /// Model profiles consulted before the built-in ones.
+    pub profiles: Vec<crate::profiles::ModelProfile>,
 }
 
 impl AgentConfig {
@@ -130,6 +132,7 @@ impl AgentConfig {
             stream: false,
             system_prompt: None,
             parse_format: None,
+            profiles: Vec::new(),
         }
     }
 }

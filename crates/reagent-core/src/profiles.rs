@@ -1,141 +1,69 @@
-//! Built-in model profiles: per model family, default options and quirks. Values set by the
-//! user always win over a profile.
+//! Model profiles: per model family, default options and quirks. Built-in profiles cover common
+//! families; profiles from the config file come first. Values set explicitly by the user (flags,
+//! `[options]`) always win over a profile.
 
 /// Defaults and quirks of one model family.
 #[derive(Debug, Clone, PartialEq, Default)]
 pub struct ModelProfile {
-    /// Family name, for logs.
-    pub family: &'static str,
+    /// Which model names it applies to: a lowercase fragment of the name (`qwen3`, `smollm`).
+    pub matches: String,
     /// Default sampling temperature.
     pub temperature: Option<f32>,
-    /// Whether thinking is on by default (Qwen3, DeepSeek R1...).
+    /// Whether thinking is on by default (Qwen3, DeepSeek R1...), where the server supports it.
     pub think: Option<bool>,
     /// The parser format family the model's template emits, as a hint.
-    pub parse_format: Option<&'static str>,
+    pub parse_format: Option<String>,
     /// Extra system-prompt guidance for this family.
-    pub system_hint: Option<&'static str>,
+    pub system_hint: Option<String>,
 }
 
-/// `(name fragment, profile)`, first match wins; fragments are matched in lowercase.
-fn builtin() -> Vec<(&'static str, ModelProfile)> {
+impl ModelProfile {
+    fn builtin(
+        matches: &str,
+        temperature: Option<f32>,
+        think: Option<bool>,
+        format: Option<&str>,
+    ) -> Self {
+        ModelProfile {
+            matches: matches.to_owned(),
+            temperature,
+            think,
+            parse_format: format.map(str::to_owned),
+            system_hint: None,
+        }
+    }
+}
+
+/// The built-in profiles, most specific first.
+fn builtin() -> Vec<ModelProfile> {
     vec![
-        (
-            "qwen3-coder",
-            ModelProfile {
-                family: "qwen3-coder",
-                temperature: Some(0.7),
-                parse_format: Some("qwen3_coder_xml"),
-                ..Default::default()
-            },
-        ),
-        (
-            "qwen3",
-            ModelProfile {
-                family: "qwen3",
-                temperature: Some(0.6),
-                think: Some(true),
-                parse_format: Some("hermes"),
-                ..Default::default()
-            },
-        ),
-        (
-            "qwen",
-            ModelProfile {
-                family: "qwen2.5",
-                temperature: Some(0.7),
-                parse_format: Some("hermes"),
-                ..Default::default()
-            },
-        ),
-        (
-            "qwq",
-            ModelProfile {
-                family: "qwq",
-                think: Some(true),
-                parse_format: Some("hermes"),
-                ..Default::default()
-            },
-        ),
-        (
-            "deepseek-r1",
-            ModelProfile {
-                family: "deepseek-r1",
-                think: Some(true),
-                parse_format: Some("deepseek_r1"),
-                ..Default::default()
-            },
-        ),
-        (
-            "llama3",
-            ModelProfile {
-                family: "llama3",
-                temperature: Some(0.6),
-                parse_format: Some("llama3_json"),
-                ..Default::default()
-            },
-        ),
-        (
-            "llama-3",
-            ModelProfile {
-                family: "llama3",
-                temperature: Some(0.6),
-                parse_format: Some("llama3_json"),
-                ..Default::default()
-            },
-        ),
-        (
-            "mistral",
-            ModelProfile {
-                family: "mistral",
-                temperature: Some(0.3),
-                parse_format: Some("mistral"),
-                ..Default::default()
-            },
-        ),
-        (
-            "devstral",
-            ModelProfile {
-                family: "mistral",
-                temperature: Some(0.3),
-                parse_format: Some("mistral"),
-                ..Default::default()
-            },
-        ),
-        (
-            "granite",
-            ModelProfile {
-                family: "granite",
-                parse_format: Some("granite"),
-                ..Default::default()
-            },
-        ),
-        (
-            "gpt-oss",
-            ModelProfile {
-                family: "gpt-oss",
-                parse_format: Some("gpt_oss"),
-                ..Default::default()
-            },
-        ),
-        (
-            "smollm",
-            ModelProfile {
-                family: "smollm2",
-                temperature: Some(0.0),
-                system_hint: Some("Be brief. Use one tool at a time."),
-                ..Default::default()
-            },
-        ),
+        ModelProfile::builtin("qwen3-coder", Some(0.7), None, Some("qwen3_coder_xml")),
+        ModelProfile::builtin("qwen3", Some(0.6), Some(true), Some("hermes")),
+        ModelProfile::builtin("qwq", None, Some(true), Some("hermes")),
+        ModelProfile::builtin("qwen", Some(0.7), None, Some("hermes")),
+        ModelProfile::builtin("deepseek-r1", None, Some(true), Some("deepseek_r1")),
+        ModelProfile::builtin("llama3", Some(0.6), None, Some("llama3_json")),
+        ModelProfile::builtin("llama-3", Some(0.6), None, Some("llama3_json")),
+        ModelProfile::builtin("mistral", Some(0.3), None, Some("mistral")),
+        ModelProfile::builtin("devstral", Some(0.3), None, Some("mistral")),
+        ModelProfile::builtin("granite", None, None, Some("granite")),
+        ModelProfile::builtin("gpt-oss", None, None, Some("gpt_oss")),
+        ModelProfile {
+            system_hint: Some("Be brief. Use one tool at a time.".to_owned()),
+            ..ModelProfile::builtin("smollm", Some(0.0), None, None)
+        },
     ]
 }
 
-/// The profile for `model` (`qwen3:8b`, `SmolLM2-135M-Instruct.Q4_1.gguf`...), or an empty one.
-pub fn profile_for(model: &str) -> ModelProfile {
+/// The profile for `model` (`qwen3:8b`, `SmolLM2-135M-Instruct.Q4_1.gguf`...): the first of
+/// `custom`, then of the built-ins, whose fragment the lowercase name contains; else an empty one.
+pub fn profile_for(model: &str, custom: &[ModelProfile]) -> ModelProfile {
     let lower = model.to_lowercase();
-    builtin()
-        .into_iter()
-        .find(|(fragment, _)| lower.contains(fragment))
-        .map(|(_, p)| p)
+    custom
+        .iter()
+        .cloned()
+        .chain(builtin())
+        .find(|p| !p.matches.is_empty() && lower.contains(&p.matches.to_lowercase()))
         .unwrap_or_default()
 }
 
@@ -145,15 +73,26 @@ mod tests {
 
     #[test]
     fn profiles_match_by_family() {
-        assert_eq!(profile_for("qwen3:8b").think, Some(true));
+        assert_eq!(profile_for("qwen3:8b", &[]).think, Some(true));
         assert_eq!(
-            profile_for("qwen3-coder:30b").parse_format,
+            profile_for("qwen3-coder:30b", &[]).parse_format.as_deref(),
             Some("qwen3_coder_xml")
         );
         assert_eq!(
-            profile_for("SmolLM2-135M-Instruct.Q4_1.gguf").temperature,
+            profile_for("SmolLM2-135M-Instruct.Q4_1.gguf", &[]).temperature,
             Some(0.0)
         );
-        assert_eq!(profile_for("unknown-model"), ModelProfile::default());
+        assert_eq!(profile_for("unknown-model", &[]), ModelProfile::default());
+    }
+
+    #[test]
+    fn custom_profiles_come_before_the_built_ins() {
+        let custom = ModelProfile {
+            matches: "Qwen3".into(),
+            think: Some(false),
+            ..ModelProfile::default()
+        };
+        let p = profile_for("qwen3:8b", &[custom]);
+        assert_eq!((p.think, p.temperature), (Some(false), None));
     }
 }

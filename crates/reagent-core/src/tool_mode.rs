@@ -87,13 +87,16 @@ pub fn tool_catalogue(specs: &[ToolSpec]) -> String {
     out
 }
 
-/// Instructions and an example for the constrained mode.
+/// Instructions and an example for the constrained mode. The example's argument is a bare
+/// `"..."`: small models copy a concrete sample file name instead of the task's (SmolLM2-135M
+/// read `README.md` three times for a task naming `keeper.txt`), and with no example at all
+/// they pick the wrong tool.
 pub fn constrained_instructions(specs: &[ToolSpec]) -> String {
     format!(
         "You can use these tools:\n{}\nReply with one JSON object and nothing else: either \
          {{\"tool\": \"<name>\", \"arguments\": {{...}}}} to use a tool, or \
          {{\"final_answer\": \"<your answer>\"}} when the task is done.\n\
-         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"README.md\"}}}}",
+         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"...\"}}}}",
         tool_catalogue(specs)
     )
 }

@@ -106,6 +106,16 @@ impl TurnSetup<'_> {
                     .is_some_and(|n| response.usage.completion_tokens >= u64::from(n));
             if truncated && self.retry_truncated && !retried {
                 retried = true;
+                // The cut-off reply is discarded; its call still gets its response event.
+                self.events.emit(response_event(
+                    iteration,
+                    &response.usage,
+                    response.latency,
+                    &response.finish,
+                    response.endpoint.clone(),
+                    None,
+                    0,
+                ));
                 let doubled = options.num_predict.unwrap_or(1024).saturating_mul(2);
                 self.events.guardrail(
                     "truncation",
@@ -237,17 +247,15 @@ impl TurnSetup<'_> {
                 call.id = format!("call_{}", i + 1);
             }
         }
-        self.events.emit(EventKind::LlmResponse {
+        self.events.emit(response_event(
             iteration,
-            latency_ms: latency.as_millis() as u64,
-            prompt_tokens: usage.prompt_tokens,
-            completion_tokens: usage.completion_tokens,
-            cached_prompt_tokens: usage.cached_prompt_tokens,
-            parse_layer: layer,
-            finish_reason: finish_name(&finish),
-            tool_calls: calls.len(),
+            &usage,
+            latency,
+            &finish,
             endpoint,
-        });
+            layer,
+            calls.len(),
+        ));
         // The history keeps what the model wrote: native calls as structured calls, text calls
         // as the text itself (so the model sees its own format again).
         message.content = if self.mode == ToolMode::Native {
@@ -266,6 +274,29 @@ impl TurnSetup<'_> {
             usage,
             model_time,
         }
+    }
+}
+
+/// The `llm_response` event of one model call.
+pub(crate) fn response_event(
+    iteration: u32,
+    usage: &Usage,
+    latency: Duration,
+    finish: &FinishReason,
+    endpoint: String,
+    parse_layer: Option<String>,
+    tool_calls: usize,
+) -> EventKind {
+    EventKind::LlmResponse {
+        iteration,
+        latency_ms: latency.as_millis() as u64,
+        prompt_tokens: usage.prompt_tokens,
+        completion_tokens: usage.completion_tokens,
+        cached_prompt_tokens: usage.cached_prompt_tokens,
+        parse_layer,
+        finish_reason: finish_name(finish),
+        tool_calls,
+        endpoint,
     }
 }
 

@@ -130,6 +130,16 @@ fn check_event_invariants(events: &[Event], result: &RunResult) {
         .filter(|e| matches!(e.kind, EventKind::RunFinished { .. }))
         .count();
     assert_eq!(finished, 1);
+    // Every model call that returned has its response event (latency and tokens accounted).
+    if result.error.is_none() {
+        let count = |t: &str| {
+            events
+                .iter()
+                .filter(|e| serde_json::to_value(e).unwrap()["type"] == t)
+                .count()
+        };
+        assert_eq!(count("llm_request"), count("llm_response"));
+    }
 }
 
 /// Write `files` (path, content) into `dir`.
