@@ -2,39 +2,60 @@
 //! for root, where `RLIMIT_NPROC` does not apply, and can kill every member.
 //!
 //! Uses the cgroup v1 `pids` hierarchy or a cgroup v2 hierarchy with the
-//! `pids` controller enabled, whichever this process can write. Each command
-//! gets `<root>/reagent-<uuid>/` with `pids.max` set; the directory is
-//! removed after the command's processes are gone.
+//! `pids` controller enabled for the agent's own cgroup, whichever this
+//! process can write. Each command gets `<own cgroup>/reagent-<uuid>/` with
+//! `pids.max` set; the directory is removed after the command's processes
+//! are gone.
 
 use std::fs;
 use std::io;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-/// Candidate parents for per-command cgroups.
-const CANDIDATES: &[&str] = &["/sys/fs/cgroup/pids", "/sys/fs/cgroup"];
+/// Where the cgroup v1 `pids` hierarchy and the unified v2 hierarchy are
+/// normally mounted.
+const V1_PIDS: &str = "/sys/fs/cgroup/pids";
+const V2: &str = "/sys/fs/cgroup";
 
 /// A writable pids-controller directory, if this process may create cgroups.
+///
+/// The parent is the cgroup this process is already in (from
+/// `/proc/self/cgroup`), so per-command cgroups nest under whatever limits
+/// the agent itself runs with (a service manager's or a CI runner's) instead
+/// of escaping them.
 pub(crate) fn pids_root() -> Option<PathBuf> {
-    for c in CANDIDATES {
-        let root = Path::new(c);
-        let usable = root.join("cgroup.procs").exists()
-            && (root.join("pids.max").exists() || is_v1_pids_root(root) || v2_has_pids(root));
-        if usable && writable_dir(root) {
-            return Some(root.to_path_buf());
+    let own = fs::read_to_string("/proc/self/cgroup").ok()?;
+    candidates(&own)
+        .into_iter()
+        .find(|dir| dir.join("cgroup.procs").exists() && writable_dir(dir))
+}
+
+/// Candidate parents from the text of `/proc/self/cgroup`.
+fn candidates(own: &str) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for line in own.lines() {
+        let mut parts = line.splitn(3, ':');
+        let (Some(id), Some(controllers), Some(path)) = (parts.next(), parts.next(), parts.next())
+        else {
+            continue;
+        };
+        let rel = path.trim_start_matches('/');
+        if controllers.split(',').any(|c| c == "pids") && Path::new(V1_PIDS).join("tasks").exists()
+        {
+            out.push(Path::new(V1_PIDS).join(rel));
+        } else if id == "0" && controllers.is_empty() {
+            let dir = Path::new(V2).join(rel);
+            // v2: children get a pids.max only when the controller is
+            // enabled for this cgroup's subtree.
+            let enabled = fs::read_to_string(dir.join("cgroup.subtree_control"))
+                .map(|s| s.split_whitespace().any(|c| c == "pids"))
+                .unwrap_or(false);
+            if enabled && Path::new(V2).join("cgroup.controllers").exists() {
+                out.push(dir);
+            }
         }
     }
-    None
-}
-
-fn is_v1_pids_root(root: &Path) -> bool {
-    root.ends_with("pids") && root.join("tasks").exists()
-}
-
-fn v2_has_pids(root: &Path) -> bool {
-    fs::read_to_string(root.join("cgroup.subtree_control"))
-        .map(|s| s.split_whitespace().any(|c| c == "pids"))
-        .unwrap_or(false)
+    out
 }
 
 fn writable_dir(p: &Path) -> bool {
@@ -126,5 +147,25 @@ impl Drop for PidsCgroup {
         if self.dir.exists() {
             tracing::warn!(dir = %self.dir.display(), "could not remove the command's cgroup");
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn candidates_follow_the_own_cgroup() {
+        let v1 = "9:name=systemd:/\n8:pids:/ci/job-1\n4:memory:/x\n0::/";
+        let got = candidates(v1);
+        if Path::new(V1_PIDS).join("tasks").exists() {
+            assert_eq!(
+                got.first(),
+                Some(&PathBuf::from("/sys/fs/cgroup/pids/ci/job-1"))
+            );
+        } else {
+            assert!(got.iter().all(|p| !p.starts_with(V1_PIDS)), "{got:?}");
+        }
+        assert!(candidates("garbage\n::\n").is_empty());
     }
 }
