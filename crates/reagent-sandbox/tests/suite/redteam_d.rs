@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use reagent_sandbox::{exec, SandboxError};
+use reagent_sandbox::{exec, ExecRequest, SandboxError};
 
 use super::harness::{processes_with, require_tool, sleep_marker, Fixture};
 
@@ -116,8 +116,11 @@ fn row44_memory_bomb_hits_address_space_limit() {
 #[test]
 fn row45_cpu_spin_hits_cpu_limit_or_timeout() {
     let f = Fixture::new();
-    let mut req = f.req("while :; do :; done");
+    let mut req = f.req("ulimit -t");
     req.policy.limits.cpu_seconds = 1;
+    let check = exec(&req).unwrap();
+    assert_eq!(check.stdout, "1\n", "RLIMIT_CPU not in force: {check:?}");
+    req.command = "while :; do :; done".into();
     let start = Instant::now();
     let out = exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(8), "{out:?}");
@@ -322,6 +325,15 @@ fn row53_open_file_limit() {
         "ulimit -n 100000 2>/dev/null; python3 -c '\nfs=[]\ntry:\n  while True: fs.append(open(\"/dev/null\"))\nexcept OSError as e: print(len(fs), e.errno)'",
     );
     req.policy.limits.open_files = 256;
+    let check = exec(&ExecRequest {
+        command: "ulimit -n; ulimit -H -n".into(),
+        ..req.clone()
+    })
+    .unwrap();
+    assert_eq!(
+        check.stdout, "256\n256\n",
+        "RLIMIT_NOFILE not in force: {check:?}"
+    );
     let out = exec(&req).unwrap();
     let mut parts = out.stdout.split_whitespace();
     let opened: usize = parts
