@@ -372,3 +372,145 @@ fn parse_prints_calls_as_json_and_for_people() {
     let out = parse(&["--format", "no_such_family"], "x");
     assert_eq!(out.status.code(), Some(2));
 }
+
+#[tokio::test]
+async fn ctrl_c_stops_the_run_cleanly_and_still_writes_run_finished() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("list_directory", json!({})).with_content("Looking around."))
+            .turn(Turn::text("late").with_delay(std::time::Duration::from_secs(20))),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let events = dir.path().join("events.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .args([
+            "run",
+            "--model",
+            "m",
+            "--host",
+            &server.base_url(),
+            "--workspace",
+        ])
+        .arg(dir.path())
+        .arg("--events")
+        .arg(&events)
+        .args(["--json", "task"])
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until the second model call is under way, then press Ctrl-C.
+    let started = std::time::Instant::now();
+    while server.requests().len() < 2 {
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(20),
+            "the run never reached its second call"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+    let pid = child.id().to_string();
+    assert!(Command::new("kill")
+        .args(["-INT", &pid])
+        .status()
+        .unwrap()
+        .success());
+    let out = tokio::task::spawn_blocking(move || child.wait_with_output())
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(
+        started.elapsed() < std::time::Duration::from_secs(15),
+        "Ctrl-C did not stop the run promptly"
+    );
+    assert_eq!(
+        out.status.code(),
+        Some(7),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let r = stdout_json(&out);
+    assert_eq!(r["outcome"], "cancelled");
+    assert_eq!(r["tool_calls"], 1);
+    let last: Value = serde_json::from_str(
+        std::fs::read_to_string(&events)
+            .unwrap()
+            .lines()
+            .last()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(last["type"], "run_finished");
+    assert_eq!(last["outcome"], "cancelled");
+}
+
+#[tokio::test]
+async fn disabled_and_read_only_tools_are_not_offered() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("a"))
+            .turn(Turn::text("b")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let base = vec![
+        "run".to_owned(),
+        "--model".into(),
+        "m".into(),
+        "--host".into(),
+        server.base_url(),
+        "--workspace".into(),
+        dir.path().display().to_string(),
+    ];
+    let mut args = base.clone();
+    args.extend([
+        "--disable-tool".into(),
+        "run_command".into(),
+        "--disable-tool".into(),
+        "grep_search".into(),
+        "t".into(),
+    ]);
+    assert_eq!(
+        run_cli(args, dir.path().to_path_buf()).await.status.code(),
+        Some(0)
+    );
+    let mut args = base;
+    args.extend(["--read-only".into(), "t".into()]);
+    assert_eq!(
+        run_cli(args, dir.path().to_path_buf()).await.status.code(),
+        Some(0)
+    );
+    let names = |n: usize| -> Vec<String> {
+        server.requests()[n]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+            .collect()
+    };
+    assert_eq!(
+        names(0),
+        [
+            "edit_file",
+            "find_files",
+            "list_directory",
+            "read_file",
+            "task_complete",
+            "write_file"
+        ]
+    );
+    assert_eq!(
+        names(1),
+        [
+            "find_files",
+            "grep_search",
+            "list_directory",
+            "read_file",
+            "task_complete"
+        ]
+    );
+}
