@@ -34,7 +34,7 @@ impl SseParser {
     pub(crate) fn push(&mut self, bytes: &[u8]) -> Vec<SseEvent> {
         let mut out = Vec::new();
         let mut bytes = bytes;
-        if self.skip_lf {
+        if self.skip_lf && !bytes.is_empty() {
             if let Some(rest) = bytes.strip_prefix(b"\n") {
                 bytes = rest;
             }
@@ -158,6 +158,15 @@ mod tests {
         );
         assert_eq!(p.push(b"event: ping\n\n"), vec![], "no data, no event");
         assert_eq!(p.push(b"data: tail-without-blank-line"), vec![]);
+    }
+
+    #[test]
+    fn an_empty_piece_between_cr_and_lf_changes_nothing() {
+        let mut p = SseParser::default();
+        assert!(p.push(b"data: a\r").is_empty());
+        assert!(p.push(b"").is_empty());
+        assert!(p.push(b"\ndata: b\n").is_empty());
+        assert_eq!(p.push(b"\n"), vec![ev(None, "a\nb")]);
     }
 
     #[test]
