@@ -114,103 +114,60 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
     }
 }
 
+/// `reagent run --model MODEL --host SERVER --workspace DIR EXTRA... task` against `script`.
+async fn run_scripted(script: ScriptBuilder, model: &str, extra: &[&str]) -> Output {
+    let server = ScriptedOllama::start(script).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut args: Vec<String> = [
+        "run",
+        "--model",
+        model,
+        "--host",
+        &server.base_url(),
+        "--workspace",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    args.push(dir.path().display().to_string());
+    args.extend(extra.iter().map(|s| s.to_string()));
+    args.push("task".into());
+    run_cli(args, dir.path().to_path_buf()).await
+}
+
 #[tokio::test]
 async fn exit_codes_tell_outcomes_apart() {
-    let dir = tempfile::tempdir().unwrap();
-    // Max iterations: 3.
-    let server = ScriptedOllama::start(
-        ScriptBuilder::new()
-            .turn(Turn::tool_call("list_directory", json!({})))
-            .turn(Turn::text("unreached")),
-    )
-    .await
-    .unwrap();
-    let out = run_cli(
-        vec![
-            "run".into(),
-            "--model".into(),
-            "m".into(),
-            "--host".into(),
-            server.base_url(),
-            "--workspace".into(),
-            dir.path().display().to_string(),
-            "--max-iterations".into(),
-            "1".into(),
-            "task".into(),
-        ],
-        dir.path().to_path_buf(),
-    )
-    .await;
-    assert_eq!(out.status.code(), Some(3));
+    let call = || Turn::tool_call("list_directory", json!({}));
 
-    // Budget exhausted: 4.
-    let server = ScriptedOllama::start(
+    let out = run_scripted(
         ScriptBuilder::new()
-            .turn(Turn::tool_call("list_directory", json!({})))
-            .turn(Turn::text("final")),
-    )
-    .await
-    .unwrap();
-    let out = run_cli(
-        vec![
-            "run".into(),
-            "--model".into(),
-            "m".into(),
-            "--host".into(),
-            server.base_url(),
-            "--workspace".into(),
-            dir.path().display().to_string(),
-            "--max-tool-calls".into(),
-            "1".into(),
-            "--json".into(),
-            "task".into(),
-        ],
-        dir.path().to_path_buf(),
+            .turn(call())
+            .turn(Turn::text("unreached")),
+        "m",
+        &["--max-iterations", "1"],
     )
     .await;
-    assert_eq!(out.status.code(), Some(4));
+    assert_eq!(out.status.code(), Some(3), "max iterations");
+
+    let out = run_scripted(
+        ScriptBuilder::new().turn(call()).turn(Turn::text("final")),
+        "m",
+        &["--max-tool-calls", "1", "--json"],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(4), "budget exhausted");
     assert_eq!(stdout_json(&out)["answer"], "final");
 
-    // Guardrail stop: 5.
-    let same = || Turn::tool_call("list_directory", json!({}));
-    let server = ScriptedOllama::start(ScriptBuilder::new().turns((0..6).map(|_| same())))
-        .await
-        .unwrap();
-    let out = run_cli(
-        vec![
-            "run".into(),
-            "--model".into(),
-            "m".into(),
-            "--host".into(),
-            server.base_url(),
-            "--workspace".into(),
-            dir.path().display().to_string(),
-            "task".into(),
-        ],
-        dir.path().to_path_buf(),
-    )
-    .await;
-    assert_eq!(out.status.code(), Some(5));
+    let out = run_scripted(ScriptBuilder::new().turns((0..6).map(|_| call())), "m", &[]).await;
+    assert_eq!(out.status.code(), Some(5), "guardrail stop");
 
-    // Provider error (model not found): 6, with the fix in the message.
-    let server = ScriptedOllama::start(ScriptBuilder::new().model(ModelSpec::new("other")))
-        .await
-        .unwrap();
-    let out = run_cli(
-        vec![
-            "run".into(),
-            "--model".into(),
-            "missing:1b".into(),
-            "--host".into(),
-            server.base_url(),
-            "--workspace".into(),
-            dir.path().display().to_string(),
-            "task".into(),
-        ],
-        dir.path().to_path_buf(),
+    let out = run_scripted(
+        ScriptBuilder::new().model(ModelSpec::new("other")),
+        "missing:1b",
+        &[],
     )
     .await;
-    assert_eq!(out.status.code(), Some(6));
+    assert_eq!(out.status.code(), Some(6), "provider error");
     assert!(String::from_utf8_lossy(&out.stderr).contains("ollama pull missing:1b"));
 }
 
