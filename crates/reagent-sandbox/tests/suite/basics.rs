@@ -208,3 +208,35 @@ fn concurrent_calls_do_not_delay_each_other() {
     );
     t.join().unwrap().unwrap();
 }
+
+/// An fd the agent has open (here a pipe without O_CLOEXEC) is not held by
+/// the command or its init: closing the agent's copy gives EOF at once even
+/// while a command runs.
+#[test]
+fn agent_fds_do_not_leak_into_the_sandbox() {
+    let f = Fixture::new();
+    let mut fds = [0; 2];
+    // SAFETY: pipe fills two fds.
+    assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+    let [r, w] = fds;
+    let req = f.req("sleep 2");
+    let t = std::thread::spawn(move || exec(&req));
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: closing our own write end; then polling our read end.
+    unsafe { libc::close(w) };
+    let mut pfd = libc::pollfd {
+        fd: r,
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    let ready = unsafe { libc::poll(&mut pfd, 1, 1000) };
+    let mut buf = [0u8; 1];
+    let n = unsafe { libc::read(r, buf.as_mut_ptr().cast(), 1) };
+    unsafe { libc::close(r) };
+    let out = t.join().unwrap().unwrap();
+    assert!(
+        ready == 1 && n == 0,
+        "no EOF while the command ran: the write end leaked"
+    );
+    assert!(out.duration >= std::time::Duration::from_secs(2), "{out:?}");
+}
