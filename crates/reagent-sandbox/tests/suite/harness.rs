@@ -6,7 +6,18 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 use std::time::Duration;
 
-use reagent_sandbox::{exec, ExecOutput, ExecRequest, SandboxPolicy};
+use reagent_sandbox::{exec, ExecOutput, ExecRequest, SandboxError, SandboxMode, SandboxPolicy};
+
+/// Shell preamble of every red-team command. These tests run real destructive payloads
+/// (`rm -rf --no-preserve-root /`, `kill -9 -1`, fork bombs) and rely on the sandbox to contain
+/// them; a sandbox broken by a bug or an experiment must not let them loose on the machine (it
+/// happened once, during mutation testing, and wiped `/etc`). So before the payload, the same
+/// shell checks, in-band, that (1) it cannot create a file in `/` and (2) it sees only its own
+/// PID namespace, and exits 97 without running anything else otherwise.
+const GUARD: &str = r#"if ( : > /.reagent-guard-$$ ) 2>/dev/null; then rm -f /.reagent-guard-$$; echo "REAGENT-GUARD: can write to /"; exit 97; fi
+n=0; for p in /proc/[0-9]*; do n=$((n+1)); done
+if [ "$n" -gt 64 ]; then echo "REAGENT-GUARD: $n processes visible, no PID namespace"; exit 97; fi
+unset n p"#;
 
 /// A temp workspace plus sentinel files outside it.
 pub(crate) struct Fixture {
@@ -64,8 +75,10 @@ impl Fixture {
         }
     }
 
+    /// Run `command` in the sandbox, behind [`GUARD`]: if the sandbox is not in force, the
+    /// command aborts before its payload runs and the test fails loudly.
     pub(crate) fn run(&self, command: &str) -> ExecOutput {
-        exec(&self.req(command)).unwrap()
+        guarded_exec(&self.req(command)).unwrap()
     }
 
     /// Both sentinels exist with their original content.
@@ -99,6 +112,24 @@ impl Drop for Fixture {
         let _ = std::fs::remove_file(&self.sentinel);
         let _ = std::fs::remove_file(&self.home_sentinel);
     }
+}
+
+/// [`exec`] behind [`GUARD`] (every red-team command goes through this). Commands in `full`
+/// mode (no filesystem confinement by design) are only the harmless controls, and run as they
+/// are; so do empty and NUL-carrying commands, which `exec` refuses before running anything.
+pub(crate) fn guarded_exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError> {
+    let mut req = req.clone();
+    let refused_anyway = req.command.trim().is_empty() || req.command.contains('\0');
+    if req.policy.mode != SandboxMode::Full && !refused_anyway {
+        req.command = format!("{GUARD}\n{}", req.command);
+    }
+    let out = exec(&req)?;
+    assert!(
+        !out.stdout.contains("REAGENT-GUARD:"),
+        "SANDBOX NOT IN FORCE, payload not run: {}",
+        out.stdout
+    );
+    Ok(out)
 }
 
 /// The value planted in the parent's environment under secret-looking names
@@ -157,4 +188,28 @@ pub(crate) fn require_tool(path: &str) {
         Path::new(path).exists(),
         "MISSING TOOL: {path} (run scripts/install-test-deps.sh)"
     );
+}
+
+/// The guard itself: in a plain, unconfined root shell it must stop before the payload.
+#[test]
+fn the_guard_stops_an_unconfined_shell_before_its_payload() {
+    // SAFETY: geteuid has no preconditions.
+    let root = unsafe { libc::geteuid() } == 0;
+    assert!(
+        root,
+        "this check needs root, as CI has (an unconfined root shell can write to /)"
+    );
+    let out = std::process::Command::new("/bin/sh")
+        .arg("-c")
+        .arg(format!("{GUARD}\necho PAYLOAD-RAN"))
+        .output()
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(stdout.contains("REAGENT-GUARD:"), "{stdout}");
+    assert!(!stdout.contains("PAYLOAD-RAN"), "{stdout}");
+    assert_eq!(out.status.code(), Some(97));
+    assert!(std::fs::read_dir("/").unwrap().flatten().all(|e| !e
+        .file_name()
+        .to_string_lossy()
+        .starts_with(".reagent-guard-")));
 }

@@ -4,9 +4,9 @@
 
 use std::time::{Duration, Instant};
 
-use reagent_sandbox::{exec, ExecRequest, SandboxError};
+use reagent_sandbox::{ExecRequest, SandboxError};
 
-use super::harness::{processes_with, require_tool, sleep_marker, Fixture};
+use super::harness::{guarded_exec, processes_with, require_tool, sleep_marker, Fixture};
 
 /// Root ignores `RLIMIT_NPROC`, so as root the bomb must be contained by a
 /// pids cgroup (required); as another uid `RLIMIT_NPROC` in the command's
@@ -40,7 +40,7 @@ fn row43_fork_bomb_is_contained() {
     std::fs::write(f.path().join(format!("{marker}.py")), script.join("\n")).unwrap();
     req.command = format!("python3 {marker}.py");
     req.timeout = Duration::from_secs(10);
-    let probe = match exec(&req) {
+    let probe = match guarded_exec(&req) {
         Ok(o) => o,
         Err(SandboxError::Unsupported { layer, reason }) => {
             panic!("KERNEL FEATURE MISSING: {layer} ({reason}): cannot contain a fork bomb as root")
@@ -73,7 +73,7 @@ fn row43_fork_bomb_is_contained() {
     req.command = format!("{name}(){{ {name}|{name}& }};{name}");
     req.timeout = Duration::from_secs(3);
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(10), "{out:?}");
     if root {
         assert_eq!(out.layers.pids_max, Some(max));
@@ -91,7 +91,7 @@ fn row44_memory_bomb_hits_address_space_limit() {
     let f = Fixture::new();
     let mut req = f.req("ulimit -v");
     req.policy.limits.address_space_bytes = 512 << 20;
-    let check = exec(&req).unwrap();
+    let check = guarded_exec(&req).unwrap();
     assert_eq!(
         check.stdout.trim(),
         (512 * 1024).to_string(),
@@ -100,7 +100,7 @@ fn row44_memory_bomb_hits_address_space_limit() {
     for bomb in ["python3 -c 'x=\"a\"*10**11'", "tail /dev/zero"] {
         req.command = bomb.to_string();
         let start = Instant::now();
-        let out = exec(&req).unwrap();
+        let out = guarded_exec(&req).unwrap();
         assert!(start.elapsed() < Duration::from_secs(15), "{bomb}: {out:?}");
         assert!(!out.timed_out, "{bomb}: {out:?}");
         assert_ne!(out.exit_code, Some(0), "{bomb}: {out:?}");
@@ -118,11 +118,11 @@ fn row45_cpu_spin_hits_cpu_limit_or_timeout() {
     let f = Fixture::new();
     let mut req = f.req("ulimit -t");
     req.policy.limits.cpu_seconds = 1;
-    let check = exec(&req).unwrap();
+    let check = guarded_exec(&req).unwrap();
     assert_eq!(check.stdout, "1\n", "RLIMIT_CPU not in force: {check:?}");
     req.command = "while :; do :; done".into();
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(8), "{out:?}");
     assert_eq!(out.signal, Some(libc::SIGXCPU), "{out:?}");
     assert!(out
@@ -133,7 +133,7 @@ fn row45_cpu_spin_hits_cpu_limit_or_timeout() {
     req.policy.limits.cpu_seconds = 60;
     req.timeout = Duration::from_secs(1);
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(4), "{out:?}");
     assert!(out.timed_out);
 }
@@ -145,7 +145,7 @@ fn row46_sleep_is_killed_at_the_timeout() {
     let mut req = f.req(&format!("sleep {marker}; echo never"));
     req.timeout = Duration::from_secs(1);
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(3), "{out:?}");
     assert!(out.timed_out);
     assert_eq!(out.exit_code, Some(124));
@@ -164,7 +164,7 @@ fn row47_unbounded_output_is_capped() {
         req.output_cap = 4096;
         req.timeout = Duration::from_secs(20);
         let start = Instant::now();
-        let out = exec(&req).unwrap();
+        let out = guarded_exec(&req).unwrap();
         assert!(
             start.elapsed() < Duration::from_secs(15),
             "{cmd}: killed late: {:?}",
@@ -245,7 +245,7 @@ fn row49_background_processes_die_with_the_call() {
     let m2 = sleep_marker();
     let mut req = f.req(&format!("setsid sleep {m2} & nohup sleep {m2} & sleep 100"));
     req.timeout = Duration::from_secs(1);
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(out.timed_out);
     assert!(
         processes_with(&m2).is_empty(),
@@ -262,7 +262,7 @@ fn row50_grandchild_holding_the_pipe_does_not_hang_the_reader() {
     ));
     req.timeout = Duration::from_secs(30);
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(
         start.elapsed() < Duration::from_secs(5),
         "reader hung: {out:?}"
@@ -279,7 +279,7 @@ fn row51_stdin_is_dev_null_and_prompts_do_not_block() {
         git -c credential.helper= ls-remote http://127.0.0.1:9/x 2>/dev/null; echo git=$?; tty || true");
     req.timeout = Duration::from_secs(30);
     let start = Instant::now();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(start.elapsed() < Duration::from_secs(10), "{out:?}");
     assert!(out.stdout.starts_with("read=1\nprompt=0\ngit="), "{out:?}");
     assert!(out.stdout.ends_with("not a tty\n"), "{out:?}");
@@ -291,14 +291,14 @@ fn row52_file_size_limit() {
     let limit: u64 = 8 << 20;
     let mut req = f.req("ulimit -f");
     req.policy.limits.file_size_bytes = limit;
-    let check = exec(&req).unwrap();
+    let check = guarded_exec(&req).unwrap();
     assert_eq!(
         check.stdout.trim(),
         (limit / 512).to_string(),
         "RLIMIT_FSIZE not in force"
     );
     req.command = "dd if=/dev/zero of=big bs=1M count=100".into();
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     // dash reports a child killed by SIGXFSZ as exit 128+25.
     assert!(
         out.signal == Some(libc::SIGXFSZ) || out.exit_code == Some(128 + libc::SIGXFSZ),
@@ -310,7 +310,7 @@ fn row52_file_size_limit() {
         .is_some_and(|l| l.starts_with("file size")));
     assert!(std::fs::metadata(f.path().join("big")).unwrap().len() <= limit);
     req.command = "fallocate -l 100G huge; echo rc=$?".into();
-    let _ = exec(&req).unwrap();
+    let _ = guarded_exec(&req).unwrap();
     let size = std::fs::metadata(f.path().join("huge"))
         .map(|m| m.len())
         .unwrap_or(0);
@@ -325,7 +325,7 @@ fn row53_open_file_limit() {
         "ulimit -n 100000 2>/dev/null; python3 -c '\nfs=[]\ntry:\n  while True: fs.append(open(\"/dev/null\"))\nexcept OSError as e: print(len(fs), e.errno)'",
     );
     req.policy.limits.open_files = 256;
-    let check = exec(&ExecRequest {
+    let check = guarded_exec(&ExecRequest {
         command: "ulimit -n; ulimit -H -n".into(),
         ..req.clone()
     })
@@ -334,7 +334,7 @@ fn row53_open_file_limit() {
         check.stdout, "256\n256\n",
         "RLIMIT_NOFILE not in force: {check:?}"
     );
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     let mut parts = out.stdout.split_whitespace();
     let opened: usize = parts
         .next()
@@ -349,7 +349,7 @@ fn row53_open_file_limit() {
 fn row54_overlong_command_is_refused_before_spawning() {
     let f = Fixture::new();
     let cmd = format!("touch spawned; : {}", "a".repeat(10_000_000));
-    let err = exec(&f.req(&cmd)).unwrap_err();
+    let err = guarded_exec(&f.req(&cmd)).unwrap_err();
     assert!(matches!(err, SandboxError::InvalidCommand(_)), "{err}");
     assert!(!f.path().join("spawned").exists());
     // Just under the cap still runs.
@@ -361,7 +361,7 @@ fn row54_overlong_command_is_refused_before_spawning() {
 #[test]
 fn row55_nul_in_command_and_invalid_utf8_output() {
     let f = Fixture::new();
-    let err = exec(&f.req("touch spawned\0; rm -rf /")).unwrap_err();
+    let err = guarded_exec(&f.req("touch spawned\0; rm -rf /")).unwrap_err();
     assert!(matches!(err, SandboxError::InvalidCommand(_)), "{err}");
     assert!(!f.path().join("spawned").exists());
     let out = f.run(r"printf 'ok\377\376\n'; printf '\300' >&2");

@@ -8,9 +8,9 @@ use std::net::{TcpListener, UdpSocket};
 use std::os::unix::net::UnixListener;
 use std::time::Duration;
 
-use reagent_sandbox::{exec, SandboxMode};
+use reagent_sandbox::SandboxMode;
 
-use super::harness::{require_tool, secret_value, Fixture};
+use super::harness::{guarded_exec, require_tool, secret_value, Fixture};
 
 fn assert_no_secret(out: &reagent_sandbox::ExecOutput, what: &str) {
     let secret = secret_value();
@@ -31,7 +31,7 @@ fn row57_environment_secrets_never_reach_the_child() {
     for mode in [SandboxMode::WorkspaceWrite, SandboxMode::Full] {
         let mut req = f.req(cmd);
         req.policy.mode = mode;
-        let out = exec(&req).unwrap();
+        let out = guarded_exec(&req).unwrap();
         assert!(
             out.stdout.contains("GIT_TERMINAL_PROMPT=0"),
             "{mode}: env did not run: {out:?}"
@@ -121,7 +121,7 @@ fn row59_network_exfiltration_is_blocked() {
     );
     let mut req = f.req(&cmd);
     req.timeout = Duration::from_secs(60);
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert!(out.layers.network_blocked);
     assert_eq!(
         l.accepted(),
@@ -131,7 +131,7 @@ fn row59_network_exfiltration_is_blocked() {
     // Control: with the network allowed the same python client gets through.
     let mut ctl = f.req(&format!("python3 -c 'import socket; socket.create_connection((\"127.0.0.1\", {p}), 2).send(b\"x\")'"));
     ctl.policy.network = true;
-    let ctl_out = exec(&ctl).unwrap();
+    let ctl_out = guarded_exec(&ctl).unwrap();
     assert_eq!(l.accepted(), 1, "control connection missing: {ctl_out:?}");
 }
 
@@ -165,7 +165,7 @@ fn row60_dns_exfiltration_is_blocked() {
     assert_eq!(count(), 0, "a datagram reached the fake resolver: {out:?}");
     let mut ctl = f.req(&format!("python3 -c 'import socket; s=socket.socket(socket.AF_INET, socket.SOCK_DGRAM); s.sendto(b\"q\", (\"127.0.0.1\", {p}))'"));
     ctl.policy.network = true;
-    exec(&ctl).unwrap();
+    guarded_exec(&ctl).unwrap();
     std::thread::sleep(Duration::from_millis(50));
     assert_eq!(count(), 1, "control datagram missing");
 }
@@ -189,7 +189,7 @@ fn row61_local_services_are_unreachable() {
     );
     let mut req = f.req(&cmd);
     req.timeout = Duration::from_secs(30);
-    let out = exec(&req).unwrap();
+    let out = guarded_exec(&req).unwrap();
     assert_eq!(ollama.accepted(), 0, "{out:?}");
     if let Some(v6) = &v6 {
         assert_eq!(v6.accepted(), 0, "{out:?}");
@@ -254,7 +254,7 @@ fn row62_host_unix_sockets_are_unreachable() {
     ctl.policy.network = true;
     let run_sock2 = UnixListener::bind(&run_path).unwrap();
     run_sock2.set_nonblocking(true).unwrap();
-    let ctl_out = exec(&ctl).unwrap();
+    let ctl_out = guarded_exec(&ctl).unwrap();
     let ctl_connected = (
         unix_accepted(&run_sock2),
         unix_accepted(&tmp_sock),
