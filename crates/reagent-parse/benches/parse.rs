@@ -1,1 +1,84 @@
-fn main() {}
+//! Criterion benchmarks: one-shot throughput on 1 MB of prose (no calls) and on 1 MB of
+//! output with calls, and the cost of streaming 1 MB one byte at a time versus one-shot.
+
+use std::hint::black_box;
+
+use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
+use reagent_parse::{parse, ParseOptions, StreamParser};
+
+const MB: usize = 1 << 20;
+
+/// 1 MB of prose with punctuation, digits and newlines, but no call markers.
+fn prose() -> String {
+    let words = [
+        "the", "model", "reads", "a", "file,", "then", "writes", "42", "lines.", "Next", "it",
+        "checks", "results;", "errors", "are", "rare!", "Why?", "because\n", "tests", "pass.",
+    ];
+    let mut s = String::with_capacity(MB + 64);
+    let mut i = 0usize;
+    while s.len() < MB {
+        s.push_str(words[i % words.len()]);
+        s.push(' ');
+        i = i.wrapping_mul(31).wrapping_add(7) % 1009;
+    }
+    s.truncate(MB);
+    s
+}
+
+/// 1 MB of assistant output: prose with Hermes calls (nested JSON, escapes) in between.
+fn with_calls() -> String {
+    let block = concat!(
+        "I'll look at the file first, then fix the failing test in the parser module.\n",
+        "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"src/lib.rs\", ",
+        "\"range\": [1, 120], \"opts\": {\"follow\": true, \"note\": \"a } brace and \\\"quotes\\\"\"}}}\n",
+        "</tool_call>\n",
+        "Now the edit.\n<tool_call>\n{\"name\": \"edit\", \"arguments\": {\"old\": \"fn a() {\\n    1\\n}\", ",
+        "\"new\": \"fn a() {\\n    2\\n}\"}}\n</tool_call>\n"
+    );
+    let mut s = String::with_capacity(MB + block.len());
+    while s.len() < MB {
+        s.push_str(block);
+    }
+    s
+}
+
+fn stream_bytewise(text: &str) -> usize {
+    let mut sp = StreamParser::new(ParseOptions::default());
+    let mut out = String::new();
+    let b = text.as_bytes();
+    let mut at = 0;
+    while at < b.len() {
+        let mut next = at + 1;
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        sp.push_into(&text[at..next], &mut out);
+        at = next;
+    }
+    sp.finish().calls.len() + out.len()
+}
+
+fn benches(c: &mut Criterion) {
+    let opts = ParseOptions::default();
+    let inputs = [("prose_1mb", prose()), ("with_calls_1mb", with_calls())];
+    let mut g = c.benchmark_group("one_shot");
+    for (name, text) in &inputs {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(name), text, |b, t| {
+            b.iter(|| parse(black_box(t), &opts))
+        });
+    }
+    g.finish();
+    let mut g = c.benchmark_group("stream_byte_at_a_time");
+    g.sample_size(10);
+    for (name, text) in &inputs {
+        g.throughput(Throughput::Bytes(text.len() as u64));
+        g.bench_with_input(BenchmarkId::from_parameter(name), text, |b, t| {
+            b.iter(|| stream_bytewise(black_box(t)))
+        });
+    }
+    g.finish();
+}
+
+criterion_group!(parse_benches, benches);
+criterion_main!(parse_benches);

@@ -9,6 +9,8 @@ use crate::{Family, ParseOptions, Parsed, ParsedCall, ReasoningMode};
 /// Shared parsing context.
 pub(crate) struct Ctx<'a> {
     pub(crate) opts: &'a ParseOptions,
+    /// Bracket-matching memo for the text being scanned (keeps repeated scans linear).
+    pub(crate) memo: std::cell::RefCell<crate::scan::ScanMemo>,
 }
 
 impl Ctx<'_> {
@@ -65,6 +67,8 @@ impl Hit {
 pub(crate) enum Brace {
     Hit(Hit),
     NotCall,
+    /// A valid JSON value that is not a call, ending at the offset: content.
+    Skip(usize),
     /// A named JSON object that is not a call: stop looking for bare JSON calls.
     StopBare,
 }
@@ -142,7 +146,7 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned = t.replace("]<]minimax[>[", "");
         t = &owned;
     }
-    let ctx = Ctx { opts };
+    let ctx = Ctx { opts, memo: Default::default() };
     if opts.format == Some(Family::GptOss) || (opts.format.is_none() && harmony::detect(t))
         || opts.format == Some(Family::Glimmer)
     {
@@ -193,6 +197,7 @@ fn finish_react(mut r: Parsed, reasoning: String) -> Parsed {
 
 /// Run the marker scan over one body segment.
 fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
+    ctx.memo.borrow_mut().reset();
     // GLM inner-only form: `name\n<arg_key>…` with no wrapper.
     if (ctx.hint().is_none() || ctx.hint() == Some(Family::GlmXml))
         && body.contains("<arg_key>")
@@ -219,6 +224,10 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
             b'{' if bare_ok => match json_fmts::try_brace(body, i, ctx) {
                 Brace::Hit(h) => Some(h),
                 Brace::NotCall => None,
+                Brace::Skip(e) => {
+                    i = e;
+                    continue;
+                }
                 Brace::StopBare => {
                     bare_ok = false;
                     None
@@ -294,6 +303,10 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
     if rest.starts_with("<invoke") {
         return xml_fmts::minimax_block(t, i, j, "</tool_call>", ctx);
+    }
+    // Cheap name check first, so repeated unclosed tags stay linear.
+    if !xml_fmts::glm_name_ok(&t[j..]) {
+        return None;
     }
     let close = t[j..].find("</tool_call>").map(|p| j + p);
     let end = close.unwrap_or(t.len());

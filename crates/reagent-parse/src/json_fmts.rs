@@ -6,7 +6,7 @@ use serde_json::Value;
 
 use crate::calls::{calls_from_value, looks_like_named_object};
 use crate::engine::{Brace, Ctx, Hit};
-use crate::scan::{container_end, parse_json_lenient, skip_ws, End};
+use crate::scan::{parse_json_lenient, skip_ws, End};
 use crate::{pythonic, Family, ParsedCall};
 
 /// A JSON value found at a position.
@@ -20,7 +20,7 @@ pub(crate) enum JsonAt {
 }
 
 /// Parse the `{…}`/`[…]` starting at `j` (after whitespace).
-pub(crate) fn json_at(t: &str, j: usize) -> JsonAt {
+pub(crate) fn json_at(ctx: &Ctx, t: &str, j: usize) -> JsonAt {
     let b = t.as_bytes();
     let j = skip_ws(b, j);
     if j >= b.len() {
@@ -29,7 +29,8 @@ pub(crate) fn json_at(t: &str, j: usize) -> JsonAt {
     if b[j] != b'{' && b[j] != b'[' {
         return JsonAt::Bad(None);
     }
-    match container_end(b, j, false) {
+    let end = ctx.memo.borrow_mut().end(t, j);
+    match end {
         End::Complete(e) => match parse_json_lenient(&t[j..e]) {
             Some(v) => JsonAt::Value(v, e),
             None => JsonAt::Bad(Some(e)),
@@ -51,7 +52,7 @@ pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
 
 /// Parse calls from the JSON at `j`, closing with `close`; shared by the wrapped formats.
 fn wrapped_json(t: &str, start: usize, j: usize, close: &str, family: Family, ctx: &Ctx) -> Option<Hit> {
-    match json_at(t, j) {
+    match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
             let calls = calls_from_value(&v, ctx.rules(family));
             let end = skip_close(t, e, close);
@@ -110,7 +111,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return tool_calls_block(t, i, ctx);
     }
     if rest.starts_with("<|tools_prefix|>") {
-        return apertus(t, i);
+        return apertus(t, i, ctx);
     }
     if rest.starts_with("<|message_sep|>") {
         let j = i + "<|message_sep|>".len();
@@ -141,7 +142,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with("<function=") {
         // Functionary v3.1: `<function=NAME>{json}</function>`.
         let j = i + "<function=".len();
-        let gt = j + t[j..].find('>')?;
+        let gt = j + crate::xml_fmts::tag_end(&t[j..])?;
         let name = &t[j..gt];
         if name.is_empty() || name.contains('<') || name.contains('\n') {
             return None;
@@ -150,25 +151,25 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         if !t[k..].starts_with('{') {
             return None;
         }
-        return named_json(t, i, k, name, "</function>", Family::Functionary);
+        return named_json(ctx, t, i, k, name, "</function>", Family::Functionary);
     }
     if let Some(r) = rest.strip_prefix("<function name=\"") {
-        let q = r.find('"')?;
+        let q = r.bytes().take(512).position(|c| c == b'"')?;
         let name = &r[..q];
         let after = i + "<function name=\"".len() + q + 1;
-        let gt = after + t[after..].find('>')?;
+        let gt = after + crate::xml_fmts::tag_end(&t[after..])?;
         let k = skip_ws(t.as_bytes(), gt + 1);
         if !t[k..].starts_with('{') {
             return None;
         }
-        return named_json(t, i, k, name, "</function>", Family::Hermes);
+        return named_json(ctx, t, i, k, name, "</function>", Family::Hermes);
     }
     crate::json_tokens::try_lt(t, i, ctx)
 }
 
 /// `NAME` known, arguments JSON at `k`.
-pub(crate) fn named_json(t: &str, start: usize, k: usize, name: &str, close: &str, fam: Family) -> Option<Hit> {
-    match json_at(t, k) {
+pub(crate) fn named_json(ctx: &Ctx, t: &str, start: usize, k: usize, name: &str, close: &str, fam: Family) -> Option<Hit> {
+    match json_at(ctx, t, k) {
         JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
             start,
             skip_close(t, e, close),
@@ -198,7 +199,7 @@ fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         if k >= limit {
             break;
         }
-        match json_at(&t[..limit], k) {
+        match json_at(ctx, &t[..limit], k) {
             JsonAt::Value(v, e) => {
                 match calls_from_value(&v, ctx.rules(fam)) {
                     Some(mut c) => calls.append(&mut c),
@@ -223,10 +224,10 @@ fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 }
 
 /// Apertus: `<|tools_prefix|>[{"name": {args}}]<|tools_suffix|>`.
-fn apertus(t: &str, i: usize) -> Option<Hit> {
+fn apertus(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = i + "<|tools_prefix|>".len();
     let fam = Family::Apertus;
-    match json_at(t, j) {
+    match json_at(ctx, t, j) {
         JsonAt::Value(Value::Array(items), e) => {
             let mut calls = Vec::new();
             for it in items {
@@ -247,7 +248,7 @@ fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Op
     let mut calls = Vec::new();
     let mut k = j;
     loop {
-        match json_at(t, k) {
+        match json_at(ctx, t, k) {
             JsonAt::Value(v, e) => {
                 calls.extend(calls_from_value(&v, ctx.rules(fam))?);
                 k = e;
@@ -275,7 +276,7 @@ pub(crate) fn try_bracket(t: &str, i: usize, ctx: &Ctx, bare_ok: bool) -> Option
         let start = i - "functools".len();
         let fam = if t[..start].ends_with(' ') { Family::Firefunction } else { Family::Phi4Mini };
         let fam = ctx.hint().filter(|h| *h == Family::Firefunction).unwrap_or(fam);
-        return match json_at(t, i) {
+        return match json_at(ctx, t, i) {
             JsonAt::Value(Value::Array(items), e) if items.is_empty() => {
                 Some(Hit::new(start, e, fam, Vec::new()))
             }
@@ -294,7 +295,7 @@ pub(crate) fn try_bracket(t: &str, i: usize, ctx: &Ctx, bare_ok: bool) -> Option
 
 fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::XlamJsonList;
-    match json_at(t, i) {
+    match json_at(ctx, t, i) {
         JsonAt::Value(v, e) => {
             let calls = calls_from_value(&v, ctx.rules(fam))?;
             if calls.iter().all(|c| ctx.known(&c.name)) {
@@ -322,7 +323,7 @@ fn looks_like_call_prefix(s: &str) -> bool {
 
 /// A bare `{`: a call object (Hermes/generic/Llama 3 JSON) in running text.
 pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
-    match json_at(t, i) {
+    match json_at(ctx, t, i) {
         JsonAt::Value(v, e) => {
             if let Value::Object(m) = &v {
                 if m.len() == 1 {
@@ -352,7 +353,8 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
                     Brace::Hit(Hit::new(i, e, fam, calls))
                 }
                 _ if looks_like_named_object(&v) => Brace::StopBare,
-                _ => Brace::NotCall,
+                // A valid object that is not a call: skip it whole (keeps scanning linear).
+                _ => Brace::Skip(e),
             }
         }
         JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => {

@@ -29,7 +29,9 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let mut a = k;
     if t[a..].starts_with("[CALL_ID]") {
         let s = a + "[CALL_ID]".len();
-        let e = s + t[s..].find("[ARGS]")?;
+        let Some(e) = t[s..].find("[ARGS]").map(|p| s + p) else {
+            return Some(Hit::truncated(i, t.len(), fam));
+        };
         id = Some(t[s..e].to_string());
         a = e;
     }
@@ -44,7 +46,7 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return Some(h);
     }
     if t[a2..].starts_with('{') {
-        return match json_at(t, a2) {
+        return match json_at(ctx, t, a2) {
             JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
                 i,
                 e,
@@ -56,13 +58,14 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         };
     }
     // Junk before a JSON list: take the first `[{`.
-    let p = t[j..].find("[{").map(|p| j + p)?;
+    let window = &t.as_bytes()[j..(j + 256).min(t.len())];
+    let p = j + window.windows(2).position(|w| w == b"[{")?;
     list_call(t, i, p, ctx)
 }
 
 fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::Mistral;
-    match json_at(t, j) {
+    match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
             let calls = calls_from_value(&v, ctx.rules(fam))?;
             Some(Hit::new(i, e, fam, calls))
@@ -190,7 +193,7 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
         };
         let id = t[s..s + p].trim();
         let a = s + p + "<|tool_call_argument_begin|>".len();
-        let (args, e) = match json_at(t, a) {
+        let (args, e) = match json_at(ctx, t, a) {
             JsonAt::Value(v, e) => (v, e),
             JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
             JsonAt::Bad(_) => {
@@ -258,7 +261,7 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         if !hinted && !ctx.known(name) {
             return None;
         }
-        match json_at(body, 0) {
+        match json_at(ctx, body, 0) {
             JsonAt::Value(v @ Value::Object(_), e) if body[e..].trim().is_empty() => {
                 calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None });
             }

@@ -112,7 +112,9 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
             }
             Some(Hit::new(start, p.pos, fam, vec![c]))
         }
-        None if container_end(t.as_bytes(), j + t[j..].find('(')?, true) == End::Incomplete => {
+        None if container_end(t.as_bytes(), j + t.as_bytes()[j..].iter().take(256).position(|&c| c == b'(')?, true)
+            == End::Incomplete =>
+        {
             Some(Hit::truncated(start, t.len(), fam))
         }
         None => None,

@@ -18,7 +18,8 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
             return Some(p);
         }
     }
-    if let Some(p) = react_json(t) {
+    ctx.memo.borrow_mut().reset();
+    if let Some(p) = react_json(t, ctx) {
         return Some(p);
     }
     react_text(t)
@@ -117,11 +118,11 @@ fn react_text(t: &str) -> Option<Parsed> {
     }
 }
 
-fn react_json(t: &str) -> Option<Parsed> {
+fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {
     let mut from = 0;
     while let Some(p) = t[from..].find('{') {
         let i = from + p;
-        if let JsonAt::Value(Value::Object(m), _) = json_at(t, i) {
+        if let JsonAt::Value(Value::Object(m), _) = json_at(ctx, t, i) {
             if let (Some(Value::String(action)), Some(input)) = (m.get("action"), m.get("action_input")) {
                 if action == "Final Answer" {
                     let text = match input {

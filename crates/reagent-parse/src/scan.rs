@@ -23,31 +23,41 @@ pub(crate) enum End {
 /// Find the end of the `{…}` / `[…]` / `(…)` starting at `start`, skipping strings.
 /// With `py`, single-quoted strings are strings too.
 pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
-    let mut stack: Vec<u8> = Vec::new();
+    container_scan(b, start, py, &mut |_, _| {})
+}
+
+/// [`container_end`], also reporting the result for every bracket opened on the way
+/// (`record(open_pos, end)`): a scan from such a bracket would see exactly the same bytes
+/// in the same string state, so callers can memoise and stay linear.
+pub(crate) fn container_scan(b: &[u8], start: usize, py: bool, record: &mut dyn FnMut(usize, End)) -> End {
+    let mut stack: Vec<(usize, u8)> = Vec::new();
     let mut i = start;
+    let fail = |stack: &mut Vec<(usize, u8)>, record: &mut dyn FnMut(usize, End), e: End| {
+        for (p, _) in stack.drain(..) {
+            record(p, e);
+        }
+        e
+    };
     while i < b.len() {
         let c = b[i];
         match c {
-            b'{' => stack.push(b'}'),
-            b'[' => stack.push(b']'),
-            b'(' if py => stack.push(b')'),
-            b'}' | b']' => {
-                if stack.pop() != Some(c) {
-                    return End::Invalid;
+            b'{' => stack.push((i, b'}')),
+            b'[' => stack.push((i, b']')),
+            b'(' if py => stack.push((i, b')')),
+            b'}' | b']' | b')' if c != b')' || py => match stack.last() {
+                Some(&(p, want)) if want == c => {
+                    stack.pop();
+                    record(p, End::Complete(i + 1));
                 }
-            }
-            b')' if py => {
-                if stack.pop() != Some(c) {
-                    return End::Invalid;
-                }
-            }
+                _ => return fail(&mut stack, record, End::Invalid),
+            },
             b'"' => match string_end(b, i, b'"') {
                 Some(e) => i = e - 1,
-                None => return End::Incomplete,
+                None => return fail(&mut stack, record, End::Incomplete),
             },
             b'\'' if py => match string_end(b, i, b'\'') {
                 Some(e) => i = e - 1,
-                None => return End::Incomplete,
+                None => return fail(&mut stack, record, End::Incomplete),
             },
             _ => {}
         }
@@ -56,7 +66,38 @@ pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
             return End::Complete(i);
         }
     }
-    End::Incomplete
+    fail(&mut stack, record, End::Incomplete)
+}
+
+/// Memoised [`container_end`] over one text (JSON strings only).
+#[derive(Default)]
+pub(crate) struct ScanMemo {
+    key: (usize, usize),
+    ends: std::collections::HashMap<usize, End>,
+}
+
+impl ScanMemo {
+    /// Forget everything (call when starting on a new text).
+    pub(crate) fn reset(&mut self) {
+        self.key = (0, 0);
+        self.ends.clear();
+    }
+
+    /// End of the JSON container at `start` in `t`.
+    pub(crate) fn end(&mut self, t: &str, start: usize) -> End {
+        let key = (t.as_ptr() as usize, t.len());
+        if key != self.key {
+            self.reset();
+            self.key = key;
+        }
+        if let Some(e) = self.ends.get(&start) {
+            return *e;
+        }
+        let ends = &mut self.ends;
+        container_scan(t.as_bytes(), start, false, &mut |p, e| {
+            ends.insert(p, e);
+        })
+    }
 }
 
 /// Exclusive end of the string literal opening at `start` (a `quote` byte).
@@ -374,7 +415,7 @@ mod tests {
     #[test]
     fn braces_inside_strings_do_not_count() {
         let s = br#"{"a": "x}y{", "b": [1, "]"]} tail"#;
-        assert_eq!(container_end(s, 0, false), End::Complete(29));
+        assert_eq!(container_end(s, 0, false), End::Complete(28));
         assert_eq!(container_end(br#"{"a": "x"#, 0, false), End::Incomplete);
         assert_eq!(container_end(br#"{"a": ]"#, 0, false), End::Invalid);
     }

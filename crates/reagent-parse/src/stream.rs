@@ -117,9 +117,17 @@ impl StreamParser {
 
     /// Append a chunk; returns plain content that is now safe to print (may be empty).
     pub fn push(&mut self, chunk: &str) -> String {
+        let mut out = String::new();
+        self.push_into(chunk, &mut out);
+        out
+    }
+
+    /// Like [`StreamParser::push`], but appends the released text to `out` (no allocation
+    /// per chunk).
+    pub fn push_into(&mut self, chunk: &str, out: &mut String) {
         self.buf.push_str(chunk);
         if self.held {
-            return String::new();
+            return;
         }
         let start = self.released;
         if self.buf[..start].trim().is_empty() {
@@ -127,10 +135,10 @@ impl StreamParser {
             let head = self.buf.trim_start();
             if head.starts_with("to=") {
                 self.held = true;
-                return String::new();
+                return;
             }
             if !head.is_empty() && "to=".starts_with(head) {
-                return String::new();
+                return;
             }
         }
         let b = self.buf.as_bytes();
@@ -162,7 +170,7 @@ impl StreamParser {
             }
         }
         self.released = stop;
-        self.buf[start..stop].to_string()
+        out.push_str(&self.buf[start..stop]);
     }
 
     /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.

@@ -24,10 +24,45 @@ pub(crate) enum Seg {
     Body { text: String, after_think: bool },
 }
 
-fn earliest<'a>(t: &str, from: usize, tags: impl Iterator<Item = (usize, &'a str)>) -> Option<(usize, usize)> {
-    let hay = t.get(from..)?;
-    tags.filter_map(|(k, tag)| hay.find(tag).map(|p| (from + p, k)))
-        .min()
+/// Next occurrence of each tag, cached: positions only move forward, so every tag's text
+/// is searched at most once overall (linear total work).
+struct NextTag {
+    /// Per tag: (searched from, first occurrence at or after it).
+    cache: Vec<Option<(usize, Option<usize>)>>,
+}
+
+impl NextTag {
+    fn new(n: usize) -> Self {
+        NextTag { cache: vec![None; n] }
+    }
+
+    fn find(&mut self, t: &str, k: usize, tag: &str, from: usize) -> Option<usize> {
+        if let Some(Some((f, hit))) = self.cache.get(k) {
+            match hit {
+                Some(p) if *f <= from && *p >= from => return Some(*p),
+                None if *f <= from => return None,
+                _ => {}
+            }
+        }
+        let hit = t.get(from..).and_then(|h| h.find(tag)).map(|p| from + p);
+        if let Some(slot) = self.cache.get_mut(k) {
+            *slot = Some((from, hit));
+        }
+        hit
+    }
+
+    /// Earliest (position, tag index) among `tags` at or after `from`.
+    fn earliest(&mut self, t: &str, from: usize, tags: &[&str]) -> Option<(usize, usize)> {
+        let mut best = None;
+        for (k, tag) in tags.iter().enumerate() {
+            if let Some(p) = self.find(t, k, tag, from) {
+                if best.is_none_or(|(b, _)| p < b) {
+                    best = Some((p, k));
+                }
+            }
+        }
+        best
+    }
 }
 
 /// Split `t` into reasoning and body pieces. `is_marker(t, i)` tells whether a tool-call
@@ -43,12 +78,16 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         segs.push(Seg::Body { text: t.to_string(), after_think: false });
         return segs;
     }
+    let opens: Vec<&str> = PAIRS.iter().map(|p| p.0).collect();
+    let closes: Vec<&str> = PAIRS.iter().map(|p| p.1).collect();
+    let mut next_open = NextTag::new(PAIRS.len());
+    let mut next_close = NextTag::new(PAIRS.len());
     let mut pos = 0;
     // Apriel: everything before `[BEGIN FINAL RESPONSE]` is reasoning.
     if let Some(p) = t.find("[BEGIN FINAL RESPONSE]") {
         segs.push(Seg::Reasoning { inner: t[..p].to_string(), raw: t[..p + 22].to_string() });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
-    } else if let Some((c, k)) = earliest(t, 0, PAIRS.iter().map(|p| p.1).enumerate()) {
+    } else if let Some((c, k)) = NextTag::new(PAIRS.len()).earliest(t, 0, &closes) {
         // A close tag before any open tag of its pair: thinking was forced open.
         let open_before = t[..c].contains(PAIRS[k].0);
         if !open_before {
@@ -59,7 +98,7 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
     }
     let mut after_think = pos > 0;
     while pos < t.len() {
-        let Some((o, k)) = earliest(t, pos, PAIRS.iter().map(|p| p.0).enumerate()) else {
+        let Some((o, k)) = next_open.earliest(t, pos, &opens) else {
             break;
         };
         let (open, close) = PAIRS[k];
@@ -67,9 +106,8 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
             segs.push(Seg::Body { text: t[pos..o].to_string(), after_think });
         }
         let inner_start = o + open.len();
-        match t[inner_start..].find(close) {
-            Some(rel) => {
-                let c = inner_start + rel;
+        match next_close.find(t, k, close, inner_start) {
+            Some(c) => {
                 segs.push(Seg::Reasoning {
                     inner: t[inner_start..c].to_string(),
                     raw: t[o..c + close.len()].to_string(),

@@ -22,7 +22,7 @@ fn typed(ctx: &Ctx, fam: Family, name: &str, key: &str, raw: &str) -> Value {
 pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
     if rest.starts_with("<function=") {
-        let gt = rest.find('>')?;
+        let gt = tag_end(rest)?;
         let k = skip_ws(t.as_bytes(), i + gt + 1);
         if t[k..].starts_with("<parameter=") || t[k..].starts_with("</function>") || k >= t.len() {
             return qwen_block(t, i, i, "</tool_call>", ctx);
@@ -53,6 +53,12 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return minicpm(t, i, ctx);
     }
     None
+}
+
+/// Offset of the `>` closing a short tag (names are short; bounded search keeps
+/// repeated unclosed tags linear).
+pub(crate) fn tag_end(rest: &str) -> Option<usize> {
+    rest.bytes().take(512).position(|c| c == b'>' || c == b'\n').filter(|&p| rest.as_bytes()[p] == b'>')
 }
 
 fn relabel(h: &mut Hit, fam: Family) {
@@ -126,19 +132,33 @@ fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
     }
 }
 
+/// Whether `body` opens with a plausible GLM function name line (bounded look).
+pub(crate) fn glm_name_ok(body: &str) -> bool {
+    let b = body.as_bytes();
+    let Some(name_end) = b.iter().take(512).position(|&c| c == b'<' || c == b'\n').or(
+        (b.len() <= 512).then_some(b.len()),
+    ) else {
+        return false;
+    };
+    let name = body[..name_end].trim();
+    let next = &body[name_end..];
+    !name.is_empty()
+        && !name.contains(['{', ' ', '['])
+        && (next.is_empty()
+            || next.starts_with('\n')
+            || next.starts_with("<arg_key>")
+            || next.starts_with("</tool_call>"))
+}
+
 /// A GLM body `NAME<arg_key>k</arg_key><arg_value>v</arg_value>…` in `t[j..end]`.
 pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::GlmXml;
     let body = &t[j..end];
-    let name_end = [body.find("<arg_key>"), body.find('\n')]
-        .into_iter()
-        .flatten()
-        .min()
-        .unwrap_or(body.len());
-    let name = body[..name_end].trim();
-    if name.is_empty() || name.contains('<') || name.contains('{') || name.contains(' ') {
+    if !glm_name_ok(body) {
         return None;
     }
+    let name_end = body.bytes().position(|c| c == b'<' || c == b'\n').unwrap_or(body.len());
+    let name = body[..name_end].trim();
     let mut args = Map::new();
     let mut p = name_end;
     loop {

@@ -1,1 +1,148 @@
-//! placeholder
+//! Stable-Rust fuzz smoke run: a few hundred thousand random and mutated inputs (seeded
+//! from the corpus) go through `parse` and the streaming parser, which must not panic,
+//! must agree, and must finish quickly. `cargo fuzz` (nightly) runs the same target longer.
+
+use std::time::{Duration, Instant};
+
+use reagent_parse::{parse, Family, ParseOptions, StreamParser};
+
+/// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
+struct Rng(u64);
+
+impl Rng {
+    fn next(&mut self) -> u64 {
+        self.0 ^= self.0 >> 12;
+        self.0 ^= self.0 << 25;
+        self.0 ^= self.0 >> 27;
+        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
+    }
+    fn below(&mut self, n: usize) -> usize {
+        if n == 0 {
+            0
+        } else {
+            (self.next() % n as u64) as usize
+        }
+    }
+}
+
+const TOKENS: &[&str] = &[
+    "<tool_call>", "</tool_call>", "{", "}", "[", "]", "\"", "'", "\\", "<think>", "</think>",
+    "[TOOL_CALLS]", "[ARGS]", "<function=", "<parameter=", "</parameter>", "<arg_key>",
+    "</arg_key>", "<arg_value>", "<|channel|>", "<|message|>", " to=functions.", "<|start|>",
+    "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "```", "Action:", "Action Input:", "Final Answer:",
+    "<|tool_call>", "call:", "<|\"|>", "<escape>", "(", ")", "=", ",", ":", "\n", "é", "🎉",
+    "<invoke name=\"", "<![CDATA[", "]<]minimax[>[", "functools", "<|python_tag|>", ";",
+];
+
+fn mutate(rng: &mut Rng, seed: &str) -> String {
+    let mut s: Vec<u8> = seed.as_bytes().to_vec();
+    for _ in 0..1 + rng.below(6) {
+        let at = rng.below(s.len() + 1);
+        match rng.below(5) {
+            0 => {
+                let tok = TOKENS[rng.below(TOKENS.len())];
+                s.splice(at..at, tok.bytes());
+            }
+            1 if !s.is_empty() => {
+                let end = (at + rng.below(16)).min(s.len());
+                s.drain(at.min(s.len())..end);
+            }
+            2 => s.truncate(at),
+            3 if !s.is_empty() => {
+                let i = rng.below(s.len());
+                s[i] = (rng.next() & 0x7f) as u8;
+            }
+            _ => {
+                let a = rng.below(s.len() + 1);
+                let b = (a + rng.below(32)).min(s.len());
+                let copy = s[a..b].to_vec();
+                s.splice(at..at, copy);
+            }
+        }
+    }
+    String::from_utf8_lossy(&s).into_owned()
+}
+
+fn seeds() -> Vec<String> {
+    let path = super::corpus::corpus_path();
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("CORPUS MISSING: {} ({e})", path.display()));
+    text.lines()
+        .filter_map(|l| serde_json::from_str::<serde_json::Value>(l).ok())
+        .filter_map(|v| v["output"].as_str().map(str::to_string))
+        .collect()
+}
+
+#[test]
+fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
+    let seeds = seeds();
+    let iterations: usize = if cfg!(debug_assertions) { 200_000 } else { 1_000_000 };
+    let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
+    let started = Instant::now();
+    let mut slowest = Duration::ZERO;
+    for n in 0..iterations {
+        let seed = &seeds[rng.below(seeds.len())];
+        let input = if n % 10 == 0 {
+            (0..rng.below(40)).map(|_| TOKENS[rng.below(TOKENS.len())]).collect()
+        } else {
+            mutate(&mut rng, seed)
+        };
+        let opts = if n % 3 == 0 {
+            ParseOptions::with_format(Family::ALL[rng.below(Family::ALL.len())])
+        } else {
+            ParseOptions::default()
+        };
+        let t0 = Instant::now();
+        let one = parse(&input, &opts);
+        if n % 50 == 0 {
+            let mut sp = StreamParser::new(opts.clone());
+            let mut at = 0;
+            while at < input.len() {
+                let mut next = (at + 1 + rng.below(8)).min(input.len());
+                while !input.is_char_boundary(next) {
+                    next += 1;
+                }
+                sp.push(&input[at..next]);
+                at = next;
+            }
+            assert_eq!(sp.finish(), one, "stream/one-shot differ on {input:?}");
+        }
+        slowest = slowest.max(t0.elapsed());
+    }
+    eprintln!(
+        "smoke fuzz: {iterations} inputs in {:?}, slowest single input {:?}",
+        started.elapsed(),
+        slowest
+    );
+    assert!(slowest < Duration::from_secs(1), "an input took {slowest:?}");
+}
+
+#[test]
+fn pathological_inputs_finish_quickly() {
+    let big = 200_000;
+    let inputs = [
+        "{".repeat(big),
+        "{\"a\":".repeat(big / 5),
+        "[".repeat(big),
+        "<tool_call>x".repeat(big / 12),
+        "[TOOL_CALLS]".repeat(big / 12),
+        "\"{".repeat(big / 2),
+        "<function=f>".repeat(big / 12),
+        "<｜tool▁calls▁begin｜>".repeat(big / 30),
+        "```json\n{".repeat(big / 9),
+        "[a(".repeat(big / 3),
+        "<think>".repeat(big / 7),
+        "Action: x\n".repeat(big / 10),
+    ];
+    for input in &inputs {
+        let t0 = Instant::now();
+        let _ = parse(input, &ParseOptions::default());
+        let took = t0.elapsed();
+        eprintln!("{:?}… {took:?}", &input[..input.len().min(16)]);
+        assert!(
+            took < Duration::from_secs(2),
+            "{:?}… took {took:?}",
+            &input[..input.len().min(24)]
+        );
+    }
+}

@@ -1,0 +1,35 @@
+//! Fuzz target: `parse` must never panic or hang on any input, with or without a family
+//! hint, and the streaming parser fed the same bytes in chunks must agree with it.
+#![no_main]
+
+use libfuzzer_sys::fuzz_target;
+use reagent_parse::{parse, Family, ParseOptions, StreamParser};
+
+fuzz_target!(|data: &[u8]| {
+    let Some((&sel, rest)) = data.split_first() else { return };
+    let text = String::from_utf8_lossy(rest);
+    let fams = Family::ALL;
+    let opts = if (sel as usize) < fams.len() {
+        ParseOptions::with_format(fams[sel as usize])
+    } else {
+        ParseOptions::default()
+    };
+    let whole = parse(&text, &opts);
+    let _ = reagent_parse::render_human(&whole);
+    let _ = reagent_parse::render_json(&whole);
+    // Stream in chunks whose size comes from the selector byte.
+    let step = 1 + (sel as usize % 7);
+    let mut sp = StreamParser::new(opts);
+    let mut at = 0;
+    let mut released = String::new();
+    while at < text.len() {
+        let mut next = (at + step).min(text.len());
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        released.push_str(&sp.push(&text[at..next]));
+        at = next;
+    }
+    assert!(text.starts_with(released.as_str()), "released text is not a prefix");
+    assert_eq!(sp.finish(), whole);
+});
