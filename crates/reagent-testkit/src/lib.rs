@@ -33,6 +33,7 @@
 
 mod anthropic;
 mod gemini;
+mod invariants;
 mod ollama;
 mod openai;
 mod script;
@@ -60,6 +61,11 @@ macro_rules! scripted_wrapper {
             /// Bodies of the chat requests received so far, in order.
             pub fn requests(&self) -> Vec<serde_json::Value> {
                 self.0.requests()
+            }
+
+            /// Broken request invariants so far (see [`ScriptedServer::invariant_violations`]).
+            pub fn invariant_violations(&self) -> Vec<String> {
+                self.0.invariant_violations()
             }
 
             /// The underlying server (recorded requests, shutdown, extra turns...).

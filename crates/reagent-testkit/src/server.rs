@@ -236,6 +236,21 @@ impl ScriptedServer {
             .collect()
     }
 
+    /// Broken request invariants in the chat requests so far (empty when all is well): an
+    /// empty conversation, or a tool result that answers no earlier tool call. Each problem
+    /// names the request and message.
+    pub fn invariant_violations(&self) -> Vec<String> {
+        self.requests()
+            .iter()
+            .enumerate()
+            .flat_map(|(n, body)| {
+                crate::invariants::check(self.state.wire, body)
+                    .into_iter()
+                    .map(move |p| format!("chat request #{}: {p}", n + 1))
+            })
+            .collect()
+    }
+
     /// Every request received so far (chat, show, tags, health...), in order.
     pub fn recorded(&self) -> Vec<RecordedRequest> {
         lock(&self.state.recorded).clone()

@@ -225,3 +225,31 @@ async fn a_wrong_base_url_says_what_it_should_look_like() {
         assert_eq!(server.remaining_turns(), 1);
     }
 }
+
+#[tokio::test]
+async fn a_full_tool_round_trip_keeps_the_request_invariants() {
+    use reagent_protocol::Message;
+    use serde_json::json;
+    for (wire, kind) in WIRES {
+        let turns = vec![
+            Turn::tool_call("read_file", json!({"path": "a.txt"})),
+            Turn::text("done"),
+        ];
+        let (s, p) = start(wire, kind, turns, Duration::from_secs(5)).await;
+        let mut req = request("m", true);
+        let first = p
+            .chat(&req, &|_| {}, &CancellationToken::new())
+            .await
+            .unwrap();
+        let call = first.message.tool_calls[0].clone();
+        req.messages.push(first.message);
+        req.messages
+            .push(Message::tool_result(&call, "{\"content\":\"hello\"}"));
+        let second = p
+            .chat(&req, &|_| {}, &CancellationToken::new())
+            .await
+            .unwrap();
+        assert_eq!(second.message.content, "done");
+        assert_eq!(s.invariant_violations(), Vec::<String>::new(), "{wire:?}");
+    }
+}
