@@ -8,7 +8,7 @@
 //! `think: Some(true)` extended thinking is enabled with a budget of half of `max_tokens` (at
 //! least 1024, raising `max_tokens` when needed). `response_schema` is not sent (capabilities
 //! report `json_schema: Some(false)`); `num_ctx`, `seed` and `keep_alive` have no equivalent.
-//! Streaming events are put together by [`crate::anthropic_stream`].
+//! Streaming events are put together by `anthropic_stream.rs`.
 
 use std::time::Instant;
 

@@ -6,7 +6,7 @@
 //! `response_format: {"type": "json_schema", ...}` are sent; `num_ctx`, `keep_alive` and `think`
 //! have no OpenAI equivalent and are not. Replies may carry `reasoning_content` (reasoning) and
 //! llama-server's `timings` (`cache_n` → cached prompt tokens). Streaming is SSE; the deltas are
-//! put together by [`crate::openai_stream`]. `model_info` reads llama-server's `GET /props` at the
+//! put together by `openai_stream.rs`. `model_info` reads llama-server's `GET /props` at the
 //! server root; other servers give unknown capabilities.
 
 use std::time::Instant;

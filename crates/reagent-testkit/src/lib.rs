@@ -13,6 +13,23 @@
 //! When the script runs out, chat requests get HTTP 410 with a message saying so (a status no
 //! client retries, so a test with too few turns fails fast and clearly).
 //!
+//! What a [`Turn`] can do: content, thinking, native tool calls, a finish reason (`stop`,
+//! `length`, `tool_calls`), token counts (and cached tokens), a delay before answering or
+//! between stream chunks, an HTTP error in the wire's own error shape ([`Turn::error`], with
+//! headers such as `Retry-After`), a verbatim body or stream ([`Turn::raw`],
+//! [`Turn::raw_stream`]), a connection closed before any response ([`Turn::cut`]) or mid-stream
+//! ([`Turn::with_cut_after`]), and wire-specific stream shapes (OpenAI arguments as an object or
+//! with empty deltas, Ollama tool calls in the final chunk). [`ModelSpec`] declares the models a
+//! server knows (others get the wire's 404), their context length and capabilities.
+//!
+//! For tests of failures: [`ScriptedServer::stop`] kills the server and every open connection,
+//! [`ScriptedServer::start_at`] brings one back at the same address, and
+//! [`ScriptedServer::invariant_violations`] lists tool results that answer no earlier call.
+//!
+//! Design decision: turns are wire-neutral and rendered by one module per wire (`ollama.rs`,
+//! `openai.rs`, `anthropic.rs`, `gemini.rs`), so one script can drive any backend and a test can
+//! check that streaming and non-streaming replies of the same turn agree.
+//!
 //! ```no_run
 //! # async fn demo() -> std::io::Result<()> {
 //! use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
