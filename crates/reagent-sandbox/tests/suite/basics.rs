@@ -240,3 +240,19 @@ fn agent_fds_do_not_leak_into_the_sandbox() {
     );
     assert!(out.duration >= std::time::Duration::from_secs(2), "{out:?}");
 }
+
+/// The canary guard that protects the destructive red-team tests does trip
+/// when confinement is off (full mode), so a regression cannot turn
+/// `rm -rf /` loose. Nothing destructive follows the guard here.
+#[test]
+fn canary_guard_trips_without_confinement() {
+    let f = Fixture::new();
+    let mut req = f.req(&super::harness::guarded("echo ran"));
+    req.policy.mode = SandboxMode::Full;
+    let out = exec(&req).unwrap();
+    assert_eq!(out.exit_code, Some(super::harness::UNSAFE_EXIT), "{out:?}");
+    assert!(!out.stdout.contains("ran"), "{out:?}");
+    // And it holds under the default policy.
+    let out = f.run(&super::harness::guarded("echo ran"));
+    assert_eq!(out.stdout, "ran\n", "{out:?}");
+}

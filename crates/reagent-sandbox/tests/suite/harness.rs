@@ -132,6 +132,32 @@ pub(crate) fn guarded_exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError
     Ok(out)
 }
 
+/// Exit code of a [`guarded`] command whose guard found the sandbox open.
+pub(crate) const UNSAFE_EXIT: i32 = 99;
+
+/// Prefixes a destructive command with a canary guard that runs inside the
+/// same sandboxed shell: if a file can be created in any directory the
+/// command could damage outside the workspace, the command exits with
+/// [`UNSAFE_EXIT`] before doing anything. A confinement regression then fails
+/// the test instead of running `rm -rf /` for real.
+pub(crate) fn guarded(command: &str) -> String {
+    format!(
+        "for d in /usr /usr/lib /etc /dev /var /opt /work /tmp /root \"$HOME\" /home /srv /boot /lib /bin; do \
+           c=\"$d/.reagent-canary-$$\"; \
+           if ( : > \"$c\" ) 2>/dev/null; then rm -f \"$c\"; echo \"UNSAFE: $d is writable\"; exit {UNSAFE_EXIT}; fi; \
+         done; {command}"
+    )
+}
+
+/// Asserts that a [`guarded`] command's guard did not trip.
+pub(crate) fn assert_guard_held(out: &ExecOutput) {
+    assert_ne!(
+        out.exit_code,
+        Some(UNSAFE_EXIT),
+        "SANDBOX OPEN: the destructive command was not run: {out:?}"
+    );
+}
+
 /// The value planted in the parent's environment under secret-looking names
 /// (and one innocuous name outside the allowlist).
 pub(crate) fn secret_value() -> &'static str {
