@@ -179,6 +179,21 @@ pub fn build_provider(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Provide
     } else {
         cfg.base_urls.clone()
     };
+    if cfg.api_key.is_none() {
+        if let Some(var) = cfg.kind.api_key_env() {
+            let hosted = match cfg.kind {
+                ProviderKind::OpenAi => "api.openai.com",
+                ProviderKind::Anthropic => "api.anthropic.com",
+                ProviderKind::Gemini => "generativelanguage.googleapis.com",
+                ProviderKind::Ollama => "",
+            };
+            if !hosted.is_empty() && urls.iter().any(|u| u.contains(hosted)) {
+                return Err(ProviderError::Config(format!(
+                    "{hosted} needs an API key: set {var} (local servers need none; point --base-url at one)"
+                )));
+            }
+        }
+    }
     if let [url] = urls.as_slice() {
         let opts = ClientOptions {
             timeout: cfg.timeout,
@@ -247,5 +262,18 @@ mod tests {
             build_provider(&cfg),
             Err(ProviderError::Config(_))
         ));
+    }
+
+    #[test]
+    fn hosted_apis_without_a_key_are_refused_up_front() {
+        let cfg = ProviderConfig::new(ProviderKind::Anthropic);
+        let err = build_provider(&cfg)
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default();
+        assert!(err.contains("set ANTHROPIC_API_KEY"), "{err}");
+        let mut cfg = ProviderConfig::new(ProviderKind::Gemini);
+        cfg.api_key = Some("k".into());
+        assert!(build_provider(&cfg).is_ok());
     }
 }
