@@ -341,7 +341,7 @@ async fn ctrl_c_stops_the_run_cleanly_and_still_writes_run_finished() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     let events = dir.path().join("events.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_reagent"))
+    let child = Command::new(env!("CARGO_BIN_EXE_reagent"))
         .args([
             "run",
             "--model",

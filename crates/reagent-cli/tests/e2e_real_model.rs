@@ -48,8 +48,6 @@ fn run_flags(
         "0",
         "--seed",
         "1",
-        "--max-iterations",
-        "5",
         "--timeout",
         "200",
     ]
@@ -76,6 +74,8 @@ async fn openai_constrained_run_reads_the_file_and_accounts_for_its_time() {
             server.model(),
             "--tool-mode",
             "constrained",
+            "--max-iterations",
+            "5",
             TASK,
         ]
         .map(String::from),

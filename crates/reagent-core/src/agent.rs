@@ -533,16 +533,15 @@ impl Agent {
             tool_choice: ToolChoice::None,
             options: setup.options.clone(),
             response_schema: None,
-            stream: false,
+            stream: setup.stream,
         };
-        let sink = |_| {};
         state.iterations += 1;
         setup.events.emit(EventKind::LlmRequest {
             iteration: state.iterations,
             messages: request.messages.len(),
             estimated_tokens: history.estimate_tokens(),
         });
-        match self.provider.chat(&request, &sink, setup.cancel).await {
+        match setup.send(&request, true).await {
             Ok(response) => {
                 setup.events.emit(crate::turn::response_event(
                     state.iterations,

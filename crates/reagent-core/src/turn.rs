@@ -95,7 +95,9 @@ impl TurnSetup<'_> {
                 messages: messages.len(),
                 estimated_tokens,
             });
-            let response = self.send(&request).await?;
+            // A constrained reply is JSON, not text for the user.
+            let live_text = self.mode != ToolMode::Constrained;
+            let response = self.send(&request, live_text).await?;
             usage.prompt_tokens += response.usage.prompt_tokens;
             usage.completion_tokens += response.usage.completion_tokens;
             usage.cached_prompt_tokens = response.usage.cached_prompt_tokens;
@@ -133,9 +135,14 @@ impl TurnSetup<'_> {
         }
     }
 
-    /// Send a request, turning stream signals into events.
-    async fn send(&self, request: &ChatRequest) -> Result<ChatResponse, ProviderError> {
-        let live_text = request.stream && self.mode != ToolMode::Constrained;
+    /// Send a request, turning stream signals into events; with `live_text`, streamed text
+    /// (call markup held back by the streaming parser) becomes `text_delta` events.
+    pub(crate) async fn send(
+        &self,
+        request: &ChatRequest,
+        live_text: bool,
+    ) -> Result<ChatResponse, ProviderError> {
+        let live_text = request.stream && live_text;
         // The parser and all the text it released so far.
         let live = Mutex::new((StreamParser::new(self.parse.clone()), String::new()));
         let events = self.events;

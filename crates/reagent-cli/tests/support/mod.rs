@@ -18,7 +18,8 @@ use serde_json::Value;
 /// The fact the model can only learn by reading `keeper.txt`.
 pub(crate) const KEEPER_FACT: &str = "Ines Calloway";
 /// The task every run gets.
-pub(crate) const TASK: &str = "Read the file keeper.txt and tell me the name of the lighthouse keeper.";
+pub(crate) const TASK: &str =
+    "Read the file keeper.txt and tell me the name of the lighthouse keeper.";
 /// Longest any single run may take before the test fails (never hangs).
 pub(crate) const RUN_LIMIT: Duration = Duration::from_secs(240);
 

@@ -314,3 +314,26 @@ async fn multi_step_task_fixes_a_file_end_to_end() {
         .unwrap()
         .contains('1'));
 }
+
+#[tokio::test]
+async fn a_final_answer_asked_for_after_a_budget_streams_too() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
+            .turn(Turn::text("The file holds A, and that is all.")),
+        |d| files(d, &[("a.txt", "A")]),
+        |c| {
+            c.stream = true;
+            c.budgets.max_tool_calls = Some(1);
+        },
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::BudgetExhausted);
+    assert_eq!(o.requests[1]["stream"], true);
+    let deltas: String = o
+        .events_of("text_delta")
+        .iter()
+        .map(|e| e["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(deltas, "The file holds A, and that is all.");
+}
