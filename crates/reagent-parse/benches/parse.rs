@@ -1,6 +1,9 @@
 //! Criterion benchmarks: one-shot throughput on 1 MB of prose (no calls) and on 1 MB of
 //! output with calls, and the cost of streaming 1 MB one byte at a time versus one-shot.
 
+// criterion_group! generates an undocumented public fn.
+#![allow(missing_docs)]
+
 use std::hint::black_box;
 
 use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion, Throughput};
@@ -11,8 +14,26 @@ const MB: usize = 1 << 20;
 /// 1 MB of prose with punctuation, digits and newlines, but no call markers.
 fn prose() -> String {
     let words = [
-        "the", "model", "reads", "a", "file,", "then", "writes", "42", "lines.", "Next", "it",
-        "checks", "results;", "errors", "are", "rare!", "Why?", "because\n", "tests", "pass.",
+        "the",
+        "model",
+        "reads",
+        "a",
+        "file,",
+        "then",
+        "writes",
+        "42",
+        "lines.",
+        "Next",
+        "it",
+        "checks",
+        "results;",
+        "errors",
+        "are",
+        "rare!",
+        "Why?",
+        "because\n",
+        "tests",
+        "pass.",
     ];
     let mut s = String::with_capacity(MB + 64);
     let mut i = 0usize;

@@ -100,12 +100,20 @@ mod tests {
     fn spellings() {
         let r = CallRules::default();
         let v = json!({"arguments": {"a": 1}, "name": "f", "id": "x"});
-        assert_eq!(calls_from_value(&v, r).map(|c| c[0].id.clone()), Some(Some("x".into())));
+        assert_eq!(
+            calls_from_value(&v, r).map(|c| c[0].id.clone()),
+            Some(Some("x".into()))
+        );
         let v = json!({"tool_call": {"name": "f", "arguments": "{\"a\": 1}"}});
-        assert_eq!(calls_from_value(&v, r).map(|c| c[0].arguments.clone()), Some(json!({"a": 1})));
+        assert_eq!(
+            calls_from_value(&v, r).map(|c| c[0].arguments.clone()),
+            Some(json!({"a": 1}))
+        );
         let v = json!({"name": "f", "arguments": "hello"});
         assert!(calls_from_value(&v, r).is_none());
-        let keep = CallRules { keep_string_args: true };
+        let keep = CallRules {
+            keep_string_args: true,
+        };
         assert!(calls_from_value(&v, keep).is_some());
         assert!(calls_from_value(&json!([{"name": "f"}]), r).is_none());
     }

@@ -47,7 +47,13 @@ pub(crate) struct Hit {
 
 impl Hit {
     pub(crate) fn new(start: usize, end: usize, family: Family, calls: Vec<ParsedCall>) -> Hit {
-        Hit { start, end, calls, family: Some(family), ..Hit::default() }
+        Hit {
+            start,
+            end,
+            calls,
+            family: Some(family),
+            ..Hit::default()
+        }
     }
 
     /// A call cut off at end of input: swallow the rest, no call.
@@ -146,8 +152,12 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned = t.replace("]<]minimax[>[", "");
         t = &owned;
     }
-    let ctx = Ctx { opts, memo: Default::default() };
-    if opts.format == Some(Family::GptOss) || (opts.format.is_none() && harmony::detect(t))
+    let ctx = Ctx {
+        opts,
+        memo: Default::default(),
+    };
+    if opts.format == Some(Family::GptOss)
+        || (opts.format.is_none() && harmony::detect(t))
         || opts.format == Some(Family::Glimmer)
     {
         if let Some(p) = harmony::parse(t, &ctx) {
@@ -168,7 +178,9 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
             Seg::Body { text, after_think } => {
                 let body = if after_think && opts.reasoning == ReasoningMode::Extract {
                     // A think block between two pieces of content leaves a line break.
-                    if !text.trim().is_empty() && acc.content.iter().any(|(_, c)| !c.trim().is_empty()) {
+                    if !text.trim().is_empty()
+                        && acc.content.iter().any(|(_, c)| !c.trim().is_empty())
+                    {
                         acc.content.push((acc.calls.len(), "\n".to_string()));
                     }
                     text.trim_start()
@@ -256,7 +268,8 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
 /// Store a hit; returns the new content start.
 fn record(acc: &mut Acc, body: &str, pos: usize, mut h: Hit) -> usize {
     if h.start > pos {
-        acc.content.push((acc.calls.len(), body[pos..h.start].to_string()));
+        acc.content
+            .push((acc.calls.len(), body[pos..h.start].to_string()));
     }
     if acc.detected.is_none() && !h.calls.is_empty() {
         acc.detected = h.family;
@@ -357,7 +370,11 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
             crate::schema::coerce_arguments(&mut call.arguments, &tool.parameters);
         }
     }
-    let format = if calls.is_empty() { None } else { acc.detected.or(profile) };
+    let format = if calls.is_empty() {
+        None
+    } else {
+        acc.detected.or(profile)
+    };
     Parsed {
         content: non_empty(content),
         reasoning: non_empty(acc.reasoning),
@@ -371,7 +388,10 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
 /// Structured output wrapped in a single ```json fence is returned without the fence.
 fn strip_json_fence(content: String) -> String {
     let t = content.trim();
-    if let Some(inner) = t.strip_prefix("```json").and_then(|r| r.strip_suffix("```")) {
+    if let Some(inner) = t
+        .strip_prefix("```json")
+        .and_then(|r| r.strip_suffix("```"))
+    {
         if !inner.contains("```") {
             return inner.trim().to_string();
         }

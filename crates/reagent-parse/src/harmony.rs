@@ -18,7 +18,9 @@ const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>"];
 fn word_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     let p = header.rfind(key)?;
     let rest = header[p + key.len()..].trim_start();
-    let end = rest.find(|c: char| c.is_whitespace() || c == '<').unwrap_or(rest.len());
+    let end = rest
+        .find(|c: char| c.is_whitespace() || c == '<')
+        .unwrap_or(rest.len());
     Some(&rest[..end])
 }
 
@@ -54,7 +56,11 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
                 let name = &r["functions.".len()..];
                 let raw = body.trim();
                 match parse_json_lenient(raw) {
-                    Some(v) => out.calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None }),
+                    Some(v) => out.calls.push(ParsedCall {
+                        name: name.to_string(),
+                        arguments: v,
+                        id: None,
+                    }),
                     None if !complete && raw.starts_with(['{', '[']) => {
                         out.truncated = true;
                         out.errors.push(format!("call to {name:?} was cut off"));

@@ -51,7 +51,14 @@ pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
 }
 
 /// Parse calls from the JSON at `j`, closing with `close`; shared by the wrapped formats.
-fn wrapped_json(t: &str, start: usize, j: usize, close: &str, family: Family, ctx: &Ctx) -> Option<Hit> {
+fn wrapped_json(
+    t: &str,
+    start: usize,
+    j: usize,
+    close: &str,
+    family: Family,
+    ctx: &Ctx,
+) -> Option<Hit> {
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
             let calls = calls_from_value(&v, ctx.rules(family));
@@ -60,7 +67,8 @@ fn wrapped_json(t: &str, start: usize, j: usize, close: &str, family: Family, ct
                 Some(calls) => Some(Hit::new(start, end, family, calls)),
                 None => {
                     let mut h = Hit::new(start, end, family, Vec::new());
-                    h.errors.push(format!("not a valid tool call: {}", &t[j..e].trim()));
+                    h.errors
+                        .push(format!("not a valid tool call: {}", &t[j..e].trim()));
                     Some(h)
                 }
             }
@@ -80,7 +88,11 @@ fn wrapped_json(t: &str, start: usize, j: usize, close: &str, family: Family, ct
 
 /// `<tool_call>` followed by JSON (Hermes; a list means xLAM/Granite).
 pub(crate) fn hermes_body(t: &str, start: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
-    let fam = if t[j..].starts_with('[') { Family::XlamJsonList } else { Family::Hermes };
+    let fam = if t[j..].starts_with('[') {
+        Family::XlamJsonList
+    } else {
+        Family::Hermes
+    };
     wrapped_json(t, start, j, "</tool_call>", fam, ctx)
 }
 
@@ -90,7 +102,11 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let simple: &[(&str, &str, Family)] = &[
         ("<|tool_call|>", "", Family::Granite),
         ("<TOOLCALL>", "</TOOLCALL>", Family::NemotronToolcall),
-        ("<|action_start|><|plugin|>", "<|action_end|>", Family::Internlm2),
+        (
+            "<|action_start|><|plugin|>",
+            "<|action_end|>",
+            Family::Internlm2,
+        ),
         ("<|START_ACTION|>", "<|END_ACTION|>", Family::CommandR7b),
         ("<tools>", "</tools>", Family::Hermes),
         ("<response>", "</response>", Family::Hermes),
@@ -168,13 +184,25 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 }
 
 /// `NAME` known, arguments JSON at `k`.
-pub(crate) fn named_json(ctx: &Ctx, t: &str, start: usize, k: usize, name: &str, close: &str, fam: Family) -> Option<Hit> {
+pub(crate) fn named_json(
+    ctx: &Ctx,
+    t: &str,
+    start: usize,
+    k: usize,
+    name: &str,
+    close: &str,
+    fam: Family,
+) -> Option<Hit> {
     match json_at(ctx, t, k) {
         JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
             start,
             skip_close(t, e, close),
             fam,
-            vec![ParsedCall { name: name.to_string(), arguments: v, id: None }],
+            vec![ParsedCall {
+                name: name.to_string(),
+                arguments: v,
+                id: None,
+            }],
         )),
         JsonAt::Truncated => Some(Hit::truncated(start, t.len(), fam)),
         _ => None,
@@ -185,7 +213,10 @@ pub(crate) fn named_json(ctx: &Ctx, t: &str, start: usize, k: usize, name: &str,
 fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), i + "<tool_calls>".len());
     if t[j..].starts_with('[') {
-        let fam = ctx.hint().filter(|f| *f == Family::Apriel).unwrap_or(Family::Jamba);
+        let fam = ctx
+            .hint()
+            .filter(|f| *f == Family::Apriel)
+            .unwrap_or(Family::Jamba);
         return wrapped_json(t, i, j, "</tool_calls>", fam, ctx);
     }
     let fam = Family::MinimaxM1;
@@ -233,10 +264,19 @@ fn apertus(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
             for it in items {
                 let Value::Object(m) = it else { return None };
                 for (k, v) in m {
-                    calls.push(ParsedCall { name: k, arguments: v, id: None });
+                    calls.push(ParsedCall {
+                        name: k,
+                        arguments: v,
+                        id: None,
+                    });
                 }
             }
-            Some(Hit::new(i, skip_close(t, e, "<|tools_suffix|>"), fam, calls))
+            Some(Hit::new(
+                i,
+                skip_close(t, e, "<|tools_suffix|>"),
+                fam,
+                calls,
+            ))
         }
         JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
         _ => None,
@@ -274,8 +314,15 @@ pub(crate) fn try_bracket(t: &str, i: usize, ctx: &Ctx, bare_ok: bool) -> Option
     }
     if t[..i].ends_with("functools") {
         let start = i - "functools".len();
-        let fam = if t[..start].ends_with(' ') { Family::Firefunction } else { Family::Phi4Mini };
-        let fam = ctx.hint().filter(|h| *h == Family::Firefunction).unwrap_or(fam);
+        let fam = if t[..start].ends_with(' ') {
+            Family::Firefunction
+        } else {
+            Family::Phi4Mini
+        };
+        let fam = ctx
+            .hint()
+            .filter(|h| *h == Family::Firefunction)
+            .unwrap_or(fam);
         return match json_at(ctx, t, i) {
             JsonAt::Value(Value::Array(items), e) if items.is_empty() => {
                 Some(Hit::new(start, e, fam, Vec::new()))
@@ -306,7 +353,9 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
                 Some(h)
             }
         }
-        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Some(Hit::truncated(i, t.len(), fam)),
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => {
+            Some(Hit::truncated(i, t.len(), fam))
+        }
         _ => None,
     }
 }
@@ -314,11 +363,20 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 /// Whether truncated JSON text starts like a call object.
 fn looks_like_call_prefix(s: &str) -> bool {
     let s = s.trim_start_matches(['[', ' ', '\n', '\t', '\r']);
-    let Some(s) = s.strip_prefix('{') else { return false };
+    let Some(s) = s.strip_prefix('{') else {
+        return false;
+    };
     let s = s.trim_start();
-    ["\"name\"", "\"tool_call\"", "\"tool_calls\"", "\"function\"", "\"arguments\"", "\"tool_name\""]
-        .iter()
-        .any(|k| s.starts_with(k))
+    [
+        "\"name\"",
+        "\"tool_call\"",
+        "\"tool_calls\"",
+        "\"function\"",
+        "\"arguments\"",
+        "\"tool_name\"",
+    ]
+    .iter()
+    .any(|k| s.starts_with(k))
 }
 
 /// A bare `{`: a call object (Hermes/generic/Llama 3 JSON) in running text.
@@ -338,7 +396,10 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
                 Value::Object(m) if m.contains_key("parameters") => Family::Llama3Json,
                 _ => ctx.hint().unwrap_or(Family::GenericJson),
             };
-            let fam = if matches!(fam, Family::Llama3Json | Family::GenericJson | Family::Hermes) {
+            let fam = if matches!(
+                fam,
+                Family::Llama3Json | Family::GenericJson | Family::Hermes
+            ) {
                 fam
             } else {
                 Family::GenericJson
@@ -357,9 +418,11 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
                 _ => Brace::Skip(e),
             }
         }
-        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => {
-            Brace::Hit(Hit::truncated(i, t.len(), ctx.hint().unwrap_or(Family::GenericJson)))
-        }
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Brace::Hit(Hit::truncated(
+            i,
+            t.len(),
+            ctx.hint().unwrap_or(Family::GenericJson),
+        )),
         _ => Brace::NotCall,
     }
 }

@@ -51,7 +51,11 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
                 i,
                 e,
                 fam,
-                vec![ParsedCall { name: name.to_string(), arguments: v, id }],
+                vec![ParsedCall {
+                    name: name.to_string(),
+                    arguments: v,
+                    id,
+                }],
             )),
             JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
             _ => None,
@@ -115,7 +119,11 @@ fn ds_find(s: &str, name: &str) -> Option<(usize, usize)> {
 }
 
 fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
-    let fam = if alt { Family::DeepseekR1 } else { Family::DeepseekV3 };
+    let fam = if alt {
+        Family::DeepseekR1
+    } else {
+        Family::DeepseekV3
+    };
     let mut calls = Vec::new();
     let mut errors = Vec::new();
     let mut first = true;
@@ -154,12 +162,19 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
         let call_end = ds_find(&t[args_at..], "tool▁call▁end").map(|(p, n)| (args_at + p, n));
         let body_end = call_end.map_or(t.len(), |(p, _)| p);
         let mut body = t[args_at..body_end].trim();
-        if let Some(b) = body.strip_prefix("```json").or_else(|| body.strip_prefix("```")) {
+        if let Some(b) = body
+            .strip_prefix("```json")
+            .or_else(|| body.strip_prefix("```"))
+        {
             body = b.trim().strip_suffix("```").unwrap_or(b).trim();
         }
         match parse_json_lenient(body) {
             Some(v @ Value::Object(_)) => {
-                calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None });
+                calls.push(ParsedCall {
+                    name: name.to_string(),
+                    arguments: v,
+                    id: None,
+                });
             }
             _ if call_end.is_none() => return Some(Hit::truncated(start, t.len(), fam)),
             _ => errors.push(format!("arguments of {name:?} are not valid JSON")),
@@ -186,7 +201,9 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
             j = t.len() - r.len();
             break;
         }
-        let Some(r) = rest.strip_prefix("<|tool_call_begin|>") else { break };
+        let Some(r) = rest.strip_prefix("<|tool_call_begin|>") else {
+            break;
+        };
         let s = t.len() - r.len();
         let Some(p) = t[s..].find("<|tool_call_argument_begin|>") else {
             return Some(Hit::truncated(start, t.len(), fam));
@@ -203,7 +220,11 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
         };
         j = skip_close(t, e, "<|tool_call_end|>");
         match kimi_name(id, ctx) {
-            Some(name) => calls.push(ParsedCall { name, arguments: args, id: Some(id.to_string()) }),
+            Some(name) => calls.push(ParsedCall {
+                name,
+                arguments: args,
+                id: Some(id.to_string()),
+            }),
             None => errors.push(format!("cannot tell the tool from call id {id:?}")),
         }
     }
@@ -248,7 +269,11 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         }
         let (name, body) = block.split_once('\n')?;
         let name = name.trim();
-        if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.') {
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.')
+        {
             return None;
         }
         if name == "all" {
@@ -263,7 +288,11 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         }
         match json_at(ctx, body, 0) {
             JsonAt::Value(v @ Value::Object(_), e) if body[e..].trim().is_empty() => {
-                calls.push(ParsedCall { name: name.to_string(), arguments: v, id: None });
+                calls.push(ParsedCall {
+                    name: name.to_string(),
+                    arguments: v,
+                    id: None,
+                });
             }
             _ if hinted && name == "python" => calls.push(ParsedCall {
                 name: name.to_string(),

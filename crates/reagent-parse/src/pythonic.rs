@@ -35,7 +35,11 @@ fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
         }
         return None;
     }
-    Some(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None })
+    Some(ParsedCall {
+        name: name.to_string(),
+        arguments: Value::Object(args),
+        id: None,
+    })
 }
 
 /// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end.
@@ -72,7 +76,11 @@ pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Fami
     match list(t, j) {
         Some((calls, e)) => {
             let k = skip_ws(t.as_bytes(), e);
-            let end = if t[k..].starts_with(close) { k + close.len() } else { e };
+            let end = if t[k..].starts_with(close) {
+                k + close.len()
+            } else {
+                e
+            };
             Some(Hit::new(start, end, fam, calls))
         }
         None if cut_off(t, j) => Some(Hit::truncated(start, t.len(), fam)),
@@ -112,8 +120,14 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
             }
             Some(Hit::new(start, p.pos, fam, vec![c]))
         }
-        None if container_end(t.as_bytes(), j + t.as_bytes()[j..].iter().take(256).position(|&c| c == b'(')?, true)
-            == End::Incomplete =>
+        None if container_end(
+            t.as_bytes(),
+            j + t.as_bytes()[j..]
+                .iter()
+                .take(256)
+                .position(|&c| c == b'(')?,
+            true,
+        ) == End::Incomplete =>
         {
             Some(Hit::truncated(start, t.len(), fam))
         }
@@ -128,7 +142,14 @@ pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
         return olmo3(t, i);
     }
     if rest.starts_with("<|tool_call>") {
-        return gemma(t, i, "<|tool_call>", "<tool_call|>", "<|\"|>", Family::Gemma4);
+        return gemma(
+            t,
+            i,
+            "<|tool_call>",
+            "<tool_call|>",
+            "<|\"|>",
+            Family::Gemma4,
+        );
     }
     if rest.starts_with("<start_function_call>") {
         return gemma(
@@ -173,7 +194,14 @@ fn olmo3(t: &str, i: usize) -> Option<Hit> {
 }
 
 /// Gemma: `open call:NAME{k:v,…} close`, repeated; strings use a delimiter token.
-fn gemma(t: &str, i: usize, open: &str, close: &str, delim: &'static str, fam: Family) -> Option<Hit> {
+fn gemma(
+    t: &str,
+    i: usize,
+    open: &str,
+    close: &str,
+    delim: &'static str,
+    fam: Family,
+) -> Option<Hit> {
     let j = i + open.len();
     let r = t[j..].strip_prefix("call:")?;
     let s = t.len() - r.len();
@@ -193,11 +221,19 @@ fn gemma(t: &str, i: usize, open: &str, close: &str, delim: &'static str, fam: F
         };
     };
     let k = skip_ws(t.as_bytes(), p.pos);
-    let end = if t[k..].starts_with(close) { k + close.len() } else { p.pos };
+    let end = if t[k..].starts_with(close) {
+        k + close.len()
+    } else {
+        p.pos
+    };
     Some(Hit::new(
         i,
         end,
         fam,
-        vec![ParsedCall { name: name.to_string(), arguments: args, id: None }],
+        vec![ParsedCall {
+            name: name.to_string(),
+            arguments: args,
+            id: None,
+        }],
     ))
 }

@@ -34,14 +34,21 @@ fn args_for(input: &str) -> Value {
 
 fn call(name: &str, input: &str, fam: Family) -> Parsed {
     Parsed {
-        calls: vec![ParsedCall { name: name.to_string(), arguments: args_for(input), id: None }],
+        calls: vec![ParsedCall {
+            name: name.to_string(),
+            arguments: args_for(input),
+            id: None,
+        }],
         format: Some(fam),
         ..Parsed::default()
     }
 }
 
 fn error(msg: &str) -> Parsed {
-    Parsed { errors: vec![msg.to_string()], ..Parsed::default() }
+    Parsed {
+        errors: vec![msg.to_string()],
+        ..Parsed::default()
+    }
 }
 
 /// Find `word\s*\d*\s*:` from `from`; returns (start, end after the colon).
@@ -123,13 +130,18 @@ fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {
     while let Some(p) = t[from..].find('{') {
         let i = from + p;
         if let JsonAt::Value(Value::Object(m), _) = json_at(ctx, t, i) {
-            if let (Some(Value::String(action)), Some(input)) = (m.get("action"), m.get("action_input")) {
+            if let (Some(Value::String(action)), Some(input)) =
+                (m.get("action"), m.get("action_input"))
+            {
                 if action == "Final Answer" {
                     let text = match input {
                         Value::String(s) => s.clone(),
                         other => other.to_string(),
                     };
-                    return Some(Parsed { content: non_empty(text), ..Parsed::default() });
+                    return Some(Parsed {
+                        content: non_empty(text),
+                        ..Parsed::default()
+                    });
                 }
                 let args = match input {
                     Value::String(s) => json!({ "input": s }),
@@ -137,7 +149,11 @@ fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {
                     other => json!({ "input": other }),
                 };
                 return Some(Parsed {
-                    calls: vec![ParsedCall { name: action.clone(), arguments: args, id: None }],
+                    calls: vec![ParsedCall {
+                        name: action.clone(),
+                        arguments: args,
+                        id: None,
+                    }],
                     format: Some(Family::ReactJson),
                     ..Parsed::default()
                 });
@@ -175,7 +191,9 @@ fn xml_agent(t: &str) -> Option<Parsed> {
         return has_input.then(|| error("found <tool_input> without <tool>"));
     }
     if tools > 1 {
-        return Some(error("found several <tool> blocks; call one tool at a time"));
+        return Some(error(
+            "found several <tool> blocks; call one tool at a time",
+        ));
     }
     let name = between(t, "<tool>", "</tool>")?;
     let input = between(t, "<tool_input>", "</tool_input>").unwrap_or("");

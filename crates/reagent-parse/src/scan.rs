@@ -29,7 +29,12 @@ pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
 /// [`container_end`], also reporting the result for every bracket opened on the way
 /// (`record(open_pos, end)`): a scan from such a bracket would see exactly the same bytes
 /// in the same string state, so callers can memoise and stay linear.
-pub(crate) fn container_scan(b: &[u8], start: usize, py: bool, record: &mut dyn FnMut(usize, End)) -> End {
+pub(crate) fn container_scan(
+    b: &[u8],
+    start: usize,
+    py: bool,
+    record: &mut dyn FnMut(usize, End),
+) -> End {
     let mut stack: Vec<(usize, u8)> = Vec::new();
     let mut i = start;
     let fail = |stack: &mut Vec<(usize, u8)>, record: &mut dyn FnMut(usize, End), e: End| {

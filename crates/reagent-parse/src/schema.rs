@@ -145,7 +145,8 @@ mod tests {
             "n": {"type": "integer"}, "b": {"type": "boolean"}, "s": {"type": "string"},
             "o": {"type": "object"}, "z": {"type": ["string", "null"]}, "f": {"type": "number"}
         }});
-        let mut args = json!({"n": "30", "b": "true", "s": "30", "o": "{\"a\": 1}", "z": "x", "f": "x"});
+        let mut args =
+            json!({"n": "30", "b": "true", "s": "30", "o": "{\"a\": 1}", "z": "x", "f": "x"});
         coerce_arguments(&mut args, &schema);
         assert_eq!(
             args,
@@ -161,7 +162,10 @@ mod tests {
         assert_eq!(type_raw(" 4 ", Some(&i), false), json!(4));
         let u = json!({"anyOf": [{"type": "array"}, {"type": "string"}]});
         assert_eq!(type_raw("[1]", Some(&u), false), json!([1]));
-        assert_eq!(type_raw("{not valid json", Some(&u), false), json!("{not valid json"));
+        assert_eq!(
+            type_raw("{not valid json", Some(&u), false),
+            json!("{not valid json")
+        );
         assert_eq!(type_raw("1", None, false), json!("1"));
         assert_eq!(type_raw("1", None, true), json!(1));
     }

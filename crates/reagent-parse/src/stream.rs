@@ -13,11 +13,34 @@ const MAX_LOOKAHEAD: usize = 64;
 
 /// Tag prefixes that may start a call, reasoning or a control token.
 const LT_MARKERS: &[&str] = &[
-    "<|", "<｜", "<tool", "<function", "<think", "</think", "<thinking", "<seed:", "<minimax:",
-    "<mm:", "<TOOLCALL>", "<start_function_call>", "<arg_key>", "<invoke", "<final_answer>",
-    "<response>", "<xml>", "<atem:", "<channel|>", "<tools>", "</tool_call>",
+    "<|",
+    "<｜",
+    "<tool",
+    "<function",
+    "<think",
+    "</think",
+    "<thinking",
+    "<seed:",
+    "<minimax:",
+    "<mm:",
+    "<TOOLCALL>",
+    "<start_function_call>",
+    "<arg_key>",
+    "<invoke",
+    "<final_answer>",
+    "<response>",
+    "<xml>",
+    "<atem:",
+    "<channel|>",
+    "<tools>",
+    "</tool_call>",
 ];
-const BRACKET_MARKERS: &[&str] = &["[TOOL_CALLS]", "[THINK]", "[/THINK]", "[BEGIN FINAL RESPONSE]"];
+const BRACKET_MARKERS: &[&str] = &[
+    "[TOOL_CALLS]",
+    "[THINK]",
+    "[/THINK]",
+    "[BEGIN FINAL RESPONSE]",
+];
 const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools", "call:"];
 
 /// Streaming parser: `push` chunks, print what it returns, then `finish`.
@@ -84,7 +107,8 @@ fn could_start_inner(rest: &str) -> Verdict {
             let r = rest[1..].trim_start();
             let rb = r.as_bytes();
             let mut k = 0;
-            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.') {
+            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.')
+            {
                 k += 1;
             }
             match rb.get(k) {
@@ -99,20 +123,31 @@ fn could_start_inner(rest: &str) -> Verdict {
 }
 
 fn is_trigger(c: u8) -> bool {
-    matches!(c, b'<' | b'[' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c')
+    matches!(
+        c,
+        b'<' | b'[' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
+    )
 }
 
 impl StreamParser {
     /// A parser with these options.
     pub fn new(opts: ParseOptions) -> Self {
         // A prefill (thinking forced open) makes the start reasoning: hold everything.
-        let held = !opts.prefill.is_empty() || opts.format.is_some_and(|f| {
-            matches!(
-                f,
-                crate::Family::ReactText | crate::Family::ReactJson | crate::Family::Functionary
-            )
-        });
-        StreamParser { opts, buf: String::new(), released: 0, held }
+        let held = !opts.prefill.is_empty()
+            || opts.format.is_some_and(|f| {
+                matches!(
+                    f,
+                    crate::Family::ReactText
+                        | crate::Family::ReactJson
+                        | crate::Family::Functionary
+                )
+            });
+        StreamParser {
+            opts,
+            buf: String::new(),
+            released: 0,
+            held,
+        }
     }
 
     /// Append a chunk; returns plain content that is now safe to print (may be empty).
@@ -155,7 +190,9 @@ impl StreamParser {
                 continue;
             }
             let end = (i + MAX_LOOKAHEAD).min(b.len());
-            let end = (end..=b.len()).find(|&e| self.buf.is_char_boundary(e)).unwrap_or(b.len());
+            let end = (end..=b.len())
+                .find(|&e| self.buf.is_char_boundary(e))
+                .unwrap_or(b.len());
             match could_start(&self.buf[i..end]) {
                 Verdict::No => i += 1,
                 Verdict::Yes => {

@@ -33,7 +33,9 @@ struct NextTag {
 
 impl NextTag {
     fn new(n: usize) -> Self {
-        NextTag { cache: vec![None; n] }
+        NextTag {
+            cache: vec![None; n],
+        }
     }
 
     fn find(&mut self, t: &str, k: usize, tag: &str, from: usize) -> Option<usize> {
@@ -75,7 +77,10 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         && !t.contains("<|channel>")
         && !t.contains("[BEGIN FINAL RESPONSE]")
     {
-        segs.push(Seg::Body { text: t.to_string(), after_think: false });
+        segs.push(Seg::Body {
+            text: t.to_string(),
+            after_think: false,
+        });
         return segs;
     }
     let opens: Vec<&str> = PAIRS.iter().map(|p| p.0).collect();
@@ -85,14 +90,20 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
     let mut pos = 0;
     // Apriel: everything before `[BEGIN FINAL RESPONSE]` is reasoning.
     if let Some(p) = t.find("[BEGIN FINAL RESPONSE]") {
-        segs.push(Seg::Reasoning { inner: t[..p].to_string(), raw: t[..p + 22].to_string() });
+        segs.push(Seg::Reasoning {
+            inner: t[..p].to_string(),
+            raw: t[..p + 22].to_string(),
+        });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
     } else if let Some((c, k)) = NextTag::new(PAIRS.len()).earliest(t, 0, &closes) {
         // A close tag before any open tag of its pair: thinking was forced open.
         let open_before = t[..c].contains(PAIRS[k].0);
         if !open_before {
             let end = c + PAIRS[k].1.len();
-            segs.push(Seg::Reasoning { inner: t[..c].to_string(), raw: t[..end].to_string() });
+            segs.push(Seg::Reasoning {
+                inner: t[..c].to_string(),
+                raw: t[..end].to_string(),
+            });
             pos = end;
         }
     }
@@ -103,7 +114,10 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         };
         let (open, close) = PAIRS[k];
         if o > pos {
-            segs.push(Seg::Body { text: t[pos..o].to_string(), after_think });
+            segs.push(Seg::Body {
+                text: t[pos..o].to_string(),
+                after_think,
+            });
         }
         let inner_start = o + open.len();
         match next_close.find(t, k, close, inner_start) {
@@ -127,7 +141,10 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         }
     }
     if pos < t.len() {
-        segs.push(Seg::Body { text: t[pos..].to_string(), after_think });
+        segs.push(Seg::Body {
+            text: t[pos..].to_string(),
+            after_think,
+        });
     }
     segs
 }
@@ -143,8 +160,20 @@ mod tests {
     #[test]
     fn forced_open_and_closed() {
         let s = split("R</think>\nC", &none);
-        assert_eq!(s[0], Seg::Reasoning { inner: "R".into(), raw: "R</think>".into() });
-        assert_eq!(s[1], Seg::Body { text: "\nC".into(), after_think: true });
+        assert_eq!(
+            s[0],
+            Seg::Reasoning {
+                inner: "R".into(),
+                raw: "R</think>".into()
+            }
+        );
+        assert_eq!(
+            s[1],
+            Seg::Body {
+                text: "\nC".into(),
+                after_think: true
+            }
+        );
         let s = split("a<think>b</think>c", &none);
         assert_eq!(s.len(), 3);
     }

@@ -40,10 +40,30 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return minimax_block(t, i, j, "</minimax:tool_call>", ctx);
     }
     for (open, close, ns, fam) in [
-        ("<｜DSML｜function_calls>", "</｜DSML｜function_calls>", "｜DSML｜", Family::DeepseekDsml),
-        ("<｜DSML｜tool_calls>", "</｜DSML｜tool_calls>", "｜DSML｜", Family::DeepseekDsml),
-        ("<｜tool_calls_begin｜>", "<｜tool_calls_end｜>", "steptml:", Family::Step3),
-        ("<atem:function_calls>", "</atem:function_calls>", "atem:", Family::Glimmer),
+        (
+            "<｜DSML｜function_calls>",
+            "</｜DSML｜function_calls>",
+            "｜DSML｜",
+            Family::DeepseekDsml,
+        ),
+        (
+            "<｜DSML｜tool_calls>",
+            "</｜DSML｜tool_calls>",
+            "｜DSML｜",
+            Family::DeepseekDsml,
+        ),
+        (
+            "<｜tool_calls_begin｜>",
+            "<｜tool_calls_end｜>",
+            "steptml:",
+            Family::Step3,
+        ),
+        (
+            "<atem:function_calls>",
+            "</atem:function_calls>",
+            "atem:",
+            Family::Glimmer,
+        ),
     ] {
         if rest.starts_with(open) {
             return invoke_region(t, i, i + open.len(), close, ns, fam, ctx);
@@ -58,7 +78,10 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 /// Offset of the `>` closing a short tag (names are short; bounded search keeps
 /// repeated unclosed tags linear).
 pub(crate) fn tag_end(rest: &str) -> Option<usize> {
-    rest.bytes().take(512).position(|c| c == b'>' || c == b'\n').filter(|&p| rest.as_bytes()[p] == b'>')
+    rest.bytes()
+        .take(512)
+        .position(|c| c == b'>' || c == b'\n')
+        .filter(|&p| rest.as_bytes()[p] == b'>')
 }
 
 fn relabel(h: &mut Hit, fam: Family) {
@@ -75,7 +98,9 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
     let mut k = j;
     loop {
         k = skip_ws(t.as_bytes(), k);
-        let Some(r) = t[k..].strip_prefix("<function=") else { break };
+        let Some(r) = t[k..].strip_prefix("<function=") else {
+            break;
+        };
         let s = t.len() - r.len();
         let Some(gt) = t[s..].find('>') else {
             return Some(Hit::truncated(start, t.len(), fam));
@@ -113,7 +138,11 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
             p = ve + "</parameter>".len();
         }
-        calls.push(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None });
+        calls.push(ParsedCall {
+            name: name.to_string(),
+            arguments: Value::Object(args),
+            id: None,
+        });
         k = p;
     }
     if calls.is_empty() {
@@ -135,9 +164,12 @@ fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
 /// Whether `body` opens with a plausible GLM function name line (bounded look).
 pub(crate) fn glm_name_ok(body: &str) -> bool {
     let b = body.as_bytes();
-    let Some(name_end) = b.iter().take(512).position(|&c| c == b'<' || c == b'\n').or(
-        (b.len() <= 512).then_some(b.len()),
-    ) else {
+    let Some(name_end) = b
+        .iter()
+        .take(512)
+        .position(|&c| c == b'<' || c == b'\n')
+        .or((b.len() <= 512).then_some(b.len()))
+    else {
         return false;
     };
     let name = body[..name_end].trim();
@@ -157,27 +189,31 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
     if !glm_name_ok(body) {
         return None;
     }
-    let name_end = body.bytes().position(|c| c == b'<' || c == b'\n').unwrap_or(body.len());
+    let name_end = body
+        .bytes()
+        .position(|c| c == b'<' || c == b'\n')
+        .unwrap_or(body.len());
     let name = body[..name_end].trim();
     let mut args = Map::new();
     let mut p = name_end;
-    loop {
-        let Some(ks) = body[p..].find("<arg_key>").map(|q| p + q + "<arg_key>".len()) else {
-            break;
-        };
-        if !body[p..ks - "<arg_key>".len()].trim().is_empty() && p > name_end {
-            // Text between pairs that is not whitespace: tolerated (unclosed value case).
-        }
+    // Text between pairs is tolerated (the unclosed-value case ends a value at `<arg_key>`).
+    while let Some(ks) = body[p..]
+        .find("<arg_key>")
+        .map(|q| p + q + "<arg_key>".len())
+    {
         let Some(ke) = body[ks..].find("</arg_key>").map(|q| ks + q) else {
-            return Some(bad(t, j, end, "unclosed <arg_key>"));
+            return Some(bad(j, end, "unclosed <arg_key>"));
         };
         let key = &body[ks..ke];
         if key.contains('<') || key.contains('\n') {
-            return Some(bad(t, j, end, "malformed <arg_key>"));
+            return Some(bad(j, end, "malformed <arg_key>"));
         }
         let after = skip_ws(body.as_bytes(), ke + "</arg_key>".len());
-        let Some(vs) = body[after..].strip_prefix("<arg_value>").map(|r| body.len() - r.len()) else {
-            return Some(bad(t, j, end, "missing <arg_value>"));
+        let Some(vs) = body[after..]
+            .strip_prefix("<arg_value>")
+            .map(|r| body.len() - r.len())
+        else {
+            return Some(bad(j, end, "missing <arg_value>"));
         };
         let close = body[vs..].find("</arg_value>").map(|q| vs + q);
         let next_key = body[vs..].find("<arg_key>").map(|q| vs + q);
@@ -188,7 +224,11 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
             (None, None) => (body.len(), body.len()),
         };
         let raw = &body[vs..ve];
-        let raw = if close.is_some_and(|c| c == ve) { raw } else { raw.trim_end() };
+        let raw = if close.is_some_and(|c| c == ve) {
+            raw
+        } else {
+            raw.trim_end()
+        };
         args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
         p = next;
     }
@@ -196,24 +236,41 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
         j,
         end,
         fam,
-        vec![ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None }],
+        vec![ParsedCall {
+            name: name.to_string(),
+            arguments: Value::Object(args),
+            id: None,
+        }],
     ))
 }
 
-fn bad(t: &str, j: usize, end: usize, why: &str) -> Hit {
-    let _ = t;
+fn bad(j: usize, end: usize, why: &str) -> Hit {
     let mut h = Hit::new(j, end, Family::GlmXml, Vec::new());
     h.errors.push(format!("malformed GLM tool call: {why}"));
     h
 }
 
 /// MiniMax M2/M3: `<invoke name="f"><parameter name="k">v</parameter></invoke>` blocks.
-pub(crate) fn minimax_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
+pub(crate) fn minimax_block(
+    t: &str,
+    start: usize,
+    j: usize,
+    close: &str,
+    ctx: &Ctx,
+) -> Option<Hit> {
     invoke_region(t, start, j, close, "", Family::MinimaxXml, ctx)
 }
 
 /// Parse every `<{ns}invoke name="…">` in `t[j..close]`.
-fn invoke_region(t: &str, start: usize, j: usize, close: &str, ns: &str, fam: Family, ctx: &Ctx) -> Option<Hit> {
+fn invoke_region(
+    t: &str,
+    start: usize,
+    j: usize,
+    close: &str,
+    ns: &str,
+    fam: Family,
+    ctx: &Ctx,
+) -> Option<Hit> {
     let close_at = t[j..].find(close).map(|p| j + p);
     let limit = close_at.unwrap_or(t.len());
     let region = &t[j..limit];
@@ -223,15 +280,23 @@ fn invoke_region(t: &str, start: usize, j: usize, close: &str, ns: &str, fam: Fa
     let mut p = 0;
     while let Some(q) = region[p..].find(&open) {
         let s = p + q + open.len();
-        let Some(nq) = region[s..].find('"') else { break };
+        let Some(nq) = region[s..].find('"') else {
+            break;
+        };
         let name = &region[s..s + nq];
-        let Some(gt) = region[s + nq..].find('>') else { break };
+        let Some(gt) = region[s + nq..].find('>') else {
+            break;
+        };
         let body_start = s + nq + gt + 1;
         let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
             return Some(Hit::truncated(start, t.len(), fam));
         };
         let args = invoke_args(&region[body_start..be], ns, name, fam, ctx);
-        calls.push(ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None });
+        calls.push(ParsedCall {
+            name: name.to_string(),
+            arguments: Value::Object(args),
+            id: None,
+        });
         p = be + end_tag.len();
     }
     if calls.is_empty() && close_at.is_none() {
@@ -256,15 +321,20 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
             let s = body.len() - r.len();
             let Some(nq) = body[s..].find('"') else { break };
             let key = &body[s..s + nq];
-            let Some(gt) = body[s + nq..].find('>') else { break };
+            let Some(gt) = body[s + nq..].find('>') else {
+                break;
+            };
             let attrs = &body[s + nq + 1..s + nq + gt];
             let vs = s + nq + gt + 1;
-            let Some(ve) = body[vs..].find(pclose.as_str()).map(|e| vs + e) else { break };
+            let Some(ve) = body[vs..].find(pclose.as_str()).map(|e| vs + e) else {
+                break;
+            };
             let raw = &body[vs..ve];
             let v = if attrs.contains("string=\"true\"") {
                 Value::String(raw.to_string())
             } else if attrs.contains("string=\"false\"") {
-                crate::scan::parse_json_lenient(raw).unwrap_or_else(|| Value::String(raw.to_string()))
+                crate::scan::parse_json_lenient(raw)
+                    .unwrap_or_else(|| Value::String(raw.to_string()))
             } else {
                 typed(ctx, fam, name, key, raw)
             };
@@ -343,7 +413,11 @@ fn minicpm(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
                 i,
                 end,
                 fam,
-                vec![ParsedCall { name: name.to_string(), arguments: Value::Object(args), id: None }],
+                vec![ParsedCall {
+                    name: name.to_string(),
+                    arguments: Value::Object(args),
+                    id: None,
+                }],
             ));
         }
         let Some(r) = t[p..].strip_prefix("<param name=\"") else {

@@ -1,6 +1,9 @@
 //! Integration tests for reagent-parse: the real-output corpus, property tests,
 //! streaming equivalence and a stable-Rust fuzz smoke run.
 
+// Test helpers outside #[test] fns may panic on broken fixtures.
+#![allow(clippy::expect_used, clippy::unwrap_used)]
+
 mod corpus;
 mod props;
 mod smoke_fuzz;

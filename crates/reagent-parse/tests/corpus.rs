@@ -14,24 +14,24 @@ use reagent_parse::{parse, Family, ParseOptions, Parsed, ReasoningMode, ToolSche
 use serde_json::{json, Map, Value};
 
 /// One corpus record.
-pub struct Case {
-    pub id: String,
-    pub family: String,
-    pub source: String,
-    pub output: String,
-    pub expected: Value,
-    pub notes: String,
-    pub flags: Map<String, Value>,
+pub(crate) struct Case {
+    pub(crate) id: String,
+    pub(crate) family: String,
+    pub(crate) source: String,
+    pub(crate) output: String,
+    pub(crate) expected: Value,
+    pub(crate) notes: String,
+    pub(crate) flags: Map<String, Value>,
 }
 
 impl Case {
-    pub fn flag(&self, k: &str) -> bool {
+    pub(crate) fn flag(&self, k: &str) -> bool {
         self.flags.get(k).and_then(Value::as_bool).unwrap_or(false)
     }
 }
 
 /// Locate the corpus (`REAGENT_CORPUS` or `../shared/corpus` next to the repo root).
-pub fn corpus_path() -> PathBuf {
+pub(crate) fn corpus_path() -> PathBuf {
     let base = match std::env::var_os("REAGENT_CORPUS") {
         Some(p) => PathBuf::from(p),
         None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
@@ -44,7 +44,7 @@ pub fn corpus_path() -> PathBuf {
 }
 
 /// Load every case; panics loudly when the corpus is missing.
-pub fn load() -> Vec<Case> {
+pub(crate) fn load() -> Vec<Case> {
     let path = corpus_path();
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
         panic!(
@@ -57,7 +57,9 @@ pub fn load() -> Vec<Case> {
         .filter(|l| !l.trim().is_empty())
         .map(|l| {
             let v: Value = serde_json::from_str(l).expect("corpus line is JSON");
-            let Value::Object(mut m) = v else { panic!("corpus line is not an object") };
+            let Value::Object(mut m) = v else {
+                panic!("corpus line is not an object")
+            };
             let s = |m: &mut Map<String, Value>, k: &str| match m.remove(k) {
                 Some(Value::String(s)) => s,
                 _ => String::new(),
@@ -73,7 +75,12 @@ pub fn load() -> Vec<Case> {
             }
         })
         .collect();
-    assert!(cases.len() > 300, "corpus at {} has only {} cases", path.display(), cases.len());
+    assert!(
+        cases.len() > 300,
+        "corpus at {} has only {} cases",
+        path.display(),
+        cases.len()
+    );
     cases
 }
 
@@ -89,12 +96,21 @@ fn schema_of(v: &Value) -> Value {
     }
 }
 
-const OLLAMA_TOOLS: &[&str] =
-    &["get_temperature", "get_conditions", "say_hello", "say_hello_world", "get_address", "add"];
+const OLLAMA_TOOLS: &[&str] = &[
+    "get_temperature",
+    "get_conditions",
+    "say_hello",
+    "say_hello_world",
+    "get_address",
+    "add",
+];
 
 /// The request setup of the upstream test, rebuilt from the record.
-pub fn options_for(case: &Case, hint: bool) -> ParseOptions {
-    let calls = case.expected["calls"].as_array().cloned().unwrap_or_default();
+pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
+    let calls = case.expected["calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
     let mut names: Vec<String> = calls
         .iter()
         .filter_map(|c| c["name"].as_str().map(str::to_string))
@@ -147,16 +163,24 @@ pub fn options_for(case: &Case, hint: bool) -> ParseOptions {
     .iter()
     .any(|k| notes.contains(k));
     ParseOptions {
-        format: if hint { Some(case.family.parse::<Family>().expect("known family")) } else { None },
+        format: if hint {
+            Some(case.family.parse::<Family>().expect("known family"))
+        } else {
+            None
+        },
         tools,
         prefill,
-        reasoning: if keep { ReasoningMode::Keep } else { ReasoningMode::Extract },
+        reasoning: if keep {
+            ReasoningMode::Keep
+        } else {
+            ReasoningMode::Extract
+        },
     }
 }
 
 /// Cases whose expectation contradicts another record or its own note (see README
 /// "Where upstream projects disagree"); reported, not counted.
-pub const CONTRADICTIONS: &[(&str, &str)] = &[
+pub(crate) const CONTRADICTIONS: &[(&str, &str)] = &[
     (
         "vllm-glm4-incomplete",
         "vLLM rejects a GLM call without </tool_call>; ollama-glm46-no-close-on-done finalizes the same shape; we finalize",
@@ -174,7 +198,7 @@ fn norm(s: Option<&str>, strip: bool) -> Option<String> {
 }
 
 /// Compare a parse with the expectation; `Err` explains the first difference.
-pub fn check(case: &Case, got: &Parsed) -> Result<(), String> {
+pub(crate) fn check(case: &Case, got: &Parsed) -> Result<(), String> {
     let exp = &case.expected;
     let exp_calls = exp["calls"].as_array().cloned().unwrap_or_default();
     let got_calls: Vec<Value> = got
@@ -189,7 +213,9 @@ pub fn check(case: &Case, got: &Parsed) -> Result<(), String> {
                 && (e.get("id").is_none() || e["id"] == g["id"])
         });
     if !same {
-        return Err(format!("calls differ: expected {exp_calls:?}, got {got_calls:?}"));
+        return Err(format!(
+            "calls differ: expected {exp_calls:?}, got {got_calls:?}"
+        ));
     }
     let strip = case.source.starts_with("ggml-org/llama.cpp");
     if !case.flag("content_unchecked") {
@@ -211,7 +237,7 @@ pub fn check(case: &Case, got: &Parsed) -> Result<(), String> {
 }
 
 /// Run all checkable cases; returns (checked, failures).
-pub fn run(hint: bool) -> (usize, Vec<(String, String)>) {
+pub(crate) fn run(hint: bool) -> (usize, Vec<(String, String)>) {
     let mut checked = 0;
     let mut failures = Vec::new();
     for case in load() {
@@ -237,7 +263,11 @@ fn corpus_with_family_hint_is_exact() {
         eprintln!("not counted (contradictory record) {id}: {why}");
     }
     assert!(checked > 330, "only {checked} cases checked");
-    assert!(failures.is_empty(), "{} of {checked} hinted cases failed", failures.len());
+    assert!(
+        failures.is_empty(),
+        "{} of {checked} hinted cases failed",
+        failures.len()
+    );
 }
 
 #[test]
@@ -264,6 +294,10 @@ fn corpus_streaming_matches_one_shot() {
         }
         let streamed = sp.finish();
         assert_eq!(streamed, whole, "stream differs for {}", case.id);
-        assert!(case.output.starts_with(&released), "released text is not a prefix for {}", case.id);
+        assert!(
+            case.output.starts_with(&released),
+            "released text is not a prefix for {}",
+            case.id
+        );
     }
 }

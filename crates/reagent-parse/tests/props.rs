@@ -36,9 +36,14 @@ fn value(strings: BoxedStrategy<String>) -> impl Strategy<Value = Value> {
 }
 
 fn call(strings: BoxedStrategy<String>) -> impl Strategy<Value = Call> {
-    (name(), prop::collection::btree_map("[a-z][a-z0-9_]{0,8}", value(strings), 0..4)).prop_map(
-        |(name, args)| Call { name, args: args.into_iter().collect() },
+    (
+        name(),
+        prop::collection::btree_map("[a-z][a-z0-9_]{0,8}", value(strings), 0..4),
     )
+        .prop_map(|(name, args)| Call {
+            name,
+            args: args.into_iter().collect(),
+        })
 }
 
 fn args_obj(c: &Call) -> Value {
@@ -58,7 +63,14 @@ fn gemma_val(v: &Value, delim: &str) -> String {
     match v {
         Value::String(s) => format!("{delim}{s}{delim}"),
         Value::Array(items) => {
-            format!("[{}]", items.iter().map(|i| gemma_val(i, delim)).collect::<Vec<_>>().join(","))
+            format!(
+                "[{}]",
+                items
+                    .iter()
+                    .map(|i| gemma_val(i, delim))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            )
         }
         other => other.to_string(),
     }
@@ -184,7 +196,10 @@ fn tools_for(c: &Call) -> Vec<ToolSchema> {
             (k.clone(), json!({ "type": ty }))
         })
         .collect();
-    vec![ToolSchema { name: c.name.clone(), parameters: json!({"type": "object", "properties": props}) }]
+    vec![ToolSchema {
+        name: c.name.clone(),
+        parameters: json!({"type": "object", "properties": props}),
+    }]
 }
 
 /// Prose that holds no call markers.
@@ -194,13 +209,35 @@ fn prose() -> impl Strategy<Value = String> {
 
 fn check_roundtrip(fam: Family, c: &Call, before: &str, after: &str) -> Result<(), TestCaseError> {
     let text = format!("{before}{}{after}", render(fam, c));
-    let want = ParsedCall { name: c.name.clone(), arguments: args_obj(c), id: None };
+    let want = ParsedCall {
+        name: c.name.clone(),
+        arguments: args_obj(c),
+        id: None,
+    };
     for hint in [None, Some(fam)] {
-        let opts = ParseOptions { format: hint, tools: tools_for(c), ..ParseOptions::default() };
+        let opts = ParseOptions {
+            format: hint,
+            tools: tools_for(c),
+            ..ParseOptions::default()
+        };
         let got = parse(&text, &opts);
-        prop_assert_eq!(got.calls.len(), 1, "{:?} hint {:?}: {:?} from {:?}", fam, hint, got, text);
+        prop_assert_eq!(
+            got.calls.len(),
+            1,
+            "{:?} hint {:?}: {:?} from {:?}",
+            fam,
+            hint,
+            got,
+            text
+        );
         prop_assert_eq!(&got.calls[0].name, &want.name);
-        prop_assert_eq!(&got.calls[0].arguments, &want.arguments, "{:?} from {:?}", fam, text);
+        prop_assert_eq!(
+            &got.calls[0].arguments,
+            &want.arguments,
+            "{:?} from {:?}",
+            fam,
+            text
+        );
         prop_assert!(!got.truncated);
     }
     Ok(())

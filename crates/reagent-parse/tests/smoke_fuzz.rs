@@ -26,12 +26,53 @@ impl Rng {
 }
 
 const TOKENS: &[&str] = &[
-    "<tool_call>", "</tool_call>", "{", "}", "[", "]", "\"", "'", "\\", "<think>", "</think>",
-    "[TOOL_CALLS]", "[ARGS]", "<function=", "<parameter=", "</parameter>", "<arg_key>",
-    "</arg_key>", "<arg_value>", "<|channel|>", "<|message|>", " to=functions.", "<|start|>",
-    "<｜tool▁calls▁begin｜>", "<｜tool▁sep｜>", "```", "Action:", "Action Input:", "Final Answer:",
-    "<|tool_call>", "call:", "<|\"|>", "<escape>", "(", ")", "=", ",", ":", "\n", "é", "🎉",
-    "<invoke name=\"", "<![CDATA[", "]<]minimax[>[", "functools", "<|python_tag|>", ";",
+    "<tool_call>",
+    "</tool_call>",
+    "{",
+    "}",
+    "[",
+    "]",
+    "\"",
+    "'",
+    "\\",
+    "<think>",
+    "</think>",
+    "[TOOL_CALLS]",
+    "[ARGS]",
+    "<function=",
+    "<parameter=",
+    "</parameter>",
+    "<arg_key>",
+    "</arg_key>",
+    "<arg_value>",
+    "<|channel|>",
+    "<|message|>",
+    " to=functions.",
+    "<|start|>",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁sep｜>",
+    "```",
+    "Action:",
+    "Action Input:",
+    "Final Answer:",
+    "<|tool_call>",
+    "call:",
+    "<|\"|>",
+    "<escape>",
+    "(",
+    ")",
+    "=",
+    ",",
+    ":",
+    "\n",
+    "é",
+    "🎉",
+    "<invoke name=\"",
+    "<![CDATA[",
+    "]<]minimax[>[",
+    "functools",
+    "<|python_tag|>",
+    ";",
 ];
 
 fn mutate(rng: &mut Rng, seed: &str) -> String {
@@ -76,14 +117,20 @@ fn seeds() -> Vec<String> {
 #[test]
 fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
     let seeds = seeds();
-    let iterations: usize = if cfg!(debug_assertions) { 200_000 } else { 1_000_000 };
+    let iterations: usize = if cfg!(debug_assertions) {
+        200_000
+    } else {
+        1_000_000
+    };
     let mut rng = Rng(0x9E37_79B9_7F4A_7C15);
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
     for n in 0..iterations {
         let seed = &seeds[rng.below(seeds.len())];
         let input = if n % 10 == 0 {
-            (0..rng.below(40)).map(|_| TOKENS[rng.below(TOKENS.len())]).collect()
+            (0..rng.below(40))
+                .map(|_| TOKENS[rng.below(TOKENS.len())])
+                .collect()
         } else {
             mutate(&mut rng, seed)
         };
@@ -114,7 +161,10 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
         started.elapsed(),
         slowest
     );
-    assert!(slowest < Duration::from_secs(1), "an input took {slowest:?}");
+    assert!(
+        slowest < Duration::from_secs(1),
+        "an input took {slowest:?}"
+    );
 }
 
 #[test]

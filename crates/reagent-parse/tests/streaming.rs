@@ -6,13 +6,48 @@ use reagent_parse::{parse, Family, ParseOptions, StreamParser};
 
 /// Fragments that build realistic and adversarial outputs.
 const FRAGMENTS: &[&str] = &[
-    "Hello", " world", "\n", "<tool_call>", "</tool_call>", "{\"name\": \"f\", \"arguments\": {\"a\": 1}}",
-    "{\"name\": \"g\"", "}", "]", "[TOOL_CALLS]", "f[ARGS]{\"x\": \"}\"}", "<think>", "</think>",
-    "[f(a=1)]", "[link](url)", "<function=f>", "<parameter=k>\nv\n</parameter>", "</function>",
-    "Action: search\n", "Action Input: q\n", "Final Answer: done", "```json\n", "```",
-    "<|channel|>analysis<|message|>", "<|end|>", "<|start|>assistant", " to=functions.f", "<|message|>{}",
-    "<｜tool▁calls▁begin｜>", "<｜tool▁call▁begin｜>", "f<｜tool▁sep｜>{}", "<｜tool▁call▁end｜>",
-    "é中🎉", "<div>", "a < b", "[", "{", "<", "`", "'", "\"", "\\",
+    "Hello",
+    " world",
+    "\n",
+    "<tool_call>",
+    "</tool_call>",
+    "{\"name\": \"f\", \"arguments\": {\"a\": 1}}",
+    "{\"name\": \"g\"",
+    "}",
+    "]",
+    "[TOOL_CALLS]",
+    "f[ARGS]{\"x\": \"}\"}",
+    "<think>",
+    "</think>",
+    "[f(a=1)]",
+    "[link](url)",
+    "<function=f>",
+    "<parameter=k>\nv\n</parameter>",
+    "</function>",
+    "Action: search\n",
+    "Action Input: q\n",
+    "Final Answer: done",
+    "```json\n",
+    "```",
+    "<|channel|>analysis<|message|>",
+    "<|end|>",
+    "<|start|>assistant",
+    " to=functions.f",
+    "<|message|>{}",
+    "<｜tool▁calls▁begin｜>",
+    "<｜tool▁call▁begin｜>",
+    "f<｜tool▁sep｜>{}",
+    "<｜tool▁call▁end｜>",
+    "é中🎉",
+    "<div>",
+    "a < b",
+    "[",
+    "{",
+    "<",
+    "`",
+    "'",
+    "\"",
+    "\\",
 ];
 
 fn text() -> impl Strategy<Value = String> {
@@ -65,7 +100,10 @@ fn prose_is_released_live() {
     assert_eq!(sp.push("world. <b>bold</b> "), "world. <b>bold</b> ");
     // A possible marker prefix is held until it resolves.
     assert_eq!(sp.push("<tool"), "");
-    assert_eq!(sp.push("_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"), "");
+    assert_eq!(
+        sp.push("_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"),
+        ""
+    );
     let p = sp.finish();
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.content.as_deref(), Some("Hello, world. <b>bold</b> "));
