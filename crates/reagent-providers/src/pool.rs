@@ -14,7 +14,7 @@
 //!   runtime, stopped when the pool is dropped) checks up endpoints every `health_interval`
 //!   (30 s) and down endpoints with a backoff from `probe_base` doubling up to `health_interval`;
 //!   a successful check or call marks an endpoint up again.
-//! - **State**: [`EndpointPool::states`], and [`ChatSignal::Pool`] whenever an endpoint goes up
+//! - **State**: [`EndpointPool::states`], and [`ChatSignal::Pool`] at the first call and whenever an endpoint goes up
 //!   or down (sent during the call that saw it, or at the start of the next call).
 //!
 //! Members are built without retries of their own (the pool does them), see
@@ -257,7 +257,8 @@ impl EndpointPool {
             shared,
             name,
             round_robin: AtomicUsize::new(0),
-            reported: AtomicU64::new(0),
+            // Differs from every version, so the first call reports the initial state.
+            reported: AtomicU64::new(u64::MAX),
             health_task,
         })
     }

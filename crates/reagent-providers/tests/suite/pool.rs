@@ -72,6 +72,13 @@ async fn failover_when_an_endpoint_dies_and_down_after_three_failures() {
         vec![(1, Duration::ZERO)],
         "the failover is reported"
     );
+    match signals.all().first() {
+        Some(ChatSignal::Pool(initial)) => {
+            assert_eq!(initial.len(), 2);
+            assert!(initial.iter().all(|e| e.up && e.failures == 0));
+        }
+        other => panic!("the first call reports the initial pool state, got {other:?}"),
+    }
     let st = p.states();
     assert_eq!((st[0].up, st[0].failures), (true, 1));
     assert_eq!((st[1].up, st[1].failures, st[1].in_flight), (true, 0, 0));
