@@ -241,18 +241,16 @@ fn agent_fds_do_not_leak_into_the_sandbox() {
     assert!(out.duration >= std::time::Duration::from_secs(2), "{out:?}");
 }
 
-/// The canary guard that protects the destructive red-team tests does trip
-/// when confinement is off (full mode), so a regression cannot turn
-/// `rm -rf /` loose. Nothing destructive follows the guard here.
+/// The guard that protects the destructive red-team tests trips when confinement is off (full
+/// mode) and holds under the default policy. Nothing destructive follows the guard here.
 #[test]
-fn canary_guard_trips_without_confinement() {
+fn guard_trips_without_confinement_and_holds_with_it() {
     let f = Fixture::new();
-    let mut req = f.req(&super::harness::guarded("echo ran"));
+    let mut req = f.req(&format!("{}\necho ran", super::harness::GUARD));
     req.policy.mode = SandboxMode::Full;
     let out = exec(&req).unwrap();
-    assert_eq!(out.exit_code, Some(super::harness::UNSAFE_EXIT), "{out:?}");
+    assert_eq!(out.exit_code, Some(super::harness::GUARD_EXIT), "{out:?}");
     assert!(!out.stdout.contains("ran"), "{out:?}");
-    // And it holds under the default policy.
-    let out = f.run(&super::harness::guarded("echo ran"));
+    let out = f.run("echo ran");
     assert_eq!(out.stdout, "ran\n", "{out:?}");
 }

@@ -12,12 +12,19 @@ use reagent_sandbox::{exec, ExecOutput, ExecRequest, SandboxError, SandboxMode, 
 /// (`rm -rf --no-preserve-root /`, `kill -9 -1`, fork bombs) and rely on the sandbox to contain
 /// them; a sandbox broken by a bug or an experiment must not let them loose on the machine (it
 /// happened once, during mutation testing, and wiped `/etc`). So before the payload, the same
-/// shell checks, in-band, that (1) it cannot create a file in `/` and (2) it sees only its own
-/// PID namespace, and exits 97 without running anything else otherwise.
-const GUARD: &str = r#"if ( : > /.reagent-guard-$$ ) 2>/dev/null; then rm -f /.reagent-guard-$$; echo "REAGENT-GUARD: can write to /"; exit 97; fi
+/// shell checks, in-band, that (1) it cannot create a file in any directory outside the
+/// workspace that a payload could damage and (2) it sees only its own PID namespace; otherwise
+/// it prints `REAGENT-GUARD:` and exits [`GUARD_EXIT`] without running anything else.
+pub(crate) const GUARD: &str = r#"for d in / /usr /usr/lib /etc /dev /var /opt /work /tmp /root "$HOME" /home /srv /lib /bin; do
+  c="$d/.reagent-canary-$$"
+  if ( : > "$c" ) 2>/dev/null; then rm -f "$c"; echo "REAGENT-GUARD: $d is writable"; exit 97; fi
+done
 n=0; for p in /proc/[0-9]*; do n=$((n+1)); done
 if [ "$n" -gt 64 ]; then echo "REAGENT-GUARD: $n processes visible, no PID namespace"; exit 97; fi
-unset n p"#;
+unset c d n p"#;
+
+/// Exit code of a command whose [`GUARD`] found the sandbox open.
+pub(crate) const GUARD_EXIT: i32 = 97;
 
 /// A temp workspace plus sentinel files outside it.
 pub(crate) struct Fixture {
@@ -125,37 +132,10 @@ pub(crate) fn guarded_exec(req: &ExecRequest) -> Result<ExecOutput, SandboxError
     }
     let out = exec(&req)?;
     assert!(
-        !out.stdout.contains("REAGENT-GUARD:"),
-        "SANDBOX NOT IN FORCE, payload not run: {}",
-        out.stdout
+        !out.stdout.contains("REAGENT-GUARD:") && out.exit_code != Some(GUARD_EXIT),
+        "SANDBOX NOT IN FORCE, payload not run: {out:?}"
     );
     Ok(out)
-}
-
-/// Exit code of a [`guarded`] command whose guard found the sandbox open.
-pub(crate) const UNSAFE_EXIT: i32 = 99;
-
-/// Prefixes a destructive command with a canary guard that runs inside the
-/// same sandboxed shell: if a file can be created in any directory the
-/// command could damage outside the workspace, the command exits with
-/// [`UNSAFE_EXIT`] before doing anything. A confinement regression then fails
-/// the test instead of running `rm -rf /` for real.
-pub(crate) fn guarded(command: &str) -> String {
-    format!(
-        "for d in /usr /usr/lib /etc /dev /var /opt /work /tmp /root \"$HOME\" /home /srv /boot /lib /bin; do \
-           c=\"$d/.reagent-canary-$$\"; \
-           if ( : > \"$c\" ) 2>/dev/null; then rm -f \"$c\"; echo \"UNSAFE: $d is writable\"; exit {UNSAFE_EXIT}; fi; \
-         done; {command}"
-    )
-}
-
-/// Asserts that a [`guarded`] command's guard did not trip.
-pub(crate) fn assert_guard_held(out: &ExecOutput) {
-    assert_ne!(
-        out.exit_code,
-        Some(UNSAFE_EXIT),
-        "SANDBOX OPEN: the destructive command was not run: {out:?}"
-    );
 }
 
 /// The value planted in the parent's environment under secret-looking names
@@ -233,9 +213,9 @@ fn the_guard_stops_an_unconfined_shell_before_its_payload() {
     let stdout = String::from_utf8_lossy(&out.stdout);
     assert!(stdout.contains("REAGENT-GUARD:"), "{stdout}");
     assert!(!stdout.contains("PAYLOAD-RAN"), "{stdout}");
-    assert_eq!(out.status.code(), Some(97));
+    assert_eq!(out.status.code(), Some(GUARD_EXIT));
     assert!(std::fs::read_dir("/").unwrap().flatten().all(|e| !e
         .file_name()
         .to_string_lossy()
-        .starts_with(".reagent-guard-")));
+        .starts_with(".reagent-canary-")));
 }

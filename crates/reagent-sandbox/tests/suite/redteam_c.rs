@@ -4,9 +4,7 @@
 
 use std::process::{Child, Command, Stdio};
 
-use super::harness::{
-    assert_guard_held, guarded, processes_with, require_tool, sleep_marker, Fixture,
-};
+use super::harness::{processes_with, require_tool, sleep_marker, Fixture};
 
 /// Standard base64 (the payload encoder for row 37).
 fn b64(input: &str) -> String {
@@ -75,8 +73,7 @@ impl Drop for Victim {
 #[test]
 fn row34_rm_rf_root_and_home() {
     let f = Fixture::new();
-    let out = f.run(&guarded("rm -rf --no-preserve-root / 2>/dev/null; rm -rf / 2>/dev/null; rm -rf ~ 2>/dev/null; rm -rf \"$HOME\"/.sentinel-* /tmp/sentinel-* 2>/dev/null; echo done"));
-    assert_guard_held(&out);
+    let out = f.run(&"rm -rf --no-preserve-root / 2>/dev/null; rm -rf / 2>/dev/null; rm -rf ~ 2>/dev/null; rm -rf \"$HOME\"/.sentinel-* /tmp/sentinel-* 2>/dev/null; echo done");
     assert_eq!(out.stdout, "done\n", "{out:?}");
     f.assert_sentinels_intact();
     assert!(std::path::Path::new("/usr/bin/env").exists());
@@ -89,10 +86,9 @@ fn row35_destruction_inside_ws_is_confined_to_ws() {
     std::fs::write(f.path().join("src/main.rs"), "fn main() {}\n").unwrap();
     std::fs::create_dir_all(f.path().join(".git")).unwrap();
     std::fs::write(f.path().join(".git/HEAD"), "ref: refs/heads/main\n").unwrap();
-    let out = f.run(&guarded(
-        "find . -delete 2>/dev/null; rm -rf . 2>/dev/null; git clean -xdf 2>/dev/null; echo done",
-    ));
-    assert_guard_held(&out);
+    let out = f.run(
+        &"find . -delete 2>/dev/null; rm -rf . 2>/dev/null; git clean -xdf 2>/dev/null; echo done",
+    );
     assert_eq!(out.stdout, "done\n", "{out:?}");
     // Allowed damage: unprotected workspace files are gone.
     assert!(
@@ -113,15 +109,13 @@ fn row35_destruction_inside_ws_is_confined_to_ws() {
 fn check_bypass(f: &Fixture, variant: &str) {
     let inside = f.path().join("victim.txt");
     std::fs::write(&inside, "x").unwrap();
-    let out = f.run(&guarded(&variant.replace("$T", inside.to_str().unwrap())));
-    assert_guard_held(&out);
+    let out = f.run(&variant.replace("$T", inside.to_str().unwrap()));
     assert!(
         !inside.exists(),
         "variant did not run at all: {variant}\n{out:?}"
     );
     for target in [&f.sentinel, &f.home_sentinel] {
-        let out = f.run(&guarded(&variant.replace("$T", target.to_str().unwrap())));
-        assert_guard_held(&out);
+        let out = f.run(&variant.replace("$T", target.to_str().unwrap()));
     }
     f.assert_sentinels_intact();
 }
@@ -171,8 +165,7 @@ fn row37_encoded_commands() {
             format!("echo {} | xxd -r -p | bash", hex(&payload)),
             format!("eval \"$(echo {} | base64 -d)\"", b64(&payload)),
         ] {
-            let out = f.run(&guarded(&cmd));
-            assert_guard_held(&out);
+            let out = f.run(&cmd);
             if i == 0 {
                 assert!(!t.exists(), "encoded variant did not run: {cmd}\n{out:?}");
                 std::fs::write(t, "x").unwrap();
@@ -253,8 +246,7 @@ fn row39_persistence_is_denied() {
          printf '#!/bin/sh\\nevil\\n' > .git/hooks/pre-commit; chmod +x .git/hooks/pre-commit; \
          echo 'EVIL=1' >> .env; echo 'evil=1' >> reagent.toml; mv .env moved.env; rm -rf .git; true",
     );
-    let out = f.run(&guarded(&cmd));
-    assert_guard_held(&out);
+    let out = f.run(&cmd);
     assert_eq!(out.exit_code, Some(0), "{out:?}");
     assert!(
         !f.path().join(".git/hooks/pre-commit").exists(),
