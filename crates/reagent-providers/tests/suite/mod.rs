@@ -7,3 +7,4 @@ mod gemini;
 mod ollama;
 mod openai;
 mod pool;
+mod transcripts;
