@@ -1,7 +1,7 @@
 //! Replies written out as the providers' own documentation shows them (fed verbatim, not
 //! rendered by the testkit), so the parsers are checked against the documented bytes too.
 
-use reagent_protocol::{CancellationToken, FinishReason, Provider, ToolCall};
+use reagent_protocol::{CancellationToken, FinishReason, ToolCall};
 use reagent_providers::{build_provider, ProviderConfig, ProviderKind};
 use reagent_testkit::{ScriptBuilder, ScriptedServer, Turn, Wire};
 use serde_json::json;
