@@ -15,12 +15,12 @@ pub(crate) struct CallRules {
 }
 
 /// Normalise an `arguments` value: objects pass, JSON-encoded strings are decoded once.
-fn normalize_args(v: &Value, rules: CallRules) -> Option<Value> {
+fn normalize_args(v: Value, rules: CallRules) -> Option<Value> {
     match v {
-        Value::Object(_) => Some(v.clone()),
-        Value::String(s) => match parse_json_lenient(s) {
+        Value::Object(_) => Some(v),
+        Value::String(s) => match parse_json_lenient(&s) {
             Some(obj @ Value::Object(_)) => Some(obj),
-            _ if rules.keep_string_args => Some(v.clone()),
+            _ if rules.keep_string_args => Some(Value::String(s)),
             _ => None,
         },
         _ => None,
@@ -38,45 +38,57 @@ fn id_of(m: &Map<String, Value>) -> Option<String> {
         })
 }
 
-/// One call object, in any of the common spellings.
-pub(crate) fn call_from_object(m: &Map<String, Value>, rules: CallRules) -> Option<ParsedCall> {
+/// One call object, in any of the common spellings (consumes the object).
+pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> Option<ParsedCall> {
     for wrapper in ["tool_call", "function", "function_call"] {
-        if let Some(Value::Object(inner)) = m.get(wrapper) {
+        if matches!(m.get(wrapper), Some(Value::Object(_))) {
+            let outer_id = id_of(&m);
+            let Some(Value::Object(inner)) = m.remove(wrapper) else {
+                return None;
+            };
             let mut call = call_from_object(inner, rules)?;
             if call.id.is_none() {
-                call.id = id_of(m);
+                call.id = outer_id;
             }
             return Some(call);
         }
     }
     let name = ["name", "tool_name", "function"]
         .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_str))?;
+        .find_map(|k| m.get(*k).and_then(Value::as_str))?
+        .to_string();
     if name.is_empty() {
         return None;
     }
-    let args = ["arguments", "parameters", "args"]
-        .iter()
-        .find_map(|k| m.get(*k))?;
+    let key = ["arguments", "parameters", "args"]
+        .into_iter()
+        .find(|k| m.contains_key(*k))?;
+    let id = id_of(&m);
+    let args = m.remove(key)?;
     Some(ParsedCall {
-        name: name.to_string(),
+        name,
         arguments: normalize_args(args, rules)?,
-        id: id_of(m),
+        id,
     })
 }
 
 /// Calls from a decoded value: a call object, a `{"tool_calls": [...]}` wrapper, or a
 /// non-empty list of call objects (all elements must be calls).
 pub(crate) fn calls_from_value(v: &Value, rules: CallRules) -> Option<Vec<ParsedCall>> {
+    calls_from_owned(v.clone(), rules)
+}
+
+/// [`calls_from_value`] consuming the value (no copies).
+pub(crate) fn calls_from_owned(v: Value, rules: CallRules) -> Option<Vec<ParsedCall>> {
     match v {
-        Value::Object(m) => {
-            if let Some(inner) = m.get("tool_calls") {
-                return calls_from_value(inner, rules);
+        Value::Object(mut m) => {
+            if let Some(inner) = m.remove("tool_calls") {
+                return calls_from_owned(inner, rules);
             }
             call_from_object(m, rules).map(|c| vec![c])
         }
         Value::Array(items) if !items.is_empty() => items
-            .iter()
+            .into_iter()
             .map(|it| match it {
                 Value::Object(m) => call_from_object(m, rules),
                 _ => None,

@@ -152,6 +152,20 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned = t.replace("]<]minimax[>[", "");
         t = &owned;
     }
+    // Fast path: prose with no byte that can start a call, reasoning or agent step.
+    let quirky = opts
+        .format
+        .is_some_and(|f| f.trims_content() || f == Family::Functionary);
+    if !quirky
+        && crate::scan::next_trigger(t.as_bytes(), 0) == t.len()
+        && !t.contains("Action")
+        && !t.contains("Final Answer")
+    {
+        return Parsed {
+            content: non_empty(t.to_string()),
+            ..Parsed::default()
+        };
+    }
     let ctx = Ctx {
         opts,
         memo: Default::default(),
@@ -225,11 +239,11 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
     let mut i = 0;
     let mut bare_ok = true;
     while i < b.len() {
-        let c = b[i];
-        if !matches!(c, b'<' | b'[' | b'{' | b'`') {
-            i += 1;
-            continue;
+        i = crate::scan::next_trigger(b, i);
+        if i >= b.len() {
+            break;
         }
+        let c = b[i];
         let hit = match c {
             b'<' => try_lt(body, i, ctx),
             b'[' => json_fmts::try_bracket(body, i, ctx, bare_ok),

@@ -4,7 +4,7 @@
 
 use serde_json::Value;
 
-use crate::calls::{calls_from_value, looks_like_named_object};
+use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object};
 use crate::engine::{Brace, Ctx, Hit};
 use crate::scan::{parse_json_lenient, skip_ws, End};
 use crate::{pythonic, Family, ParsedCall};
@@ -61,7 +61,7 @@ fn wrapped_json(
 ) -> Option<Hit> {
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
-            let calls = calls_from_value(&v, ctx.rules(family));
+            let calls = calls_from_owned(v, ctx.rules(family));
             let end = skip_close(t, e, close);
             match calls {
                 Some(calls) => Some(Hit::new(start, end, family, calls)),
@@ -232,7 +232,7 @@ fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         }
         match json_at(ctx, &t[..limit], k) {
             JsonAt::Value(v, e) => {
-                match calls_from_value(&v, ctx.rules(fam)) {
+                match calls_from_owned(v, ctx.rules(fam)) {
                     Some(mut c) => calls.append(&mut c),
                     None => errors.push(format!("skipped invalid call: {}", &t[k..e])),
                 }
@@ -290,7 +290,7 @@ fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Op
     loop {
         match json_at(ctx, t, k) {
             JsonAt::Value(v, e) => {
-                calls.extend(calls_from_value(&v, ctx.rules(fam))?);
+                calls.extend(calls_from_owned(v, ctx.rules(fam))?);
                 k = e;
             }
             JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
@@ -344,7 +344,7 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::XlamJsonList;
     match json_at(ctx, t, i) {
         JsonAt::Value(v, e) => {
-            let calls = calls_from_value(&v, ctx.rules(fam))?;
+            let calls = calls_from_owned(v, ctx.rules(fam))?;
             if calls.iter().all(|c| ctx.known(&c.name)) {
                 Some(Hit::new(i, e, fam, calls))
             } else {
@@ -446,7 +446,7 @@ pub(crate) fn try_fence(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         Value::Object(m) if m.contains_key("parameters") => Family::Llama3Json,
         _ => ctx.hint().unwrap_or(Family::Hermes),
     };
-    let calls = calls_from_value(&v, ctx.rules(fam))?;
+    let calls = calls_from_owned(v, ctx.rules(fam))?;
     if !calls.iter().all(|c| ctx.known(&c.name)) {
         return None;
     }

@@ -4,7 +4,7 @@
 use crate::engine::{Ctx, Hit};
 use crate::json_fmts::{json_at, skip_close, JsonAt};
 use crate::scan::{parse_json_lenient, skip_ws};
-use crate::{calls::calls_from_value, Family, ParsedCall};
+use crate::{calls::calls_from_owned, Family, ParsedCall};
 use serde_json::Value;
 
 /// Mistral: `[TOOL_CALLS][{...}]`, `[TOOL_CALLS]name[ARGS]{...}`,
@@ -71,7 +71,7 @@ fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::Mistral;
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
-            let calls = calls_from_value(&v, ctx.rules(fam))?;
+            let calls = calls_from_owned(v, ctx.rules(fam))?;
             Some(Hit::new(i, e, fam, calls))
         }
         JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),

@@ -26,9 +26,11 @@ pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
     container_scan(b, start, py, &mut |_, _| {})
 }
 
-/// [`container_end`], also reporting the result for every bracket opened on the way
-/// (`record(open_pos, end)`): a scan from such a bracket would see exactly the same bytes
-/// in the same string state, so callers can memoise and stay linear.
+/// [`container_end`]; when the scan fails (input ends, or a close bracket mismatches), also
+/// reports the same failure for every bracket still open (`record(open_pos, end)`): a scan
+/// from such a bracket would see exactly the same bytes in the same string state and fail
+/// the same way, so callers can memoise and stay linear on unbalanced input. Successful
+/// scans record nothing (callers skip past complete values).
 pub(crate) fn container_scan(
     b: &[u8],
     start: usize,
@@ -50,9 +52,8 @@ pub(crate) fn container_scan(
             b'[' => stack.push((i, b']')),
             b'(' if py => stack.push((i, b')')),
             b'}' | b']' | b')' if c != b')' || py => match stack.last() {
-                Some(&(p, want)) if want == c => {
+                Some(&(_, want)) if want == c => {
                     stack.pop();
-                    record(p, End::Complete(i + 1));
                 }
                 _ => return fail(&mut stack, record, End::Invalid),
             },
@@ -95,14 +96,47 @@ impl ScanMemo {
             self.reset();
             self.key = key;
         }
-        if let Some(e) = self.ends.get(&start) {
-            return *e;
+        if !self.ends.is_empty() {
+            if let Some(e) = self.ends.get(&start) {
+                return *e;
+            }
         }
         let ends = &mut self.ends;
         container_scan(t.as_bytes(), start, false, &mut |p, e| {
             ends.insert(p, e);
         })
     }
+}
+
+/// Offset of the next byte at or after `from` that can start a call (`<`, `[`, `{`, or
+/// a backtick), or `b.len()`. Scans eight bytes at a time (SWAR), so prose costs about a
+/// memchr.
+pub(crate) fn next_trigger(b: &[u8], from: usize) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    #[inline]
+    fn zero_bytes(x: u64) -> u64 {
+        x.wrapping_sub(LO) & !x & HI
+    }
+    let mut i = from;
+    while i + 8 <= b.len() {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(&b[i..i + 8]);
+        let w = u64::from_le_bytes(word);
+        let m = zero_bytes(w ^ (LO * u64::from(b'<')))
+            | zero_bytes(w ^ (LO * u64::from(b'[')))
+            | zero_bytes(w ^ (LO * u64::from(b'{')))
+            | zero_bytes(w ^ (LO * u64::from(b'`')));
+        if m != 0 {
+            // The lowest flagged byte is exact (false positives only sit above a match).
+            return i + (m.trailing_zeros() / 8) as usize;
+        }
+        i += 8;
+    }
+    while i < b.len() && !matches!(b[i], b'<' | b'[' | b'{' | b'`') {
+        i += 1;
+    }
+    i
 }
 
 /// Exclusive end of the string literal opening at `start` (a `quote` byte).
@@ -433,6 +467,21 @@ mod tests {
             Some(serde_json::json!({"a": true, "b": null, "c": [1, 2], "d": "it's"}))
         );
         assert_eq!(parse_json_lenient("{'a': }"), None);
+    }
+
+    #[test]
+    fn next_trigger_finds_the_first_marker_byte() {
+        let text = b"plain text, no markers here at all; then <x";
+        assert_eq!(next_trigger(text, 0), text.len() - 2);
+        assert_eq!(next_trigger(b"abc", 0), 3);
+        for (k, c) in [b'<', b'[', b'{', b'`'].into_iter().enumerate() {
+            let mut v = vec![b'a'; 37];
+            v[20 + k] = c;
+            v[30] = b'<';
+            assert_eq!(next_trigger(&v, 3), 20 + k);
+        }
+        // Bytes adjacent in value to the triggers must not match.
+        assert_eq!(next_trigger(b";=>ZZ\\]]}}_a|~ \x7f\x80\xff", 0), 18);
     }
 
     #[test]

@@ -61,10 +61,16 @@ fn tolerance_rules() {
 #[test]
 fn unknown_tool_names_are_still_returned_for_marked_formats() {
     let opts = ParseOptions {
-        tools: vec![ToolSchema { name: "read".into(), parameters: json!({}) }],
+        tools: vec![ToolSchema {
+            name: "read".into(),
+            parameters: json!({}),
+        }],
         ..ParseOptions::default()
     };
-    let p = parse("<tool_call>{\"name\": \"nope\", \"arguments\": {}}</tool_call>", &opts);
+    let p = parse(
+        "<tool_call>{\"name\": \"nope\", \"arguments\": {}}</tool_call>",
+        &opts,
+    );
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.calls[0].name, "nope");
 }
@@ -81,22 +87,41 @@ fn schema_types_xml_values_and_coerces_json_ones() {
     };
     let xml = "<tool_call>\n<function=w>\n<parameter=n>\n7\n</parameter>\n<parameter=s>\n  7 \n</parameter>\n<parameter=o>\n{\"k\": 1}\n</parameter>\n</function>\n</tool_call>";
     let p = parse(xml, &opts);
-    assert_eq!(p.calls[0].arguments, json!({"n": 7, "s": "  7 ", "o": {"k": 1}}));
-    let js = "<tool_call>{\"name\": \"w\", \"arguments\": {\"n\": \"7\", \"s\": \"7\"}}</tool_call>";
-    assert_eq!(parse(js, &opts).calls[0].arguments, json!({"n": 7, "s": "7"}));
+    assert_eq!(
+        p.calls[0].arguments,
+        json!({"n": 7, "s": "  7 ", "o": {"k": 1}})
+    );
+    let js =
+        "<tool_call>{\"name\": \"w\", \"arguments\": {\"n\": \"7\", \"s\": \"7\"}}</tool_call>";
+    assert_eq!(
+        parse(js, &opts).calls[0].arguments,
+        json!({"n": 7, "s": "7"})
+    );
 }
 
 #[test]
 fn reasoning_modes() {
     let text = "<think>hmm</think>Answer";
     let p = parse(text, &ParseOptions::default());
-    assert_eq!((p.reasoning.as_deref(), p.content.as_deref()), (Some("hmm"), Some("Answer")));
-    let keep = ParseOptions { reasoning: ReasoningMode::Keep, ..ParseOptions::default() };
+    assert_eq!(
+        (p.reasoning.as_deref(), p.content.as_deref()),
+        (Some("hmm"), Some("Answer"))
+    );
+    let keep = ParseOptions {
+        reasoning: ReasoningMode::Keep,
+        ..ParseOptions::default()
+    };
     let p = parse(text, &keep);
     assert_eq!((p.reasoning, p.content.as_deref()), (None, Some(text)));
-    let forced = ParseOptions { prefill: "<think>".into(), ..ParseOptions::default() };
+    let forced = ParseOptions {
+        prefill: "<think>".into(),
+        ..ParseOptions::default()
+    };
     let p = parse("still thinking", &forced);
-    assert_eq!((p.reasoning.as_deref(), p.content), (Some("still thinking"), None));
+    assert_eq!(
+        (p.reasoning.as_deref(), p.content),
+        (Some("still thinking"), None)
+    );
 }
 
 #[test]

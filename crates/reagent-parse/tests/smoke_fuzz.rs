@@ -170,7 +170,11 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
 #[test]
 fn pathological_inputs_finish_quickly() {
     // Large enough that quadratic work would take minutes, even in release.
-    let big = if cfg!(debug_assertions) { 50_000 } else { 200_000 };
+    let big = if cfg!(debug_assertions) {
+        50_000
+    } else {
+        200_000
+    };
     let inputs = [
         "{".repeat(big),
         "{\"a\":".repeat(big / 5),
