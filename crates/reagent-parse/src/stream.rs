@@ -57,6 +57,8 @@ pub struct StreamParser {
     released: usize,
     /// A possible call start was seen: release nothing more.
     held: bool,
+    /// Some non-whitespace text was released.
+    seen_text: bool,
 }
 
 enum Verdict {
@@ -147,6 +149,7 @@ impl StreamParser {
             buf: String::new(),
             released: 0,
             held,
+            seen_text: false,
         }
     }
 
@@ -160,14 +163,16 @@ impl StreamParser {
     /// Like [`StreamParser::push`], but appends the released text to `out` (no allocation
     /// per chunk).
     pub fn push_into(&mut self, chunk: &str, out: &mut String) {
+        let start = self.released;
+        let old_len = self.buf.len();
         self.buf.push_str(chunk);
         if self.held {
             return;
         }
-        let start = self.released;
-        if self.buf[..start].trim().is_empty() {
-            // Harmony recipients (` to=functions.f`) open the turn.
-            let head = self.buf.trim_start();
+        if !self.seen_text {
+            // Harmony recipients (` to=functions.f`) open the turn. Only whitespace was
+            // released so far, so the unreleased part is short.
+            let head = self.buf[start..].trim_start();
             if head.starts_with("to=") {
                 self.held = true;
                 return;
@@ -175,6 +180,13 @@ impl StreamParser {
             if !head.is_empty() && "to=".starts_with(head) {
                 return;
             }
+        }
+        // Fast path: nothing pending and no byte of the chunk can start anything.
+        if start == old_len && !chunk.bytes().any(is_trigger) {
+            self.released = self.buf.len();
+            self.seen_text |= !chunk.trim().is_empty();
+            out.push_str(chunk);
+            return;
         }
         let b = self.buf.as_bytes();
         let mut i = start;
@@ -207,7 +219,9 @@ impl StreamParser {
             }
         }
         self.released = stop;
-        out.push_str(&self.buf[start..stop]);
+        let piece = &self.buf[start..stop];
+        self.seen_text |= !piece.trim().is_empty();
+        out.push_str(piece);
     }
 
     /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.
