@@ -5,7 +5,8 @@
 //! `keep_alive` and `think` at the top level, `format` = the response JSON Schema. Streamed tool
 //! calls may arrive in any chunk; `thinking` becomes the message's reasoning. `<think>` blocks in
 //! content are left alone (the loop's parser handles them). Ollama has no `tool_choice`: with
-//! [`ToolChoice::None`] the tools are simply not sent.
+//! [`ToolChoice::None`] the tools are simply not sent, and [`ToolChoice::Required`] cannot be
+//! enforced (constrain with `response_schema` instead).
 
 use std::time::Instant;
 
