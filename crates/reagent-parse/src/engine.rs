@@ -187,7 +187,7 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         match seg {
             Seg::Reasoning { inner, raw } => match opts.reasoning {
                 ReasoningMode::Extract => acc.reasoning.push_str(inner.trim()),
-                ReasoningMode::Keep => acc.content.push((acc.calls.len(), raw)),
+                ReasoningMode::Keep => acc.content.push((acc.calls.len(), raw.to_string())),
             },
             Seg::Body { text, after_think } => {
                 let body = if after_think && opts.reasoning == ReasoningMode::Extract {
@@ -199,7 +199,7 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
                     }
                     text.trim_start()
                 } else {
-                    &text
+                    text
                 };
                 extract(body, &ctx, &mut acc);
             }
@@ -364,9 +364,11 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         }
         content.push_str(piece);
     }
-    for tok in STRIP_TOKENS {
-        if content.contains(tok) {
-            content = content.replace(tok, "");
+    if content.contains("<|") || content.contains("<｜") {
+        for tok in STRIP_TOKENS {
+            if content.contains(tok) {
+                content = content.replace(tok, "");
+            }
         }
     }
     if profile.is_some_and(Family::trims_content) {

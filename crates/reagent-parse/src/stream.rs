@@ -165,7 +165,10 @@ impl StreamParser {
     pub fn push_into(&mut self, chunk: &str, out: &mut String) {
         let start = self.released;
         let old_len = self.buf.len();
-        self.buf.push_str(chunk);
+        match chunk.as_bytes() {
+            [c] => self.buf.push(char::from(*c)),
+            _ => self.buf.push_str(chunk),
+        }
         if self.held {
             return;
         }
@@ -184,8 +187,14 @@ impl StreamParser {
         // Fast path: nothing pending and no byte of the chunk can start anything.
         if start == old_len && !chunk.bytes().any(is_trigger) {
             self.released = self.buf.len();
-            self.seen_text |= !chunk.trim().is_empty();
-            out.push_str(chunk);
+            if !self.seen_text {
+                self.seen_text = !chunk.trim().is_empty();
+            }
+            match chunk.as_bytes() {
+                // One ASCII byte (token-by-token streams): avoid a memcpy call.
+                [c] => out.push(char::from(*c)),
+                _ => out.push_str(chunk),
+            }
             return;
         }
         let b = self.buf.as_bytes();
@@ -220,7 +229,9 @@ impl StreamParser {
         }
         self.released = stop;
         let piece = &self.buf[start..stop];
-        self.seen_text |= !piece.trim().is_empty();
+        if !self.seen_text {
+            self.seen_text = !piece.trim().is_empty();
+        }
         out.push_str(piece);
     }
 

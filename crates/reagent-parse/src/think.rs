@@ -15,13 +15,13 @@ const PAIRS: &[(&str, &str)] = &[
     ("<|channel>thought", "<channel|>"),
 ];
 
-/// A piece of the turn.
+/// A piece of the turn, borrowed from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) enum Seg {
+pub(crate) enum Seg<'a> {
     /// Reasoning: the inner text and the raw text with its tags.
-    Reasoning { inner: String, raw: String },
+    Reasoning { inner: &'a str, raw: &'a str },
     /// Body text (may contain calls); `after_think` is true right after a close tag.
-    Body { text: String, after_think: bool },
+    Body { text: &'a str, after_think: bool },
 }
 
 /// Next occurrence of each tag, cached: positions only move forward, so every tag's text
@@ -69,7 +69,10 @@ impl NextTag {
 
 /// Split `t` into reasoning and body pieces. `is_marker(t, i)` tells whether a tool-call
 /// marker starts at byte `i`.
-pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>) -> Vec<Seg> {
+pub(crate) fn split<'a>(
+    t: &'a str,
+    first_marker: &dyn Fn(&str, usize) -> Option<usize>,
+) -> Vec<Seg<'a>> {
     let mut segs = Vec::new();
     // Fast path: no think tags at all.
     if !t.contains("think")
@@ -78,7 +81,7 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         && !t.contains("[BEGIN FINAL RESPONSE]")
     {
         segs.push(Seg::Body {
-            text: t.to_string(),
+            text: t,
             after_think: false,
         });
         return segs;
@@ -91,8 +94,8 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
     // Apriel: everything before `[BEGIN FINAL RESPONSE]` is reasoning.
     if let Some(p) = t.find("[BEGIN FINAL RESPONSE]") {
         segs.push(Seg::Reasoning {
-            inner: t[..p].to_string(),
-            raw: t[..p + 22].to_string(),
+            inner: &t[..p],
+            raw: &t[..p + 22],
         });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
     } else if let Some((c, k)) = NextTag::new(PAIRS.len()).earliest(t, 0, &closes) {
@@ -101,8 +104,8 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         if !open_before {
             let end = c + PAIRS[k].1.len();
             segs.push(Seg::Reasoning {
-                inner: t[..c].to_string(),
-                raw: t[..end].to_string(),
+                inner: &t[..c],
+                raw: &t[..end],
             });
             pos = end;
         }
@@ -115,7 +118,7 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         let (open, close) = PAIRS[k];
         if o > pos {
             segs.push(Seg::Body {
-                text: t[pos..o].to_string(),
+                text: &t[pos..o],
                 after_think,
             });
         }
@@ -123,8 +126,8 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
         match next_close.find(t, k, close, inner_start) {
             Some(c) => {
                 segs.push(Seg::Reasoning {
-                    inner: t[inner_start..c].to_string(),
-                    raw: t[o..c + close.len()].to_string(),
+                    inner: &t[inner_start..c],
+                    raw: &t[o..c + close.len()],
                 });
                 pos = c + close.len();
                 after_think = true;
@@ -132,8 +135,8 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
             None => {
                 let m = first_marker(t, inner_start).unwrap_or(t.len());
                 segs.push(Seg::Reasoning {
-                    inner: t[inner_start..m].to_string(),
-                    raw: t[o..m].to_string(),
+                    inner: &t[inner_start..m],
+                    raw: &t[o..m],
                 });
                 pos = m;
                 after_think = false;
@@ -142,7 +145,7 @@ pub(crate) fn split(t: &str, first_marker: &dyn Fn(&str, usize) -> Option<usize>
     }
     if pos < t.len() {
         segs.push(Seg::Body {
-            text: t[pos..].to_string(),
+            text: &t[pos..],
             after_think,
         });
     }
@@ -163,14 +166,14 @@ mod tests {
         assert_eq!(
             s[0],
             Seg::Reasoning {
-                inner: "R".into(),
-                raw: "R</think>".into()
+                inner: "R",
+                raw: "R</think>"
             }
         );
         assert_eq!(
             s[1],
             Seg::Body {
-                text: "\nC".into(),
+                text: "\nC",
                 after_think: true
             }
         );
