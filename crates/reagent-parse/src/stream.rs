@@ -184,8 +184,20 @@ impl StreamParser {
                 return;
             }
         }
-        // Fast path: nothing pending and no byte of the chunk can start anything.
-        if start == old_len && !chunk.bytes().any(is_trigger) {
+        // Fast path: nothing pending and no byte of the chunk can start anything (a letter
+        // only matters at the start of a word).
+        let cb = chunk.as_bytes();
+        let plain = cb.iter().enumerate().all(|(k, &c)| {
+            !is_trigger(c)
+                || (c.is_ascii_alphabetic()
+                    && match k {
+                        0 => {
+                            old_len > 0 && self.buf.as_bytes()[old_len - 1].is_ascii_alphanumeric()
+                        }
+                        _ => cb[k - 1].is_ascii_alphanumeric(),
+                    })
+        });
+        if start == old_len && plain {
             self.released = self.buf.len();
             if !self.seen_text {
                 self.seen_text = !chunk.trim().is_empty();
