@@ -1,0 +1,247 @@
+//! Many concurrent runs in one process through the library API, against the scripted server.
+//!
+//! Two phases, after one warm-up run:
+//! - **idle**: `runs` runs are started with a model whose first reply the server holds; once
+//!   every run has sent its request (all are waiting on the model), the process's RSS is read
+//!   and set against the RSS before: the difference over `runs` is the memory one idle run
+//!   costs (its task, history, pending HTTP request and connection);
+//! - **throughput**: `runs` runs of `iterations` tool calls each, started together; iterations
+//!   per second of wall time, CPU time per iteration and peak RSS.
+//!
+//! All runs share one provider (one HTTP connection pool) and one [`Agent`]: reagent agents
+//! are meant to run many tasks concurrently.
+
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reagent_core::{Agent, EventSink, RunResult, ToolMode};
+use reagent_protocol::{CancellationToken, EventKind, Outcome, Provider};
+use serde_json::{json, Value};
+use tokio::task::JoinSet;
+
+use crate::runner::{self, AgentSetup};
+use crate::usage::{self, CpuTime};
+use crate::workload::{Plan, TASK};
+use crate::BenchError;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct ManyConfig {
+    /// Scripted server base URL.
+    pub base_url: String,
+    /// Workspace with at least `iterations` files.
+    pub workspace: PathBuf,
+    /// Concurrent runs.
+    pub runs: usize,
+    /// Tool calls per run in the throughput phase.
+    pub iterations: u32,
+    /// How long the server holds the first reply in the idle phase.
+    pub hold: Duration,
+    /// Context window (`None`: reagent's default).
+    pub num_ctx: Option<u32>,
+}
+
+/// Memory of idle runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct IdlePhase {
+    /// RSS before the runs started, KiB.
+    pub baseline_rss_kib: u64,
+    /// RSS while every run waited on the model, KiB.
+    pub in_flight_rss_kib: u64,
+    /// Runs that were waiting when the RSS was read.
+    pub waiting: usize,
+    /// Runs that completed afterwards.
+    pub completed: usize,
+}
+
+impl IdlePhase {
+    /// RSS added per waiting run, in bytes.
+    pub fn bytes_per_run(&self) -> f64 {
+        let added = self.in_flight_rss_kib.saturating_sub(self.baseline_rss_kib) as f64 * 1024.0;
+        added / self.waiting.max(1) as f64
+    }
+}
+
+/// Throughput of concurrent runs.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ThroughputPhase {
+    /// Runs started.
+    pub runs: usize,
+    /// Runs that read every file and answered.
+    pub completed: usize,
+    /// Model calls made over all runs.
+    pub iterations: u64,
+    /// Wall time from the first start to the last finish.
+    pub wall: Duration,
+    /// CPU time of this process over the phase.
+    pub cpu: CpuTime,
+    /// Peak RSS of the process so far, KiB.
+    pub peak_rss_kib: u64,
+}
+
+impl ThroughputPhase {
+    /// Model calls per second of wall time.
+    pub fn iterations_per_sec(&self) -> f64 {
+        self.iterations as f64 / self.wall.as_secs_f64().max(1e-9)
+    }
+
+    /// CPU time per model call, microseconds.
+    pub fn cpu_us_per_iteration(&self) -> f64 {
+        self.cpu.total().as_secs_f64() * 1e6 / self.iterations.max(1) as f64
+    }
+}
+
+/// Both phases.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct ManyReport {
+    /// The idle phase.
+    pub idle: IdlePhase,
+    /// The throughput phase.
+    pub throughput: ThroughputPhase,
+}
+
+impl ManyReport {
+    /// Whether every run of both phases completed.
+    pub fn all_completed(&self) -> bool {
+        self.idle.completed == self.idle.waiting
+            && self.throughput.completed == self.throughput.runs
+    }
+
+    /// The report as JSON (what `reagent-bench many` prints).
+    pub fn to_json(&self) -> Value {
+        let i = &self.idle;
+        let t = &self.throughput;
+        json!({
+            "idle": {"runs": i.waiting, "completed": i.completed,
+                     "baseline_rss_kib": i.baseline_rss_kib, "in_flight_rss_kib": i.in_flight_rss_kib,
+                     "bytes_per_run": i.bytes_per_run()},
+            "throughput": {"runs": t.runs, "completed": t.completed, "iterations": t.iterations,
+                           "wall_ms": t.wall.as_secs_f64() * 1e3,
+                           "cpu_ms": t.cpu.total().as_secs_f64() * 1e3,
+                           "iterations_per_sec": t.iterations_per_sec(),
+                           "cpu_us_per_iteration": t.cpu_us_per_iteration(),
+                           "peak_rss_kib": t.peak_rss_kib},
+        })
+    }
+}
+
+fn setup(config: &ManyConfig, plan: Plan) -> AgentSetup {
+    AgentSetup {
+        model: plan.model_name(),
+        iterations: plan.iterations,
+        num_ctx: config.num_ctx,
+        tool_mode: ToolMode::Native,
+    }
+}
+
+/// Start `runs` runs of `agent`; `started` counts the first model requests sent.
+fn spawn_runs(agent: &Arc<Agent>, runs: usize, started: &Arc<AtomicUsize>) -> JoinSet<RunResult> {
+    let mut set = JoinSet::new();
+    for _ in 0..runs {
+        let agent = agent.clone();
+        let started = started.clone();
+        set.spawn(async move {
+            let events = EventSink::new(
+                &reagent_core::new_run_id(),
+                Arc::new(move |e| {
+                    if let EventKind::LlmRequest { iteration: 1, .. } = e.kind {
+                        started.fetch_add(1, Ordering::Relaxed);
+                    }
+                }),
+            );
+            agent.run(TASK, &events, &CancellationToken::new()).await
+        });
+    }
+    set
+}
+
+/// Wait for every run; count those that read `iterations` files and answered.
+async fn join_all(mut set: JoinSet<RunResult>, iterations: u32) -> (usize, u64) {
+    let mut completed = 0;
+    let mut calls = 0u64;
+    while let Some(joined) = set.join_next().await {
+        if let Ok(r) = joined {
+            calls += u64::from(r.iterations);
+            if r.outcome == Outcome::Completed && r.tool_calls == iterations {
+                completed += 1;
+            }
+        }
+    }
+    (completed, calls)
+}
+
+/// Run both phases.
+pub async fn run_many(config: &ManyConfig) -> Result<ManyReport, BenchError> {
+    let provider: Arc<dyn Provider> = runner::ollama(&config.base_url)?;
+    let work = Plan::simple(config.iterations);
+    let work_agent = Arc::new(runner::agent(
+        provider.clone(),
+        &config.workspace,
+        &setup(config, work),
+    )?);
+    // Warm up: lazily built state, allocator arenas, the first pooled connection.
+    let (warm, _) = join_all(
+        spawn_runs(&work_agent, 1, &Arc::new(AtomicUsize::new(0))),
+        config.iterations,
+    )
+    .await;
+    if warm != 1 {
+        return Err(BenchError::Incomplete(
+            "the warm-up run did not complete".into(),
+        ));
+    }
+
+    let held = Plan {
+        iterations: 1,
+        hold: config.hold,
+        hold_at: 0,
+    };
+    let idle_agent = Arc::new(runner::agent(
+        provider.clone(),
+        &config.workspace,
+        &setup(config, held),
+    )?);
+    let baseline_rss_kib = usage::current_rss_kib();
+    let started = Arc::new(AtomicUsize::new(0));
+    let set = spawn_runs(&idle_agent, config.runs, &started);
+    let deadline = Instant::now() + config.hold;
+    while started.load(Ordering::Relaxed) < config.runs && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // Give the last requests time to leave (the event is emitted just before sending).
+    tokio::time::sleep(config.hold / 10).await;
+    let waiting = started.load(Ordering::Relaxed);
+    let in_flight_rss_kib = usage::current_rss_kib();
+    let (idle_completed, _) = join_all(set, 1).await;
+    if waiting < config.runs {
+        return Err(BenchError::Incomplete(format!(
+            "only {waiting} of {} runs were waiting on the model within the {:?} hold; raise --hold-ms",
+            config.runs, config.hold
+        )));
+    }
+
+    let cpu_before = usage::self_cpu();
+    let t0 = Instant::now();
+    let set = spawn_runs(&work_agent, config.runs, &Arc::new(AtomicUsize::new(0)));
+    let (completed, iterations) = join_all(set, config.iterations).await;
+    let wall = t0.elapsed();
+    let cpu = usage::self_cpu().since(&cpu_before);
+    Ok(ManyReport {
+        idle: IdlePhase {
+            baseline_rss_kib,
+            in_flight_rss_kib,
+            waiting,
+            completed: idle_completed,
+        },
+        throughput: ThroughputPhase {
+            runs: config.runs,
+            completed,
+            iterations,
+            wall,
+            cpu,
+            peak_rss_kib: usage::peak_rss_kib(),
+        },
+    })
+}

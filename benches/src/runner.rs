@@ -1,0 +1,85 @@
+//! Building a reagent [`Agent`] for a benchmark: the Ollama provider pointed at the scripted
+//! server, the standard workspace tools, and a configuration that lets a long run finish.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use reagent_core::{Agent, AgentConfig, ToolMode};
+use reagent_protocol::{Event, EventKind, Provider};
+use reagent_providers::ollama::OllamaProvider;
+use reagent_providers::{ClientOptions, RetryPolicy};
+use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
+
+use crate::BenchError;
+
+/// How an agent for a benchmark is configured.
+#[derive(Debug, Clone)]
+pub struct AgentSetup {
+    /// Model name (a [`crate::workload::Plan`] name for the scripted server).
+    pub model: String,
+    /// Tool calls the run is expected to make; `max_iterations` is set a little above.
+    pub iterations: u32,
+    /// Context window; `None` keeps reagent's default (16,384, so compaction fires on long
+    /// runs).
+    pub num_ctx: Option<u32>,
+    /// How tools are offered.
+    pub tool_mode: ToolMode,
+}
+
+impl AgentSetup {
+    /// The [`AgentConfig`] for this setup.
+    pub fn config(&self) -> AgentConfig {
+        let mut config = AgentConfig::new(self.model.clone());
+        config.tool_mode = self.tool_mode;
+        config.max_iterations = self.iterations.saturating_add(5);
+        config.options.num_ctx = self.num_ctx;
+        config
+    }
+}
+
+/// Client options for benchmarks: a generous timeout (a thousand runs share one server) and no
+/// retries (a failure must show, not be papered over).
+pub fn client_options() -> ClientOptions {
+    ClientOptions {
+        timeout: Duration::from_secs(300),
+        retry: RetryPolicy {
+            max_retries: 0,
+            ..RetryPolicy::default()
+        },
+    }
+}
+
+/// An Ollama provider for `base_url`.
+pub fn ollama(base_url: &str) -> Result<Arc<dyn Provider>, BenchError> {
+    let provider = OllamaProvider::new(base_url, client_options())
+        .map_err(|e| BenchError::Setup(format!("provider: {e}")))?;
+    Ok(Arc::new(provider))
+}
+
+/// An agent over `workspace` with the standard tools.
+pub fn agent(
+    provider: Arc<dyn Provider>,
+    workspace: &Path,
+    setup: &AgentSetup,
+) -> Result<Agent, BenchError> {
+    let ws = Workspace::open(workspace)
+        .map_err(|e| BenchError::Setup(format!("workspace {}: {e}", workspace.display())))?;
+    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    Ok(Agent::new(
+        provider,
+        Arc::new(tools),
+        Arc::new(ws),
+        setup.config(),
+    ))
+}
+
+/// Whether `event` is a context compaction.
+pub fn is_compaction(event: &Event) -> bool {
+    match &event.kind {
+        EventKind::Guardrail {
+            guardrail, action, ..
+        } => guardrail == "context_window" && action == "compact",
+        _ => false,
+    }
+}

@@ -1,0 +1,159 @@
+//! One reagent run against the scripted server, measured from inside: CPU time at every model
+//! request (so the cost of each iteration can be set against the history it sends), peak RSS,
+//! and whether the run did exactly what the plan said.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use reagent_core::{EventSink, ToolMode};
+use reagent_protocol::{CancellationToken, EventKind, Outcome};
+use serde_json::{json, Value};
+
+use crate::runner::{self, AgentSetup};
+use crate::usage::{self, CpuTime};
+use crate::workload::{Plan, TASK};
+use crate::BenchError;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct SingleConfig {
+    /// Scripted server base URL.
+    pub base_url: String,
+    /// Workspace holding the files of [`crate::workload::prepare_workspace`].
+    pub workspace: PathBuf,
+    /// Files to read.
+    pub iterations: u32,
+    /// Context window (`None`: reagent's default, so long runs compact).
+    pub num_ctx: Option<u32>,
+}
+
+/// One model request of the run, as seen at the moment it was about to be sent.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct RequestMark {
+    /// 1-based iteration.
+    pub iteration: u32,
+    /// Process CPU time used so far.
+    pub cpu: CpuTime,
+    /// reagent's estimate of the prompt (tokens, about 4 bytes each here).
+    pub estimated_tokens: u64,
+}
+
+/// The measurements of one run.
+#[derive(Debug, Clone)]
+pub struct SingleReport {
+    /// How the run ended.
+    pub outcome: Outcome,
+    /// Model calls made.
+    pub iterations: u32,
+    /// Tool calls executed.
+    pub tool_calls: u32,
+    /// Context compactions.
+    pub compactions: u32,
+    /// Wall time of `Agent::run`.
+    pub wall: Duration,
+    /// CPU time of the whole process, from start to the end of the run.
+    pub cpu: CpuTime,
+    /// CPU time spent inside `Agent::run`.
+    pub run_cpu: CpuTime,
+    /// Peak RSS of the process, KiB.
+    pub peak_rss_kib: u64,
+    /// Every model request.
+    pub requests: Vec<RequestMark>,
+}
+
+impl SingleReport {
+    /// Whether the run read every file and then answered.
+    pub fn is_complete(&self, iterations: u32) -> bool {
+        self.outcome == Outcome::Completed
+            && self.tool_calls == iterations
+            && self.iterations == iterations + 1
+    }
+
+    /// The report as one JSON object (what `reagent-bench run-once` prints).
+    pub fn to_json(&self) -> Value {
+        let requests: Vec<Value> = self
+            .requests
+            .iter()
+            .map(|m| {
+                json!({"iteration": m.iteration, "cpu_us": m.cpu.total().as_micros() as u64,
+                       "estimated_tokens": m.estimated_tokens})
+            })
+            .collect();
+        json!({
+            "agent": "reagent",
+            "outcome": self.outcome.as_str(),
+            "iterations": self.iterations,
+            "tool_calls": self.tool_calls,
+            "compactions": self.compactions,
+            "wall_ms": self.wall.as_secs_f64() * 1e3,
+            "cpu_ms": self.cpu.total().as_secs_f64() * 1e3,
+            "run_cpu_ms": self.run_cpu.total().as_secs_f64() * 1e3,
+            "peak_rss_kib": self.peak_rss_kib,
+            "requests": requests,
+        })
+    }
+}
+
+#[derive(Default)]
+struct Seen {
+    compactions: u32,
+    requests: Vec<RequestMark>,
+}
+
+/// Run once. Errors only when the run could not be set up; a run that ended early is reported
+/// as such (see [`SingleReport::is_complete`]).
+pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchError> {
+    let setup = AgentSetup {
+        model: Plan::simple(config.iterations).model_name(),
+        iterations: config.iterations,
+        num_ctx: config.num_ctx,
+        tool_mode: ToolMode::Native,
+    };
+    let agent = runner::agent(runner::ollama(&config.base_url)?, &config.workspace, &setup)?;
+    let seen = Arc::new(Mutex::new(Seen::default()));
+    let sink_seen = seen.clone();
+    let events = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |e| {
+            let compaction = runner::is_compaction(&e);
+            let mark = match e.kind {
+                EventKind::LlmRequest {
+                    iteration,
+                    estimated_tokens,
+                    ..
+                } => Some(RequestMark {
+                    iteration,
+                    cpu: usage::self_cpu(),
+                    estimated_tokens,
+                }),
+                _ => None,
+            };
+            if let Ok(mut s) = sink_seen.lock() {
+                s.compactions += u32::from(compaction);
+                s.requests.extend(mark);
+            }
+        }),
+    );
+    let cpu_before = usage::self_cpu();
+    let started = Instant::now();
+    let result = agent.run(TASK, &events, &CancellationToken::new()).await;
+    let wall = started.elapsed();
+    let cpu = usage::self_cpu();
+    let seen = std::mem::take(
+        &mut *seen
+            .lock()
+            .map_err(|_| BenchError::Setup("event lock poisoned".into()))?,
+    );
+    Ok(SingleReport {
+        outcome: result.outcome,
+        iterations: result.iterations,
+        tool_calls: result.tool_calls,
+        compactions: seen.compactions,
+        wall,
+        cpu,
+        run_cpu: cpu.since(&cpu_before),
+        peak_rss_kib: usage::peak_rss_kib(),
+        requests: seen.requests,
+    })
+}
