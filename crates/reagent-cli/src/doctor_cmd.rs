@@ -20,5 +20,29 @@ pub(crate) async fn run(args: &DoctorArgs) -> anyhow::Result<ExitCode> {
         Ok(()) => println!("Ollama at {host}: answering"),
         Err(e) => println!("Ollama at {host}: {e}"),
     }
+    match reagent_local::Locations::from_env() {
+        Ok(locations) => {
+            let files = locations.files();
+            if files.is_complete() {
+                println!(
+                    "Embedded model server: installed ({}, {})",
+                    files.server.display(),
+                    files.model.display()
+                );
+            } else {
+                let missing: Vec<String> = files
+                    .missing()
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect();
+                println!(
+                    "Embedded model server: not installed (missing {}); `reagent demo` or \
+                     scripts/install-model-server.sh installs it",
+                    missing.join(", ")
+                );
+            }
+        }
+        Err(e) => println!("Embedded model server: {e}"),
+    }
     Ok(ExitCode::Completed)
 }

@@ -471,3 +471,34 @@ async fn disabled_and_read_only_tools_are_not_offered() {
         ]
     );
 }
+
+#[test]
+fn doctor_reports_sandbox_layers_and_the_model_servers() {
+    let dir = tempfile::tempdir().unwrap();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .args(["doctor", "--host", &format!("http://127.0.0.1:{port}")])
+        .env("REAGENT_CACHE", dir.path())
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8_lossy(&out.stdout);
+    for layer in [
+        "landlock",
+        "seccomp",
+        "no_new_privs",
+        "pid/mount/net ns",
+        "pids cgroup",
+    ] {
+        assert!(text.contains(layer), "{layer} missing from:\n{text}");
+    }
+    assert!(text.contains("ollama serve"), "{text}");
+    assert!(
+        text.contains("Embedded model server: not installed"),
+        "{text}"
+    );
+}
