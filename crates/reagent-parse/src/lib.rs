@@ -21,6 +21,16 @@
 //! Streaming: feed chunks to [`StreamParser::push`], print what it releases, and call
 //! [`StreamParser::finish`]; the result is identical to [`parse`] on the whole text.
 //!
+//! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
+//! `scan` (string-aware bracket matching, tolerant JSON/Python-literal parser, SWAR
+//! trigger scan), `calls` (call-object spellings), one module per family group
+//! (`json_fmts`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
+//! (typing and [`coerce_arguments`]), `stream`, `render`.
+//!
+//! A [`ParseOptions::format`] hint selects that family's rules where upstream projects
+//! disagree (for example GLM drops prose between calls; Hermes keeps non-JSON string
+//! arguments). Other syntaxes are still recognised.
+//!
 //! Key design decisions:
 //! - **Hand-written, string-aware scanning** (`scan` module): brace matching respects
 //!   JSON and Python string state, so `"a}b"` never closes an object. No regex, no

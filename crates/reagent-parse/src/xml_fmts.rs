@@ -358,7 +358,7 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
 /// A nested element `<tag>…</tag>`: children become an object (or an array when all are
 /// `<item>`), text becomes a JSON-typed scalar. Returns (tag, value, end).
 fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
-    if depth > MAX_DEPTH {
+    if depth > MAX_DEPTH || !s[p..].starts_with('<') {
         return None;
     }
     let gt = p + s[p..].find('>')?;

@@ -144,3 +144,12 @@ fn human_rendering_lists_everything() {
         "reasoning:\n  plan\ncontent:\n  Hi\ncall 1: f (id c1)\n  {\n    \"a\": 1\n  }\nformat: hermes\n"
     );
 }
+
+#[test]
+fn fuzz_regressions_do_not_panic() {
+    // Text (with a multi-byte char) between MiniMax M3 nested elements.
+    let input = "<tool_call>\n<invoke name=\"f\"><tags><item>a</item>Ė<item>b</item></tags></invoke></tool_call>";
+    let p = parse(input, &ParseOptions::default());
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(p.calls[0].name, "f");
+}
