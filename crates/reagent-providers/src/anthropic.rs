@@ -12,17 +12,15 @@
 
 use std::time::Instant;
 
-use async_trait::async_trait;
 use reagent_protocol::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo,
-    Provider, ProviderError, Role, SignalSink, ToolCall, ToolChoice, Usage,
+    Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
+    SignalSink, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{json, Map, Value};
 
 use crate::anthropic_stream::read_stream;
 use crate::http::{self, ClientOptions};
 use crate::reply::{self, assistant};
-use crate::retry::{cancellable, with_retries};
 
 const HINT: &str =
     "Check --base-url (Anthropic-style URLs are the server root, e.g. https://api.anthropic.com) and your network.";
@@ -143,32 +141,7 @@ impl AnthropicProvider {
     }
 }
 
-#[async_trait]
-impl Provider for AnthropicProvider {
-    fn name(&self) -> &str {
-        "anthropic"
-    }
-
-    async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError> {
-        let cancel = CancellationToken::new();
-        with_retries(&self.opts.retry, http::null_sink(), &cancel, || {
-            self.model(model)
-        })
-        .await
-    }
-
-    async fn chat(
-        &self,
-        request: &ChatRequest,
-        sink: SignalSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, ProviderError> {
-        with_retries(&self.opts.retry, sink, cancel, || {
-            cancellable(cancel, self.attempt(request, sink))
-        })
-        .await
-    }
-}
+crate::retry::retrying_provider!(AnthropicProvider, "anthropic", model);
 
 /// The `/v1/messages` body for `request`.
 pub(crate) fn request_body(request: &ChatRequest) -> Value {

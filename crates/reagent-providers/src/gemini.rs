@@ -12,16 +12,14 @@
 
 use std::time::{Duration, Instant};
 
-use async_trait::async_trait;
 use reagent_protocol::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo,
-    Provider, ProviderError, Role, SignalSink, ToolCall, ToolChoice, Usage,
+    Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
+    SignalSink, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, ClientOptions};
 use crate::reply::{self, assistant, short};
-use crate::retry::{cancellable, with_retries};
 use crate::sse::SseReader;
 
 const HINT: &str =
@@ -159,32 +157,7 @@ impl GeminiProvider {
     }
 }
 
-#[async_trait]
-impl Provider for GeminiProvider {
-    fn name(&self) -> &str {
-        "gemini"
-    }
-
-    async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError> {
-        let cancel = CancellationToken::new();
-        with_retries(&self.opts.retry, http::null_sink(), &cancel, || {
-            self.model(model)
-        })
-        .await
-    }
-
-    async fn chat(
-        &self,
-        request: &ChatRequest,
-        sink: SignalSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, ProviderError> {
-        with_retries(&self.opts.retry, sink, cancel, || {
-            cancellable(cancel, self.attempt(request, sink))
-        })
-        .await
-    }
-}
+crate::retry::retrying_provider!(GeminiProvider, "gemini", model);
 
 /// The `generateContent` body for `request`.
 pub(crate) fn request_body(request: &ChatRequest) -> Value {

@@ -10,16 +10,14 @@
 
 use std::time::Instant;
 
-use async_trait::async_trait;
 use reagent_protocol::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo,
-    Provider, ProviderError, Role, SignalSink, ToolCall, ToolChoice, Usage,
+    Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
+    SignalSink, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
 use crate::reply::{self, short};
-use crate::retry::{cancellable, with_retries};
 
 /// Where Ollama listens by default.
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
@@ -187,32 +185,7 @@ impl OllamaProvider {
     }
 }
 
-#[async_trait]
-impl Provider for OllamaProvider {
-    fn name(&self) -> &str {
-        "ollama"
-    }
-
-    async fn model_info(&self, model: &str) -> Result<ModelInfo, ProviderError> {
-        let cancel = CancellationToken::new();
-        with_retries(&self.opts.retry, http::null_sink(), &cancel, || {
-            self.show(model)
-        })
-        .await
-    }
-
-    async fn chat(
-        &self,
-        request: &ChatRequest,
-        sink: SignalSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, ProviderError> {
-        with_retries(&self.opts.retry, sink, cancel, || {
-            cancellable(cancel, self.attempt(request, sink))
-        })
-        .await
-    }
-}
+crate::retry::retrying_provider!(OllamaProvider, "ollama", show);
 
 /// Context length and capabilities from an `/api/show` reply.
 fn parse_show(v: &Value) -> ModelInfo {

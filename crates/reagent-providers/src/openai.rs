@@ -11,17 +11,15 @@
 
 use std::time::Instant;
 
-use async_trait::async_trait;
 use reagent_protocol::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo,
-    Provider, ProviderError, Role, SignalSink, ToolCall, ToolChoice, Usage,
+    Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
+    SignalSink, ToolCall, ToolChoice, Usage,
 };
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, ClientOptions};
 use crate::openai_stream::read_stream;
 use crate::reply::{self, assistant, short};
-use crate::retry::{cancellable, with_retries};
 
 const HINT: &str = "Is the server running? Start one with `llama-server -m MODEL.gguf --port 8080 --jinja`, or check --base-url (OpenAI-style URLs end in /v1).";
 
@@ -78,7 +76,8 @@ impl OpenAiProvider {
         }
     }
 
-    async fn props(&self) -> Result<ModelInfo, ProviderError> {
+    /// `/props` of llama-server (`_model` is unused: such a server serves one model).
+    async fn props(&self, _model: &str) -> Result<ModelInfo, ProviderError> {
         let started = Instant::now();
         let url = format!("{}/props", self.root());
         let req = self.with_auth(self.client.get(&url));
@@ -139,32 +138,7 @@ impl OpenAiProvider {
     }
 }
 
-#[async_trait]
-impl Provider for OpenAiProvider {
-    fn name(&self) -> &str {
-        "openai"
-    }
-
-    async fn model_info(&self, _model: &str) -> Result<ModelInfo, ProviderError> {
-        let cancel = CancellationToken::new();
-        with_retries(&self.opts.retry, http::null_sink(), &cancel, || {
-            self.props()
-        })
-        .await
-    }
-
-    async fn chat(
-        &self,
-        request: &ChatRequest,
-        sink: SignalSink<'_>,
-        cancel: &CancellationToken,
-    ) -> Result<ChatResponse, ProviderError> {
-        with_retries(&self.opts.retry, sink, cancel, || {
-            cancellable(cancel, self.attempt(request, sink))
-        })
-        .await
-    }
-}
+crate::retry::retrying_provider!(OpenAiProvider, "openai", props);
 
 /// Capabilities from llama-server's `/props`.
 fn parse_props(v: &Value) -> ModelInfo {

@@ -99,6 +99,48 @@ where
     }
 }
 
+/// Implements [`reagent_protocol::Provider`] for an HTTP backend with a `opts: ClientOptions`
+/// field, an `attempt(request, sink)` method (one try of a chat call) and a model-info method
+/// (one try): retries with backoff for both, cancellation for chat. Every backend is the same
+/// here, so this is the one place it is written.
+macro_rules! retrying_provider {
+    ($backend:ty, $name:literal, $model_info:ident) => {
+        #[async_trait::async_trait]
+        impl reagent_protocol::Provider for $backend {
+            fn name(&self) -> &str {
+                $name
+            }
+
+            async fn model_info(
+                &self,
+                model: &str,
+            ) -> Result<reagent_protocol::ModelInfo, reagent_protocol::ProviderError> {
+                let cancel = reagent_protocol::CancellationToken::new();
+                $crate::retry::with_retries(
+                    &self.opts.retry,
+                    $crate::http::null_sink(),
+                    &cancel,
+                    || self.$model_info(model),
+                )
+                .await
+            }
+
+            async fn chat(
+                &self,
+                request: &reagent_protocol::ChatRequest,
+                sink: reagent_protocol::SignalSink<'_>,
+                cancel: &reagent_protocol::CancellationToken,
+            ) -> Result<reagent_protocol::ChatResponse, reagent_protocol::ProviderError> {
+                $crate::retry::with_retries(&self.opts.retry, sink, cancel, || {
+                    $crate::retry::cancellable(cancel, self.attempt(request, sink))
+                })
+                .await
+            }
+        }
+    };
+}
+pub(crate) use retrying_provider;
+
 #[cfg(test)]
 mod tests {
     use super::*;
