@@ -67,18 +67,14 @@ impl AnthropicProvider {
     /// Checks the server answers `GET /v1/models`.
     pub async fn health(&self) -> Result<(), ProviderError> {
         let url = format!("{}/v1/models", self.base);
-        let resp = http::send(
+        http::send_ok(
             self.headers(self.client.get(&url)),
             &url,
             self.opts.timeout,
             HINT,
         )
-        .await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(http::http_error(&url, resp).await)
-        }
+        .await
+        .map(drop)
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
@@ -91,18 +87,17 @@ impl AnthropicProvider {
         )
     }
 
+    /// Checks the model exists (`GET /v1/models/{model}`); the API reports no context length.
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
         let url = format!("{}/v1/models/{model}", self.base);
-        let resp = http::send(
+        http::send_ok(
             self.headers(self.client.get(&url)),
             &url,
             self.opts.timeout,
             HINT,
         )
-        .await?;
-        if !resp.status().is_success() {
-            return Err(self.classify(model, http::http_error(&url, resp).await));
-        }
+        .await
+        .map_err(|e| self.classify(model, e))?;
         Ok(ModelInfo {
             context_length: None,
             capabilities: Capabilities {
@@ -121,10 +116,9 @@ impl AnthropicProvider {
         let started = Instant::now();
         let url = format!("{}/v1/messages", self.base);
         let req = self.headers(self.client.post(&url).json(&request_body(request)));
-        let resp = http::send(req, &url, self.opts.timeout, HINT).await?;
-        if !resp.status().is_success() {
-            return Err(self.classify(&request.model, http::http_error(&url, resp).await));
-        }
+        let resp = http::send_ok(req, &url, self.opts.timeout, HINT)
+            .await
+            .map_err(|e| self.classify(&request.model, e))?;
         let (message, finish, usage) = if request.stream {
             read_stream(resp, &url, self.opts.timeout, sink).await?
         } else {

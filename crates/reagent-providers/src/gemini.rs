@@ -69,18 +69,14 @@ impl GeminiProvider {
     /// Checks the server answers `GET /v1beta/models`.
     pub async fn health(&self) -> Result<(), ProviderError> {
         let url = format!("{}/v1beta/models", self.base);
-        let resp = http::send(
+        http::send_ok(
             self.auth(self.client.get(&url)),
             &url,
             self.opts.timeout,
             HINT,
         )
-        .await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(http::http_error(&url, resp).await)
-        }
+        .await
+        .map(drop)
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
@@ -96,16 +92,14 @@ impl GeminiProvider {
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
         let started = Instant::now();
         let url = self.model_url(model);
-        let resp = http::send(
+        let resp = http::send_ok(
             self.auth(self.client.get(&url)),
             &url,
             self.opts.timeout,
             HINT,
         )
-        .await?;
-        if !resp.status().is_success() {
-            return Err(self.classify(model, http::http_error(&url, resp).await));
-        }
+        .await
+        .map_err(|e| self.classify(model, e))?;
         let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
         Ok(ModelInfo {
             context_length: v
@@ -135,10 +129,9 @@ impl GeminiProvider {
             format!("{}:generateContent", self.model_url(&request.model))
         };
         let req = self.auth(self.client.post(&url).json(&request_body(request)));
-        let resp = http::send(req, &url, self.opts.timeout, HINT).await?;
-        if !resp.status().is_success() {
-            return Err(self.classify(&request.model, http::http_error(&url, resp).await));
-        }
+        let resp = http::send_ok(req, &url, self.opts.timeout, HINT)
+            .await
+            .map_err(|e| self.classify(&request.model, e))?;
         let mut acc = Accumulator::default();
         if request.stream {
             read_stream(resp, &url, self.opts.timeout, sink, &mut acc).await?;

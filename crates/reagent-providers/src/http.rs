@@ -133,6 +133,21 @@ pub(crate) fn error_message(body: &str) -> String {
     }
 }
 
+/// [`send`], and any status other than 2xx becomes [`http_error`].
+pub(crate) async fn send_ok(
+    req: reqwest::RequestBuilder,
+    url: &str,
+    timeout: Duration,
+    hint: &str,
+) -> Result<reqwest::Response, ProviderError> {
+    let resp = send(req, url, timeout, hint).await?;
+    if resp.status().is_success() {
+        Ok(resp)
+    } else {
+        Err(http_error(url, resp).await)
+    }
+}
+
 /// Reads an unsuccessful response into [`ProviderError::Http`].
 pub(crate) async fn http_error(url: &str, resp: reqwest::Response) -> ProviderError {
     let status = resp.status().as_u16();

@@ -127,34 +127,30 @@ impl OllamaProvider {
     /// Checks the server answers `GET /api/tags`.
     pub async fn health(&self) -> Result<(), ProviderError> {
         let url = format!("{}/api/tags", self.base);
-        let resp = http::send(self.client.get(&url), &url, self.opts.timeout, HINT).await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(http::http_error(&url, resp).await)
-        }
+        http::send_ok(self.client.get(&url), &url, self.opts.timeout, HINT)
+            .await
+            .map(drop)
     }
 
     async fn post(&self, path: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
         let url = format!("{}{path}", self.base);
-        let resp = http::send(
+        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
+        http::send_ok(
             self.client.post(&url).json(body),
             &url,
             self.opts.timeout,
             HINT,
         )
-        .await?;
-        if resp.status().is_success() {
-            return Ok(resp);
-        }
-        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-        Err(http::classify_404(
-            http::http_error(&url, resp).await,
-            model,
-            &self.base,
-            |_| format!("Download it with `ollama pull {model}`."),
-            "is --base-url the Ollama host, e.g. http://127.0.0.1:11434?",
-        ))
+        .await
+        .map_err(|e| {
+            http::classify_404(
+                e,
+                model,
+                &self.base,
+                |_| format!("Download it with `ollama pull {model}`."),
+                "is --base-url the Ollama host, e.g. http://127.0.0.1:11434?",
+            )
+        })
     }
 
     async fn show(&self, model: &str) -> Result<ModelInfo, ProviderError> {

@@ -68,12 +68,9 @@ impl OpenAiProvider {
     pub async fn health(&self) -> Result<(), ProviderError> {
         let url = format!("{}/models", self.base);
         let req = self.with_auth(self.client.get(&url));
-        let resp = http::send(req, &url, self.opts.timeout, HINT).await?;
-        if resp.status().is_success() {
-            Ok(())
-        } else {
-            Err(http::http_error(&url, resp).await)
-        }
+        http::send_ok(req, &url, self.opts.timeout, HINT)
+            .await
+            .map(drop)
     }
 
     /// `/props` of llama-server (`_model` is unused: such a server serves one model).
@@ -102,10 +99,9 @@ impl OpenAiProvider {
         let started = Instant::now();
         let url = format!("{}/chat/completions", self.base);
         let req = self.with_auth(self.client.post(&url).json(&request_body(request)));
-        let resp = http::send(req, &url, self.opts.timeout, HINT).await?;
-        if !resp.status().is_success() {
-            return Err(self.classify(&request.model, http::http_error(&url, resp).await));
-        }
+        let resp = http::send_ok(req, &url, self.opts.timeout, HINT)
+            .await
+            .map_err(|e| self.classify(&request.model, e))?;
         let (message, finish, usage) = if request.stream {
             read_stream(resp, &url, self.opts.timeout, sink).await?
         } else {
