@@ -25,7 +25,7 @@ use reagent_protocol::{
 use serde_json::{json, Value};
 
 use crate::runner::{self, AgentSetup};
-use crate::workload::{file_name, TASK};
+use crate::workload::{file_name, final_answer, TASK};
 use crate::BenchError;
 
 /// A provider that makes the model follow a fixed sequence of constrained replies.
@@ -61,7 +61,7 @@ pub fn scripted_schema(turns: u32, iterations: u32) -> Value {
     let reply = if turns < iterations {
         json!({"tool": "read_file", "arguments": {"path": file_name(turns)}})
     } else {
-        json!({"final_answer": format!("I read {turns} files.")})
+        json!({"final_answer": final_answer(turns)})
     };
     json!({ "const": reply })
 }

@@ -23,7 +23,7 @@ use tokio::task::JoinSet;
 
 use crate::runner::{self, AgentSetup};
 use crate::usage::{self, CpuTime};
-use crate::workload::{Plan, TASK};
+use crate::workload::{final_answer, Plan, TASK};
 use crate::BenchError;
 
 /// What to run.
@@ -136,35 +136,52 @@ fn setup(config: &ManyConfig, plan: Plan) -> AgentSetup {
     }
 }
 
-/// Start `runs` runs of `agent`; `started` counts the first model requests sent.
-fn spawn_runs(agent: &Arc<Agent>, runs: usize, started: &Arc<AtomicUsize>) -> JoinSet<RunResult> {
+/// Start `runs` runs of `agent`; `started` counts the first model requests sent. Each run
+/// yields its result and the number of its tool calls that failed.
+fn spawn_runs(
+    agent: &Arc<Agent>,
+    runs: usize,
+    started: &Arc<AtomicUsize>,
+) -> JoinSet<(RunResult, usize)> {
     let mut set = JoinSet::new();
     for _ in 0..runs {
         let agent = agent.clone();
         let started = started.clone();
         set.spawn(async move {
+            let failed = Arc::new(AtomicUsize::new(0));
+            let failed_in_sink = failed.clone();
             let events = EventSink::new(
                 &reagent_core::new_run_id(),
-                Arc::new(move |e| {
-                    if let EventKind::LlmRequest { iteration: 1, .. } = e.kind {
+                Arc::new(move |e| match e.kind {
+                    EventKind::LlmRequest { iteration: 1, .. } => {
                         started.fetch_add(1, Ordering::Relaxed);
                     }
+                    EventKind::ToolCall { ok: false, .. } => {
+                        failed_in_sink.fetch_add(1, Ordering::Relaxed);
+                    }
+                    _ => {}
                 }),
             );
-            agent.run(TASK, &events, &CancellationToken::new()).await
+            let result = agent.run(TASK, &events, &CancellationToken::new()).await;
+            (result, failed.load(Ordering::Relaxed))
         });
     }
     set
 }
 
-/// Wait for every run; count those that read `iterations` files and answered.
-async fn join_all(mut set: JoinSet<RunResult>, iterations: u32) -> (usize, u64) {
+/// Wait for every run; count those that read `iterations` files and gave the scripted answer.
+async fn join_all(mut set: JoinSet<(RunResult, usize)>, iterations: u32) -> (usize, u64) {
     let mut completed = 0;
     let mut calls = 0u64;
+    let answer = final_answer(iterations);
     while let Some(joined) = set.join_next().await {
-        if let Ok(r) = joined {
+        if let Ok((r, failed)) = joined {
             calls += u64::from(r.iterations);
-            if r.outcome == Outcome::Completed && r.tool_calls == iterations {
+            if r.outcome == Outcome::Completed
+                && r.tool_calls == iterations
+                && failed == 0
+                && r.answer.contains(&answer)
+            {
                 completed += 1;
             }
         }

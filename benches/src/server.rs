@@ -15,9 +15,14 @@
 //! most and its CPU time is its own process's, not the agent's). Requests are parsed into a
 //! struct that keeps only roles and tool names, so the server's cost per request is a single
 //! scan of the body.
+//!
+//! The only state is a pair of counters ([`Stats`]: chat requests and their body bytes), read
+//! by `GET /bench/stats`, so a driver can set each agent's CPU against the bytes it sent.
 
 use std::convert::Infallible;
 use std::net::SocketAddr;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
@@ -31,7 +36,7 @@ use serde_json::{json, Value};
 use tokio::net::TcpListener;
 use tokio::task::JoinHandle;
 
-use crate::workload::{file_name, Plan};
+use crate::workload::{file_name, final_answer, Plan};
 
 /// Context length the server claims for every model (large, so runs do not compact unless a
 /// client asks for a smaller window).
@@ -126,10 +131,10 @@ pub fn decide(body: &[u8]) -> Result<Decision, (StatusCode, String)> {
             "role": "assistant",
             "content": "",
             "tool_calls": [{"function": {"name": "final_answer",
-                "arguments": {"answer": format!("I read {turns} files.")}}}]
+                "arguments": {"answer": final_answer(turns)}}}]
         })
     } else {
-        json!({"role": "assistant", "content": format!("I read {turns} files.")})
+        json!({"role": "assistant", "content": final_answer(turns)})
     };
     let hold = if turns == plan.hold_at {
         plan.hold
@@ -217,14 +222,50 @@ fn error(status: StatusCode, message: &str) -> Response<Full<Bytes>> {
     )
 }
 
-async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infallible> {
+/// Counters of the chat requests served (the server's only state).
+#[derive(Debug, Default)]
+pub struct Stats {
+    chats: AtomicU64,
+    chat_bytes: AtomicU64,
+}
+
+impl Stats {
+    /// `(chat requests, their body bytes)` so far.
+    pub fn read(&self) -> (u64, u64) {
+        (
+            self.chats.load(Ordering::Relaxed),
+            self.chat_bytes.load(Ordering::Relaxed),
+        )
+    }
+
+    fn to_json(&self) -> Value {
+        let (chats, bytes) = self.read();
+        json!({"chat_requests": chats, "chat_bytes": bytes})
+    }
+}
+
+async fn handle(
+    req: Request<Incoming>,
+    stats: Arc<Stats>,
+) -> Result<Response<Full<Bytes>>, Infallible> {
     let method = req.method().clone();
     let path = req.uri().path().to_owned();
     let body = match req.into_body().collect().await {
         Ok(b) => b.to_bytes(),
         Err(e) => return Ok(error(StatusCode::BAD_REQUEST, &e.to_string())),
     };
+    if (method.as_str(), path.as_str()) == ("POST", "/api/chat") {
+        stats.chats.fetch_add(1, Ordering::Relaxed);
+        stats
+            .chat_bytes
+            .fetch_add(body.len() as u64, Ordering::Relaxed);
+    }
     let resp = match (method.as_str(), path.as_str()) {
+        ("GET", "/bench/stats") => respond(
+            StatusCode::OK,
+            "application/json",
+            stats.to_json().to_string(),
+        ),
         ("POST", "/api/chat") => match decide(&body) {
             Ok(d) => {
                 if !d.hold.is_zero() {
@@ -276,6 +317,7 @@ async fn handle(req: Request<Incoming>) -> Result<Response<Full<Bytes>>, Infalli
 /// A running scripted server.
 pub struct ScriptServer {
     addr: SocketAddr,
+    stats: Arc<Stats>,
     stop: CancellationToken,
     task: JoinHandle<()>,
 }
@@ -285,8 +327,19 @@ impl ScriptServer {
     pub fn start(listener: TcpListener) -> std::io::Result<ScriptServer> {
         let addr = listener.local_addr()?;
         let stop = CancellationToken::new();
-        let task = tokio::spawn(accept_loop(listener, stop.clone()));
-        Ok(ScriptServer { addr, stop, task })
+        let stats = Arc::new(Stats::default());
+        let task = tokio::spawn(accept_loop(listener, stats.clone(), stop.clone()));
+        Ok(ScriptServer {
+            addr,
+            stats,
+            stop,
+            task,
+        })
+    }
+
+    /// The request counters.
+    pub fn stats(&self) -> &Stats {
+        &self.stats
     }
 
     /// The address it listens on.
@@ -308,7 +361,7 @@ impl ScriptServer {
     }
 }
 
-async fn accept_loop(listener: TcpListener, stop: CancellationToken) {
+async fn accept_loop(listener: TcpListener, stats: Arc<Stats>, stop: CancellationToken) {
     loop {
         let accepted = tokio::select! {
             a = listener.accept() => a,
@@ -326,10 +379,12 @@ async fn accept_loop(listener: TcpListener, stop: CancellationToken) {
         // Small replies: do not wait for Nagle.
         let _ = stream.set_nodelay(true);
         let stop = stop.clone();
+        let stats = stats.clone();
         tokio::spawn(async move {
+            let service = hyper::service::service_fn(move |req| handle(req, stats.clone()));
             let conn = hyper::server::conn::http1::Builder::new()
                 .keep_alive(true)
-                .serve_connection(TokioIo::new(stream), hyper::service::service_fn(handle));
+                .serve_connection(TokioIo::new(stream), service);
             tokio::select! {
                 // A broken connection concerns only that client.
                 _ = conn => {}

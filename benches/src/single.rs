@@ -1,6 +1,9 @@
 //! One reagent run against the scripted server, measured from inside: CPU time at every model
 //! request (so the cost of each iteration can be set against the history it sends), peak RSS,
-//! and whether the run did exactly what the plan said.
+//! the chat requests and bytes the server received, and whether the run did exactly what the
+//! plan said. A one-file warm-up run comes first, as in the Python peers, so the measured run
+//! is the steady state (the whole process, start-up included, is what the driver's `wait4`
+//! measures).
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,7 @@ use serde_json::{json, Value};
 
 use crate::runner::{self, AgentSetup};
 use crate::usage::{self, CpuTime};
-use crate::workload::{Plan, TASK};
+use crate::workload::{final_answer, Plan, TASK};
 use crate::BenchError;
 
 /// What to run.
@@ -48,6 +51,10 @@ pub struct SingleReport {
     pub iterations: u32,
     /// Tool calls executed.
     pub tool_calls: u32,
+    /// Of which failed (e.g. a missing file).
+    pub failed_tool_calls: u32,
+    /// The final answer.
+    pub answer: String,
     /// Context compactions.
     pub compactions: u32,
     /// Wall time of `Agent::run`.
@@ -60,14 +67,19 @@ pub struct SingleReport {
     pub peak_rss_kib: u64,
     /// Every model request.
     pub requests: Vec<RequestMark>,
+    /// Chat requests and their body bytes the server received during the run (`None` when
+    /// the server does not count them).
+    pub sent: Option<(u64, u64)>,
 }
 
 impl SingleReport {
-    /// Whether the run read every file and then answered.
+    /// Whether the run read every file and then gave the scripted answer.
     pub fn is_complete(&self, iterations: u32) -> bool {
         self.outcome == Outcome::Completed
             && self.tool_calls == iterations
+            && self.failed_tool_calls == 0
             && self.iterations == iterations + 1
+            && self.answer.contains(&final_answer(iterations))
     }
 
     /// The report as one JSON object (what `reagent-bench run-once` prints).
@@ -85,11 +97,15 @@ impl SingleReport {
             "outcome": self.outcome.as_str(),
             "iterations": self.iterations,
             "tool_calls": self.tool_calls,
+            "failed_tool_calls": self.failed_tool_calls,
+            "answer": self.answer,
             "compactions": self.compactions,
             "wall_ms": self.wall.as_secs_f64() * 1e3,
             "cpu_ms": self.cpu.total().as_secs_f64() * 1e3,
             "run_cpu_ms": self.run_cpu.total().as_secs_f64() * 1e3,
             "peak_rss_kib": self.peak_rss_kib,
+            "chat_requests": self.sent.map(|s| s.0),
+            "chat_bytes": self.sent.map(|s| s.1),
             "requests": requests,
         })
     }
@@ -98,25 +114,49 @@ impl SingleReport {
 #[derive(Default)]
 struct Seen {
     compactions: u32,
+    failed_tools: u32,
     requests: Vec<RequestMark>,
 }
 
-/// Run once. Errors only when the run could not be set up; a run that ended early is reported
-/// as such (see [`SingleReport::is_complete`]).
+/// The scripted server's counters (`GET /bench/stats`): chat requests and body bytes.
+async fn server_counts(http: &reqwest::Client, base_url: &str) -> Option<(u64, u64)> {
+    let url = format!("{}/bench/stats", base_url.trim_end_matches('/'));
+    let v: Value = http.get(url).send().await.ok()?.json().await.ok()?;
+    Some((v["chat_requests"].as_u64()?, v["chat_bytes"].as_u64()?))
+}
+
+/// Run once after a one-file warm-up. Errors when the run could not be set up or the warm-up
+/// failed; a measured run that ended early is reported as such (see
+/// [`SingleReport::is_complete`]).
 pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchError> {
-    let setup = AgentSetup {
-        model: Plan::simple(config.iterations).model_name(),
-        iterations: config.iterations,
+    let setup = |iterations: u32| AgentSetup {
+        model: Plan::simple(iterations).model_name(),
+        iterations,
         num_ctx: config.num_ctx,
         tool_mode: ToolMode::Native,
     };
-    let agent = runner::agent(runner::ollama(&config.base_url)?, &config.workspace, &setup)?;
+    let provider = runner::ollama(&config.base_url)?;
+    let warm = runner::agent(provider.clone(), &config.workspace, &setup(1))?;
+    let quiet = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
+    let warmed = warm.run(TASK, &quiet, &CancellationToken::new()).await;
+    if warmed.outcome != Outcome::Completed || warmed.tool_calls != 1 {
+        return Err(BenchError::Incomplete(format!(
+            "the warm-up run ended {} after {} tool calls: {}",
+            warmed.outcome.as_str(),
+            warmed.tool_calls,
+            warmed.error.unwrap_or_default()
+        )));
+    }
+    let agent = runner::agent(provider, &config.workspace, &setup(config.iterations))?;
+    let http = reqwest::Client::new();
+    let counts_before = server_counts(&http, &config.base_url).await;
     let seen = Arc::new(Mutex::new(Seen::default()));
     let sink_seen = seen.clone();
     let events = EventSink::new(
         &reagent_core::new_run_id(),
         Arc::new(move |e| {
             let compaction = runner::is_compaction(&e);
+            let failed = matches!(e.kind, EventKind::ToolCall { ok: false, .. });
             let mark = match e.kind {
                 EventKind::LlmRequest {
                     iteration,
@@ -131,6 +171,7 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
             };
             if let Ok(mut s) = sink_seen.lock() {
                 s.compactions += u32::from(compaction);
+                s.failed_tools += u32::from(failed);
                 s.requests.extend(mark);
             }
         }),
@@ -140,6 +181,10 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
     let result = agent.run(TASK, &events, &CancellationToken::new()).await;
     let wall = started.elapsed();
     let cpu = usage::self_cpu();
+    let counts_after = server_counts(&http, &config.base_url).await;
+    let sent = counts_before
+        .zip(counts_after)
+        .map(|(b, a)| (a.0.saturating_sub(b.0), a.1.saturating_sub(b.1)));
     let seen = std::mem::take(
         &mut *seen
             .lock()
@@ -149,11 +194,14 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
         outcome: result.outcome,
         iterations: result.iterations,
         tool_calls: result.tool_calls,
+        failed_tool_calls: seen.failed_tools,
+        answer: result.answer,
         compactions: seen.compactions,
         wall,
         cpu,
         run_cpu: cpu.since(&cpu_before),
         peak_rss_kib: usage::peak_rss_kib(),
         requests: seen.requests,
+        sent,
     })
 }

@@ -78,6 +78,11 @@ impl Plan {
     }
 }
 
+/// The final answer the scripted server gives after `files` tool calls.
+pub fn final_answer(files: u32) -> String {
+    format!("I read {files} files.")
+}
+
 /// Name of the file read at step `k` (0-based): `f0007.txt`.
 pub fn file_name(k: u32) -> String {
     format!("f{k:04}.txt")

@@ -1,0 +1,3 @@
+//! The test suite: see each module.
+
+mod runs;
