@@ -244,7 +244,8 @@ fn check_roundtrip(fam: Family, c: &Call, before: &str, after: &str) -> Result<(
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 256, ..ProptestConfig::default() })]
+    // 256 cases by default; PROPTEST_CASES=N runs more.
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn json_formats_roundtrip(

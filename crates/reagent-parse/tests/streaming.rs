@@ -73,7 +73,8 @@ fn stream(text: &str, cuts: &[usize], opts: &ParseOptions) -> (String, reagent_p
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 512, ..ProptestConfig::default() })]
+    // 256 cases by default; PROPTEST_CASES=N runs more.
+    #![proptest_config(ProptestConfig::default())]
 
     #[test]
     fn any_split_gives_the_one_shot_result(t in text(), cuts in prop::collection::vec(any::<usize>(), 0..8)) {
