@@ -55,6 +55,9 @@ LABELS = {
     **{key: label for key, label, _ in PEERS},
 }
 NO_COMPACTION_CTX = 1 << 20
+# Tool results of the third prompt-cache run: small, so the share of cached tokens is not
+# bounded by the size of each new result.
+SMALL_FILE_BYTES = 256
 
 
 def log(msg):
@@ -103,6 +106,7 @@ class Bench:
         self.server = None
         self.url = None
         self.workspace = None
+        self.small_workspace = None
 
     # --- setup -----------------------------------------------------------------------------
 
@@ -112,6 +116,13 @@ class Bench:
         subprocess.run(
             [self.args.bin, "prepare", "--dir", self.workspace, "--files", str(files)], check=True
         )
+        if not self.args.no_cache:
+            self.small_workspace = tempfile.mkdtemp(prefix="reagent-bench-ws-small-")
+            subprocess.run(
+                [self.args.bin, "prepare", "--dir", self.small_workspace, "--files",
+                 str(self.args.cache_iterations), "--bytes", str(SMALL_FILE_BYTES)],
+                check=True,
+            )
         self.server = subprocess.Popen([self.args.bin, "serve"], stdout=subprocess.PIPE, cwd=HERE)
         port = self.server.stdout.readline().decode().strip()
         if not port.isdigit():
@@ -129,8 +140,9 @@ class Bench:
                 server_cpu = ru.ru_utime + ru.ru_stime
             except ChildProcessError:
                 pass
-        if self.workspace:
-            shutil.rmtree(self.workspace, ignore_errors=True)
+        for ws in (self.workspace, self.small_workspace):
+            if ws:
+                shutil.rmtree(ws, ignore_errors=True)
         return server_cpu
 
     # --- single runs -----------------------------------------------------------------------
@@ -201,8 +213,13 @@ class Bench:
 
     def cache(self):
         out = {}
-        for label, n in (("without compaction", self.args.cache_short), ("with compaction", self.args.cache_iterations)):
-            cmd = [self.args.bin, "cache", "--workspace", self.workspace, "--iterations", str(n)]
+        runs = (
+            ("4 KB results, too few to compact", self.workspace, self.args.cache_short),
+            ("4 KB results, compaction firing", self.workspace, self.args.cache_iterations),
+            (f"{SMALL_FILE_BYTES} B results", self.small_workspace, self.args.cache_iterations),
+        )
+        for label, ws, n in runs:
+            cmd = [self.args.bin, "cache", "--workspace", ws, "--iterations", str(n)]
             log(f"prompt cache against llama-server, {n} iterations ({label})")
             rc, stdout, err, _, _, wall = run_child(cmd, max(self.args.timeout, 1800))
             rep = last_json(stdout)
@@ -291,6 +308,9 @@ def report(args, singles, many, cache, server_cpu, meta):
     agents = [a for a in singles]
     L.append(SECTION)
     L.append("")
+    if args.smoke:
+        L.append("**Smoke run** (debug build, tiny counts): it checks that every agent completes; its timings mean nothing.")
+        L.append("")
     L.append(f"Measured by `{meta['command']}` on {meta['date']}, commit `{meta['commit']}`.")
     L.append(f"Machine: {meta['machine']}. Load average (1, 5, 15 min) before: {meta['load_before']}, after: {meta['load_after']}.")
     L.append(f"Peers: {meta['versions']}.")
@@ -359,6 +379,13 @@ def report(args, singles, many, cache, server_cpu, meta):
         L.append("|---|---:|")
         L.append(f"| RSS per idle run (all {i['runs']:,} waiting on the model; RSS {fmt(i['baseline_rss_kib'] / 1024)} MB → {fmt(i['in_flight_rss_kib'] / 1024)} MB) | {fmt(i['bytes_per_run'] / 1024)} KB |")
         L.append(f"| throughput ({t['runs']:,} runs × {args.many_iterations} tool calls, {t['iterations']:,} model calls in {fmt(t['wall_ms'] / 1e3, 2)} s) | {fmt(t['iterations_per_sec'])} iterations/s |")
+        if i.get("heap_bytes_per_run") is not None:
+            L.append(f"| heap in use per idle run (glibc mallinfo2: live data, not allocator overhead) | {fmt(i['heap_bytes_per_run'] / 1024)} KB |")
+        if i.get("argument_checker_heap_bytes") is not None:
+            L.append(
+                f"| of which rebuilt by every run from the same tool catalogue: `ArgumentChecker` (compiled JSON-Schema "
+                f"validators) + tool specs | {fmt(i['argument_checker_heap_bytes'] / 1024)} KB + {fmt(i['tool_specs_heap_bytes'] / 1024)} KB |"
+            )
         L.append(f"| CPU per model call | {fmt(t['cpu_us_per_iteration'])} µs |")
         L.append(f"| peak RSS of the process | {fmt(t['peak_rss_kib'] / 1024)} MB |")
         L.append(f"| runs completed (idle phase, throughput phase) | {i['completed']:,}, {t['completed']:,} |")
@@ -374,10 +401,14 @@ def report(args, singles, many, cache, server_cpu, meta):
         L.append(
             "A real reagent run in constrained tool mode; only the choice of each reply is scripted (a JSON-Schema "
             "`const`), so the model reads the files in order. Share = cached prompt tokens (`timings.cache_n`) / "
-            "prompt tokens, over every request after the first."
+            "prompt tokens, summed over every request after the first. Reuse = a request's cached tokens / the "
+            "previous request's prompt tokens: 100% means the whole previous prompt was served from the cache, "
+            "which is all an append-only history can offer (each new tool result is new text and cannot be cached: "
+            "with 4 KB results, about 1,200 new tokens per request, the share is bounded by the history length, "
+            "not by the runtime)."
         )
         L.append("")
-        L.append("| run | iterations | compactions | cached share after the 1st request | same, leaving out requests right after a compaction | lowest reuse of the previous prompt |")
+        L.append("| run | iterations | compactions | cached share after the 1st request | same, leaving out requests right after a compaction | lowest reuse of the previous prompt (not after a compaction) |")
         L.append("|---|---:|---:|---:|---:|---:|")
         for label, rep in cache.items():
             pct = lambda v: "–" if v is None else f"{v * 100:.1f}%"
@@ -428,7 +459,7 @@ def main():
     p.add_argument("--runs", type=int, default=1000, help="concurrent runs")
     p.add_argument("--many-iterations", type=int, default=10)
     p.add_argument("--hold-ms", type=int, default=4000)
-    p.add_argument("--cache-iterations", type=int, default=20, help="cache run long enough to compact")
+    p.add_argument("--cache-iterations", type=int, default=10, help="cache run long enough to compact")
     p.add_argument("--cache-short", type=int, default=4, help="cache run too short to compact")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--peers", default="ollama,langgraph,smolagents")

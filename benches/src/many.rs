@@ -16,8 +16,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reagent_core::{Agent, EventSink, RunResult, ToolMode};
+use reagent_core::{Agent, ArgumentChecker, EventSink, RunResult, ToolMode};
 use reagent_protocol::{CancellationToken, EventKind, Outcome, Provider};
+use reagent_tools::{ToolRegistry, ToolsConfig};
 use serde_json::{json, Value};
 use tokio::task::JoinSet;
 
@@ -50,6 +51,8 @@ pub struct IdlePhase {
     pub baseline_rss_kib: u64,
     /// RSS while every run waited on the model, KiB.
     pub in_flight_rss_kib: u64,
+    /// Heap in use (allocated, not freed) before and while the runs waited, bytes (glibc only).
+    pub heap_bytes: Option<(u64, u64)>,
     /// Runs that were waiting when the RSS was read.
     pub waiting: usize,
     /// Runs that completed afterwards.
@@ -61,6 +64,14 @@ impl IdlePhase {
     pub fn bytes_per_run(&self) -> f64 {
         let added = self.in_flight_rss_kib.saturating_sub(self.baseline_rss_kib) as f64 * 1024.0;
         added / self.waiting.max(1) as f64
+    }
+
+    /// Heap in use added per waiting run, in bytes: the live data of an idle run, without
+    /// the allocator's overhead.
+    pub fn heap_bytes_per_run(&self) -> Option<f64> {
+        self.heap_bytes.map(|(before, during)| {
+            during.saturating_sub(before) as f64 / self.waiting.max(1) as f64
+        })
     }
 }
 
@@ -116,7 +127,10 @@ impl ManyReport {
         json!({
             "idle": {"runs": i.waiting, "completed": i.completed,
                      "baseline_rss_kib": i.baseline_rss_kib, "in_flight_rss_kib": i.in_flight_rss_kib,
-                     "bytes_per_run": i.bytes_per_run()},
+                     "bytes_per_run": i.bytes_per_run(),
+                     "heap_bytes_per_run": i.heap_bytes_per_run(),
+                     "tool_specs_heap_bytes": per_run_tool_heap().map(|h| h.0),
+                     "argument_checker_heap_bytes": per_run_tool_heap().map(|h| h.1)},
             "throughput": {"runs": t.runs, "completed": t.completed, "iterations": t.iterations,
                            "wall_ms": t.wall.as_secs_f64() * 1e3,
                            "cpu_ms": t.cpu.total().as_secs_f64() * 1e3,
@@ -189,6 +203,23 @@ async fn join_all(mut set: JoinSet<(RunResult, usize)>, iterations: u32) -> (usi
     (completed, calls)
 }
 
+/// Heap held by the per-run parts reagent builds from the tool catalogue before its first
+/// request: `(the tool specs, the ArgumentChecker with its compiled JSON-Schema validators)`,
+/// in bytes (glibc only). Explains most of an idle run's memory.
+pub fn per_run_tool_heap() -> Option<(u64, u64)> {
+    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    let before = usage::heap_in_use_bytes()?;
+    let specs = tools.specs();
+    let with_specs = usage::heap_in_use_bytes()?;
+    let checker = ArgumentChecker::new(&specs);
+    let with_checker = usage::heap_in_use_bytes()?;
+    std::hint::black_box((&specs, &checker));
+    Some((
+        with_specs.saturating_sub(before),
+        with_checker.saturating_sub(with_specs),
+    ))
+}
+
 /// Run both phases.
 pub async fn run_many(config: &ManyConfig) -> Result<ManyReport, BenchError> {
     let provider: Arc<dyn Provider> = runner::ollama(&config.base_url)?;
@@ -221,6 +252,7 @@ pub async fn run_many(config: &ManyConfig) -> Result<ManyReport, BenchError> {
         &setup(config, held),
     )?);
     let baseline_rss_kib = usage::current_rss_kib();
+    let baseline_heap = usage::heap_in_use_bytes();
     let started = Arc::new(AtomicUsize::new(0));
     let set = spawn_runs(&idle_agent, config.runs, &started);
     let deadline = Instant::now() + config.hold;
@@ -231,6 +263,7 @@ pub async fn run_many(config: &ManyConfig) -> Result<ManyReport, BenchError> {
     tokio::time::sleep(config.hold / 10).await;
     let waiting = started.load(Ordering::Relaxed);
     let in_flight_rss_kib = usage::current_rss_kib();
+    let in_flight_heap = usage::heap_in_use_bytes();
     let (idle_completed, _) = join_all(set, 1).await;
     if waiting < config.runs {
         return Err(BenchError::Incomplete(format!(
@@ -249,6 +282,7 @@ pub async fn run_many(config: &ManyConfig) -> Result<ManyReport, BenchError> {
         idle: IdlePhase {
             baseline_rss_kib,
             in_flight_rss_kib,
+            heap_bytes: baseline_heap.zip(in_flight_heap),
             waiting,
             completed: idle_completed,
         },

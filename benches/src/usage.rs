@@ -62,6 +62,23 @@ pub fn current_rss_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// Bytes of heap the allocator has handed out and not had back (glibc `mallinfo2`: arena
+/// chunks in use plus mmapped blocks), over all arenas; `None` on other C libraries. Set
+/// against RSS it tells live data from allocator overhead (free chunks kept, per-thread
+/// arenas).
+pub fn heap_in_use_bytes() -> Option<u64> {
+    #[cfg(all(target_os = "linux", target_env = "gnu"))]
+    {
+        // SAFETY: mallinfo2 takes no arguments and returns a plain struct by value.
+        let mi = unsafe { libc::mallinfo2() };
+        Some(u64::try_from(mi.uordblks.saturating_add(mi.hblkhd)).unwrap_or(u64::MAX))
+    }
+    #[cfg(not(all(target_os = "linux", target_env = "gnu")))]
+    {
+        None
+    }
+}
+
 /// The value in KiB of a `Name:   123 kB` line of `/proc/PID/status`.
 pub fn status_field_kib(status: &str, field: &str) -> Option<u64> {
     status
@@ -133,6 +150,12 @@ mod tests {
             Some(1234)
         );
         assert_eq!(status_field_kib("VmHWM: 1 kB\n", "VmRSS:"), None);
+        let before = heap_in_use_bytes().unwrap();
+        let block = vec![1u8; 1 << 20];
+        let during = heap_in_use_bytes().unwrap();
+        std::hint::black_box(&block);
+        // Other tests run concurrently in this process: allow for their small allocations.
+        assert!(during >= before + 900 * 1024, "{before} {during}");
     }
 
     #[test]
