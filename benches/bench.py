@@ -232,6 +232,34 @@ class Bench:
         return out
 
 
+def parser_bench(timeout):
+    """`cargo bench -p reagent-parse -- --quick` (the parser crate's criterion benches); returns
+    {benchmark: (median time in ms, median throughput text)} or None when it failed."""
+    cmd = ["cargo", "bench", "--quiet", "-p", "reagent-parse", "--", "--quick", "--noplot"]
+    log("parser benches: " + " ".join(cmd))
+    try:
+        proc = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout, cwd=ROOT)
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, f"{e}"
+    if proc.returncode != 0:
+        return None, proc.stderr.strip()[-800:]
+    units = {"ns": 1e-6, "µs": 1e-3, "us": 1e-3, "ms": 1.0, "s": 1e3}
+    found, name = {}, None
+    for line in proc.stdout.splitlines():
+        m = re.match(r"^(\S+/\S+)\s*(time:.*)?$", line.strip())
+        if m and not line.startswith(" "):
+            name = m.group(1)
+        t = re.search(r"time:\s*\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", line)
+        if t and name:
+            found.setdefault(name, {})["ms"] = float(t.group(1)) * units.get(t.group(2), float("nan"))
+        r = re.search(r"thrpt:\s*\[\S+ \S+ (\S+) (\S+) \S+ \S+\]", line)
+        if r and name:
+            found.setdefault(name, {})["thrpt"] = f"{r.group(1)} {r.group(2)}"
+    if not found:
+        return None, "no criterion results in the output"
+    return found, None
+
+
 # --- report ---------------------------------------------------------------------------------
 
 
@@ -302,7 +330,7 @@ def per_iter(ms_list, n):
     return None if v is None else v / n
 
 
-def report(args, singles, many, cache, server_cpu, meta):
+def report(args, singles, many, cache, server_cpu, meta, parser=None):
     L = []
     counts = args.counts
     agents = [a for a in singles]
@@ -420,10 +448,24 @@ def report(args, singles, many, cache, server_cpu, meta):
     if server_cpu is not None:
         L.append(f"The scripted server used {fmt(server_cpu, 2)} s of CPU in total over the whole run.")
         L.append("")
-    L.append(
-        "Parser throughput and streaming ratio: from the parser crate's criterion benches "
-        "(`cargo bench -p reagent-parse`), see their section of BENCHMARKS.md."
-    )
+    if parser:
+        L.append("### Parser (`cargo bench -p reagent-parse -- --quick`, criterion, same run)")
+        L.append("")
+        L.append("| benchmark | median time (ms) | throughput | streaming / one-shot |")
+        L.append("|---|---:|---:|---:|")
+        for name, v in sorted(parser.items()):
+            ratio = None
+            if name.startswith("stream"):
+                base = parser.get("one_shot/" + name.split("/", 1)[1], {}).get("ms")
+                ratio = v.get("ms") / base if base and v.get("ms") else None
+            L.append(f"| `{name}` | {fmt(v.get('ms'), 2)} | {v.get('thrpt', '–')} | {'–' if ratio is None else fmt(ratio) + '×'} |")
+        L.append("")
+        L.append("Targets and notes: crates/reagent-parse/BENCHMARKS.md.")
+    else:
+        L.append(
+            "Parser throughput and streaming ratio: from the parser crate's criterion benches "
+            "(`cargo bench -p reagent-parse -- --quick`), see crates/reagent-parse/BENCHMARKS.md."
+        )
     L.append("")
     return "\n".join(L)
 
@@ -462,6 +504,7 @@ def main():
     p.add_argument("--cache-iterations", type=int, default=10, help="cache run long enough to compact")
     p.add_argument("--cache-short", type=int, default=4, help="cache run too short to compact")
     p.add_argument("--no-cache", action="store_true")
+    p.add_argument("--no-parser", action="store_true", help="skip cargo bench -p reagent-parse")
     p.add_argument("--peers", default="ollama,langgraph,smolagents")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--write", action="store_true", help="write benches/RESULTS.md and BENCHMARKS.md")
@@ -471,6 +514,7 @@ def main():
     if args.smoke:
         args.counts, args.repeats, args.runs = "2,3", 1, 20
         args.many_iterations, args.hold_ms, args.no_cache, args.write = 2, 1500, True, False
+        args.no_parser = True
     args.counts = sorted({int(c) for c in args.counts.split(",") if c.strip()})
     args.bin = os.path.abspath(args.bin)
     args.python = os.path.abspath(args.python)
@@ -490,7 +534,7 @@ def main():
         "versions": peer_versions(args.python),
     }
     bench = Bench(args)
-    cache_rep, many_rep, server_cpu = {}, None, None
+    cache_rep, many_rep, server_cpu, parser_rep = {}, None, None, None
     try:
         bench.start()
         singles = bench.singles(agents)
@@ -503,8 +547,12 @@ def main():
                 log("llama-server is not installed (scripts/install-model-server.sh): no prompt-cache figures")
     finally:
         server_cpu = bench.stop()
+    if not args.no_parser:
+        parser_rep, why = parser_bench(max(args.timeout, 1800))
+        if parser_rep is None:
+            bench.failures.append(f"parser benches: {why}")
     meta["load_after"] = loadavg()
-    text = report(args, singles, many_rep, cache_rep, server_cpu, meta)
+    text = report(args, singles, many_rep, cache_rep, server_cpu, meta, parser_rep)
     if bench.failures:
         text += "\n**Failed runs:**\n\n" + "\n".join(f"- {f}" for f in bench.failures) + "\n"
     sys.stdout.write(text + "\n")
