@@ -330,6 +330,43 @@ def per_iter(ms_list, n):
     return None if v is None else v / n
 
 
+def targets(args, singles, many, cache):
+    """The issue's targets against this run's figures."""
+    L = ["### Targets", "", "| target | measured | met |", "|---|---|---|"]
+
+    def cpu_iter(agent, n):
+        return per_iter([m["run_cpu_ms"] for m in singles.get(agent, {}).get(n, [])], n)
+
+    for peer, want in (("ollama", 10), ("langgraph", 30)):
+        if peer not in singles:
+            continue
+        for mine in (REAGENT, REAGENT_COMPACT):
+            parts, ok = [], True
+            for n in args.counts:
+                a, b = cpu_iter(mine, n), cpu_iter(peer, n)
+                r = b / a if a and b else None
+                ok = ok and r is not None and r >= want
+                parts.append(f"N={n}: {fmt(r)}×")
+            L.append(f"| ≥ {want}× less CPU / iteration than {LABELS[peer]} — {LABELS[mine]} | {', '.join(parts)} | {'yes' if ok else '**no**'} |")
+    rss = [m["peak_rss_kib"] for a in (REAGENT, REAGENT_COMPACT) for n in args.counts for m in singles.get(a, {}).get(n, [])]
+    if rss:
+        L.append(f"| < 30 MB peak RSS, single run | max {fmt(max(rss) / 1024)} MB | {'yes' if max(rss) < 30 * 1024 else '**no**'} |")
+    if many:
+        per = many["idle"]["bytes_per_run"] / 1024
+        L.append(f"| < 200 KB per idle run ({many['idle']['runs']:,} concurrent) | {fmt(per)} KB | {'yes' if per < 200 else '**no**'} |")
+    for label, rep in (cache or {}).items():
+        share, reuse = rep.get("share_after_first"), rep.get("min_prefix_reuse")
+        share_txt = "–" if share is None else f"{share * 100:.1f}%"
+        reuse_txt = "–" if reuse is None else f"{reuse * 100:.0f}%"
+        met = "yes" if share is not None and share >= 0.9 else "**no**"
+        L.append(
+            f"| ≥ 90% of prompt tokens from the cache after the 1st request — {label} "
+            f"| {share_txt} (lowest reuse of the previous prompt: {reuse_txt}) | {met} |"
+        )
+    L.append("")
+    return L
+
+
 def report(args, singles, many, cache, server_cpu, meta, parser=None):
     L = []
     counts = args.counts
@@ -352,6 +389,9 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
     )
     L.append("")
     ref = REAGENT if REAGENT in singles else agents[0]
+    L.extend(targets(args, singles, many, cache))
+    if not singles:
+        return "\n".join(L)
     L.append("### CPU per iteration and peak RSS (single run)")
     L.append("")
     L.append("| agent | N | run CPU / iteration (ms) | × reagent | process CPU (ms) | peak RSS (MB) | KB sent / iteration | compactions |")
@@ -426,6 +466,9 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
     if cache:
         L.append("### Prompt-cache share against the real llama-server (SmolLM2-135M, `-c 8192`)")
         L.append("")
+        if meta.get("cache_note"):
+            L.append(meta["cache_note"])
+            L.append("")
         L.append(
             "A real reagent run in constrained tool mode; only the choice of each reply is scripted (a JSON-Schema "
             "`const`), so the model reads the files in order. Share = cached prompt tokens (`timings.cache_n`) / "
@@ -491,6 +534,22 @@ def write_section(path, section):
         f.write(new)
 
 
+def finish_cache_only(args, bench, cache_rep, meta):
+    server_cpu = bench.stop()
+    del server_cpu
+    meta["load_after"] = loadavg()
+    saved = {k: meta[k] for k in ("command", "date", "commit", "machine", "load_before", "load_after")}
+    saved["cache"] = cache_rep
+    with open(args.cache_only, "w", encoding="utf-8") as f:
+        json.dump(saved, f, indent=1)
+        f.write("\n")
+    sys.stdout.write(json.dumps(saved, indent=1) + "\n")
+    if bench.failures:
+        log(f"{len(bench.failures)} run(s) failed")
+        return 1
+    return 0
+
+
 def main():
     p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--bin", required=True, help="the reagent-bench binary")
@@ -505,6 +564,8 @@ def main():
     p.add_argument("--cache-short", type=int, default=4, help="cache run too short to compact")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parser", action="store_true", help="skip cargo bench -p reagent-parse")
+    p.add_argument("--cache-only", metavar="OUT", help="only the prompt-cache runs; save them as JSON to OUT")
+    p.add_argument("--cache-json", metavar="IN", help="take the prompt-cache figures from a --cache-only run")
     p.add_argument("--peers", default="ollama,langgraph,smolagents")
     p.add_argument("--timeout", type=float, default=900)
     p.add_argument("--write", action="store_true", help="write benches/RESULTS.md and BENCHMARKS.md")
@@ -534,12 +595,31 @@ def main():
         "versions": peer_versions(args.python),
     }
     bench = Bench(args)
-    cache_rep, many_rep, server_cpu, parser_rep = {}, None, None, None
+    cache_rep, many_rep, server_cpu, parser_rep, singles = {}, None, None, None, {}
+    if args.cache_json:
+        # Prompt-cache figures of an earlier `--cache-only` run (token counts: the load does
+        # not change them, and llama-server takes long on 2 cores).
+        with open(args.cache_json, encoding="utf-8") as f:
+            saved = json.load(f)
+        cache_rep, args.no_cache = saved["cache"], True
+        meta["cache_note"] = (
+            f"Prompt-cache figures from `{saved['command']}` on {saved['date']}, commit `{saved['commit']}`, "
+            f"load {saved['load_before']} → {saved['load_after']} (token counts, which the load does not change)."
+        )
     try:
         bench.start()
+        if args.cache_only:
+            cache_rep = bench.cache()
+            return finish_cache_only(args, bench, cache_rep, meta)
         singles = bench.singles(agents)
         many_rep = bench.many()
-        files_ok = os.path.exists(os.path.expanduser("~/.cache/reagent/bin/llama-server"))
+        if not args.no_parser:
+            parser_rep, why = parser_bench(max(args.timeout, 1800))
+            if parser_rep is None:
+                bench.failures.append(f"parser benches: {why}")
+        # Last: token counts do not depend on the load, and llama-server is slow on 2 cores.
+        cache_dir = os.environ.get("REAGENT_CACHE") or os.path.expanduser("~/.cache/reagent")
+        files_ok = os.path.exists(os.path.join(cache_dir, "bin", "llama-server"))
         if not args.no_cache:
             if files_ok:
                 cache_rep = bench.cache()
@@ -547,10 +627,6 @@ def main():
                 log("llama-server is not installed (scripts/install-model-server.sh): no prompt-cache figures")
     finally:
         server_cpu = bench.stop()
-    if not args.no_parser:
-        parser_rep, why = parser_bench(max(args.timeout, 1800))
-        if parser_rep is None:
-            bench.failures.append(f"parser benches: {why}")
     meta["load_after"] = loadavg()
     text = report(args, singles, many_rep, cache_rep, server_cpu, meta, parser_rep)
     if bench.failures:

@@ -72,21 +72,24 @@ def server_stats(url):
         return json.load(r)
 
 
-def main(agent, run):
+def main(agent, build):
     """Warm up, run once measured, print the JSON report and exit 1 unless the run read every
-    file and then gave the expected answer. `run(url, workspace, iterations)` returns
-    `(answer, model_calls)`; an exception is reported as the run's error."""
+    file and then gave the expected answer. `build(url, workspace, iterations)` sets the agent
+    up (client, graph, tools: not measured, as reagent builds its agent before the run) and
+    returns the run, a function returning `(answer, model_calls)`; an exception is reported as
+    the run's error."""
     args = parse_args(agent)
     out = {"agent": agent, "outcome": "incomplete", "iterations": 0, "tool_calls": 0}
     try:
         warm = Workspace(args.workspace)
-        answer, _ = run(args.url, warm, 1)
+        answer, _ = build(args.url, warm, 1)()
         if warm.calls != 1 or expected_answer(1) not in str(answer):
             raise RuntimeError(f"the warm-up run did not complete: {answer!r}")
         ws = Workspace(args.workspace)
+        run = build(args.url, ws, args.iterations)
         before = server_stats(args.url)
         cpu0, wall0 = time.process_time(), time.perf_counter()
-        answer, calls = run(args.url, ws, args.iterations)
+        answer, calls = run()
         cpu1, wall1 = time.process_time(), time.perf_counter()
         after = server_stats(args.url)
         complete = (

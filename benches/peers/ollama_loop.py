@@ -22,8 +22,12 @@ TOOLS = [
 ]
 
 
-def run(url, ws, iterations):
+def build(url, ws, iterations):
     client = ollama.Client(host=url)
+    return lambda: run(client, ws, iterations)
+
+
+def run(client, ws, iterations):
     model = common.model_name(iterations)
     messages = [
         {"role": "system", "content": "You are a helpful assistant. Use the tools to do the task."},
@@ -44,4 +48,4 @@ def run(url, ws, iterations):
 
 
 if __name__ == "__main__":
-    common.main("ollama-client loop", run)
+    common.main("ollama-client loop", build)

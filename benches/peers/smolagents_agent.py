@@ -29,7 +29,7 @@ class ReadFile(Tool):
         return self.ws.read_file(path)
 
 
-def run(url, ws, iterations):
+def build(url, ws, iterations):
     model = LiteLLMModel(model_id="ollama_chat/" + common.model_name(iterations), api_base=url)
     agent = ToolCallingAgent(
         tools=[ReadFile(ws)],
@@ -37,9 +37,13 @@ def run(url, ws, iterations):
         max_steps=iterations + 5,
         verbosity_level=LogLevel.OFF,
     )
-    answer = agent.run(common.TASK)
-    return answer, len(agent.memory.steps) - 1  # the task step is not a model call
+
+    def run():
+        answer = agent.run(common.TASK)
+        return answer, len(agent.memory.steps) - 1  # the task step is not a model call
+
+    return run
 
 
 if __name__ == "__main__":
-    common.main("smolagents ToolCallingAgent", run)
+    common.main("smolagents ToolCallingAgent", build)
