@@ -1,0 +1,161 @@
+//! The steps of an iteration that are not the loop itself: checking and running one tool call,
+//! keeping the context within the window, and asking for a final answer.
+
+use reagent_protocol::{ChatRequest, EventKind, Message, ToolCall, ToolChoice};
+use reagent_tools::{ToolContext, ToolResult};
+
+use super::{Agent, RunState};
+use crate::arguments::ArgumentChecker;
+use crate::config::ToolMode;
+use crate::events::EventSink;
+use crate::history::History;
+use crate::prompts;
+use crate::turn::TurnSetup;
+
+impl Agent {
+    /// Validate and run one call; returns the arguments as used and the result.
+    pub(super) async fn execute(
+        &self,
+        checker: &ArgumentChecker,
+        call: &ToolCall,
+        ctx: &ToolContext,
+    ) -> (serde_json::Value, ToolResult) {
+        let args = match checker.check(&call.name, &call.arguments) {
+            Ok(args) => args,
+            Err(message) => return (call.arguments.clone(), ToolResult::err(message)),
+        };
+        let Some(tool) = self.tools.get(&call.name).cloned() else {
+            return (
+                args,
+                ToolResult::err(format!("unknown tool `{}`", call.name)),
+            );
+        };
+        let ctx = ctx.clone();
+        let run_args = args.clone();
+        let result = tokio::task::spawn_blocking(move || tool.call(&run_args, &ctx))
+            .await
+            .unwrap_or_else(|e| ToolResult::err(format!("the tool failed internally: {e}")));
+        (args, result)
+    }
+
+    /// Past the trigger share of the context window, compact old tool results in one step.
+    pub(super) fn keep_context_in_bounds(
+        &self,
+        history: &mut History,
+        num_ctx: u32,
+        events: &EventSink,
+    ) {
+        let limit = (f64::from(num_ctx) * self.config.compaction.trigger_ratio) as u64;
+        if history.estimate_tokens() <= limit {
+            return;
+        }
+        if let Some(c) = history.compact(self.config.compaction.keep_recent_rounds) {
+            events.guardrail(
+                "context_window",
+                "compact",
+                format!(
+                    "~{} tokens passed {}% of num_ctx={num_ctx}: {} old tool results summarized, now ~{} tokens",
+                    c.before_tokens,
+                    (self.config.compaction.trigger_ratio * 100.0) as u32,
+                    c.summarized,
+                    c.after_tokens
+                ),
+            );
+        }
+        let now = history.estimate_tokens();
+        if now > limit {
+            events.guardrail(
+                "context_overflow",
+                "warn",
+                format!(
+                    "~{now} tokens still exceed {limit} after compaction; the server may truncate"
+                ),
+            );
+        }
+    }
+
+    /// Ask once, without tools, for the final answer. Weak (constrained-mode) models get a
+    /// fresh, plain question with the tool results restated; others continue the conversation.
+    pub(super) async fn final_answer(
+        &self,
+        setup: &TurnSetup<'_>,
+        task: &str,
+        history: &mut History,
+        state: &mut RunState,
+    ) -> String {
+        let messages = if setup.mode == ToolMode::Constrained {
+            prompts::restated_question(task, history.messages())
+        } else {
+            history.push_other(Message::user(prompts::FINAL_ANSWER_REQUEST));
+            history.messages().to_vec()
+        };
+        let request = ChatRequest {
+            model: self.config.model.clone(),
+            messages,
+            tools: Vec::new(),
+            tool_choice: ToolChoice::None,
+            options: setup.options.clone(),
+            response_schema: None,
+            stream: setup.stream,
+        };
+        state.iterations += 1;
+        setup.events.emit(EventKind::LlmRequest {
+            iteration: state.iterations,
+            messages: request.messages.len(),
+            estimated_tokens: history.estimate_tokens(),
+        });
+        match setup.send(&request, true).await {
+            Ok(response) => {
+                setup.events.emit(crate::turn::response_event(
+                    state.iterations,
+                    &response.usage,
+                    response.latency,
+                    &response.finish,
+                    response.endpoint.clone(),
+                    None,
+                    0,
+                ));
+                state.prompt_tokens += response.usage.prompt_tokens;
+                state.completion_tokens += response.usage.completion_tokens;
+                state.model_time += response.latency;
+                let parsed = reagent_parse::parse(&response.message.content, &setup.parse);
+                let answer = parsed.content.unwrap_or_default().trim().to_owned();
+                history.push_assistant(Message::assistant(answer.clone()));
+                if answer.is_empty() {
+                    state.last_text.clone()
+                } else {
+                    answer
+                }
+            }
+            Err(e) => {
+                setup
+                    .events
+                    .guardrail("final_answer", "failed", e.to_string());
+                state.last_text.clone()
+            }
+        }
+    }
+}
+
+/// One line for the `tool_call` event and the terminal.
+pub(super) fn summarize(result: &ToolResult) -> String {
+    let text = match result {
+        ToolResult::Ok { output, .. } => match output {
+            serde_json::Value::String(s) => s.clone(),
+            other => other.to_string(),
+        },
+        ToolResult::Err { error } => format!("error: {error}"),
+    };
+    let first: String = text
+        .lines()
+        .next()
+        .unwrap_or_default()
+        .chars()
+        .take(120)
+        .collect();
+    if text.len() > first.len() {
+        format!("{first}… ({} bytes)", text.len())
+    } else {
+        first
+    }
+}
