@@ -394,8 +394,8 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
         return "\n".join(L)
     L.append("### CPU per iteration and peak RSS (single run)")
     L.append("")
-    L.append("| agent | N | run CPU / iteration (ms) | × reagent | process CPU (ms) | peak RSS (MB) | KB sent / iteration | compactions |")
-    L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
+    L.append("| agent | N | run CPU / iteration (ms) | × reagent | run CPU (ms) | process CPU (ms) | peak RSS (MB) | KB sent / iteration | compactions |")
+    L.append("|---|---:|---:|---:|---:|---:|---:|---:|---:|")
     for n in counts:
         ref_cpu = per_iter([m["run_cpu_ms"] for m in singles[ref][n]], n)
         for a in agents:
@@ -406,7 +406,8 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
             sent = med([m["chat_bytes"] for m in ms])
             comp = med([m["compactions"] for m in ms])
             L.append(
-                f"| {LABELS[a]} | {n} | {fmt(cpu, 3)} | {fmt(ratio)} | {fmt(med([m['process_cpu_ms'] for m in ms]))} "
+                f"| {LABELS[a]} | {n} | {fmt(cpu, 3)} | {fmt(ratio)} | {fmt(med([m['run_cpu_ms'] for m in ms]))} "
+                f"| {fmt(med([m['process_cpu_ms'] for m in ms]))} "
                 f"| {fmt(None if rss is None else rss / 1024)} | {fmt(None if sent is None else sent / 1024 / n)} "
                 f"| {'–' if comp is None else int(comp)} |"
             )
@@ -491,6 +492,8 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
     if server_cpu is not None:
         L.append(f"The scripted server used {fmt(server_cpu, 2)} s of CPU in total over the whole run.")
         L.append("")
+    L.append("Analysis of these figures (where the time and memory go, what to change): benches/FINDINGS.md.")
+    L.append("")
     if parser:
         L.append("### Parser (`cargo bench -p reagent-parse -- --quick`, criterion, same run)")
         L.append("")
