@@ -11,6 +11,10 @@
 #                            build, the peers' install or any agent's run fails.
 #
 # Extra arguments go to benches/bench.py (e.g. `--repeats 5`, `--peers ollama`, `--no-cache`).
+# The prompt-cache runs take ~7 minutes on 2 cores (llama-server) and their token counts do not
+# depend on the load, so they can be made apart and reused:
+#   benches/run.sh --cache-only benches/cache-results.json
+#   benches/run.sh --cache-json benches/cache-results.json   # the rest, on a quiet machine
 # The peers are installed from PyPI into benches/.venv (pinned in benches/requirements.txt;
 # reinstalled when that file changes). PYTHON picks the interpreter for the venv (>= 3.10).
 set -euo pipefail
