@@ -100,6 +100,7 @@ pub(crate) struct GuardrailsConfig {
     pub(crate) retry_truncated: Option<bool>,
     pub(crate) compaction_trigger: Option<f64>,
     pub(crate) keep_recent_rounds: Option<usize>,
+    pub(crate) compaction_low_water: Option<f64>,
     pub(crate) default_ctx_cap: Option<u32>,
 }
 

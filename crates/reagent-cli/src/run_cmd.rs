@@ -83,6 +83,12 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
     if let Some(v) = g.keep_recent_rounds {
         agent.compaction.keep_recent_rounds = v;
     }
+    if let Some(v) = g.compaction_low_water {
+        if !(0.05..=1.0).contains(&v) || v >= agent.compaction.trigger_ratio {
+            bail!("guardrails.compaction_low_water must be between 0.05 and compaction_trigger, got {v}");
+        }
+        agent.compaction.low_water_ratio = v;
+    }
     if let Some(v) = g.default_ctx_cap {
         agent.default_ctx_cap = v;
     }

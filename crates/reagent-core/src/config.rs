@@ -66,6 +66,9 @@ pub struct CompactionConfig {
     pub trigger_ratio: f64,
     /// Rounds (an assistant turn and its tool results) at the end kept verbatim.
     pub keep_recent_rounds: usize,
+    /// A compaction brings the estimate down to this share of the window when it can (folding
+    /// old rounds into one digest), so the next one is many iterations away.
+    pub low_water_ratio: f64,
 }
 
 impl Default for CompactionConfig {
@@ -73,6 +76,7 @@ impl Default for CompactionConfig {
         CompactionConfig {
             trigger_ratio: 0.75,
             keep_recent_rounds: 3,
+            low_water_ratio: 0.5,
         }
     }
 }

@@ -5,7 +5,7 @@
 //! step: every tool result older than the last few rounds is replaced by a one-line summary at
 //! once, so the prefix changes rarely rather than a little every turn.
 
-use reagent_protocol::Message;
+use reagent_protocol::{Message, Role};
 
 /// Bytes per token assumed before the server has told us a real count.
 const DEFAULT_BYTES_PER_TOKEN: f64 = 4.0;
@@ -29,6 +29,8 @@ struct Meta {
 pub struct Compaction {
     /// Tool results replaced by summaries.
     pub summarized: usize,
+    /// Old messages folded into the one "earlier steps" digest (0 when summaries sufficed).
+    pub folded: usize,
     /// Estimated prompt tokens before.
     pub before_tokens: u64,
     /// Estimated prompt tokens after.
@@ -126,9 +128,16 @@ impl History {
             + self.fixed_overhead_tokens
     }
 
-    /// Replace every tool result older than the last `keep_recent_rounds` rounds with a
-    /// one-line summary. Returns `None` when there was nothing to compact.
-    pub fn compact(&mut self, keep_recent_rounds: usize) -> Option<Compaction> {
+    /// Make room in one large step. First every tool result older than the last
+    /// `keep_recent_rounds` rounds becomes a one-line summary; if the estimate is still above
+    /// `low_water_tokens`, every message older than those rounds (after the pinned ones) is
+    /// folded into a single "earlier steps" digest, so a long run does not creep back over the
+    /// trigger one round at a time. Returns `None` when there was nothing to compact.
+    pub fn compact(
+        &mut self,
+        keep_recent_rounds: usize,
+        low_water_tokens: u64,
+    ) -> Option<Compaction> {
         let before_tokens = self.estimate_tokens();
         let round_starts: Vec<usize> = (self.pinned..self.messages.len())
             .filter(|&i| self.meta[i].round_start)
@@ -150,12 +159,64 @@ impl History {
                 summarized += 1;
             }
         }
-        (summarized > 0).then(|| Compaction {
+        let mut folded = 0;
+        if self.estimate_tokens() > low_water_tokens && boundary > self.pinned + 1 {
+            let old: Vec<Message> = self.messages.drain(self.pinned..boundary).collect();
+            self.meta.drain(self.pinned..boundary);
+            folded = old.len();
+            self.messages
+                .insert(self.pinned, Message::user(digest(&old)));
+            self.meta.insert(
+                self.pinned,
+                Meta {
+                    compacted: true,
+                    ..Meta::default()
+                },
+            );
+        }
+        (summarized + folded > 0).then(|| Compaction {
             summarized,
+            folded,
             before_tokens,
             after_tokens: self.estimate_tokens(),
         })
     }
+}
+
+/// First line of the digest that stands in for folded messages.
+const DIGEST_HEADER: &str = "[Earlier steps, compacted to save context:]";
+/// The digest keeps at most this many of the most recent lines.
+const DIGEST_MAX_LINES: usize = 60;
+
+/// One line per earlier tool call and result (a previous digest's lines carried over), the most
+/// recent [`DIGEST_MAX_LINES`] kept.
+fn digest(old: &[Message]) -> String {
+    let mut lines: Vec<String> = Vec::new();
+    for m in old {
+        if let Some(rest) = m.content.strip_prefix(DIGEST_HEADER) {
+            lines.extend(rest.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+        } else if m.role == Role::Assistant {
+            for call in &m.tool_calls {
+                let args: String = call.arguments.to_string().chars().take(100).collect();
+                lines.push(format!("- called {} {args}", call.name));
+            }
+        } else if m.role == Role::Tool || m.tool_name.is_some() {
+            lines.push(format!(
+                "- {}",
+                m.content.chars().take(160).collect::<String>()
+            ));
+        }
+    }
+    let omitted = lines.len().saturating_sub(DIGEST_MAX_LINES);
+    let mut out = String::from(DIGEST_HEADER);
+    if omitted > 0 {
+        out.push_str(&format!("\n- ({omitted} earlier lines omitted)"));
+    }
+    for line in &lines[omitted..] {
+        out.push('\n');
+        out.push_str(line);
+    }
+    out
 }
 
 fn message_bytes(m: &Message) -> usize {

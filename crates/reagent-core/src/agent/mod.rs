@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reagent_protocol::{
     CancellationToken, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
-    ProviderError,
+    ProviderError, ToolSpec,
 };
 use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 
@@ -36,6 +36,10 @@ pub struct Agent {
     workspace: Arc<Workspace>,
     config: AgentConfig,
     approver: Option<Arc<dyn Approver>>,
+    /// The tools' specs, in registry order (stable across iterations and runs).
+    specs: Vec<ToolSpec>,
+    /// Compiled argument schemas, shared by every run of this agent.
+    checker: ArgumentChecker,
 }
 
 /// Mutable state of one run.
@@ -85,12 +89,16 @@ impl Agent {
         workspace: Arc<Workspace>,
         config: AgentConfig,
     ) -> Self {
+        let specs = tools.specs();
+        let checker = ArgumentChecker::new(&specs);
         Agent {
             provider,
             tools,
             workspace,
             config,
             approver: None,
+            specs,
+            checker,
         }
     }
 
@@ -222,11 +230,11 @@ impl Agent {
                 }),
             ..self.config.options.clone()
         };
-        let specs = self.tools.specs();
+        let specs = &self.specs;
         let system = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
-            &specs,
+            specs,
             profile.system_hint.as_deref(),
         );
         let schema_bytes: usize = if mode == ToolMode::Native {
@@ -269,7 +277,6 @@ impl Agent {
                 mode,
                 options,
                 format,
-                specs,
             },
             history,
         ))
@@ -289,21 +296,20 @@ impl Agent {
             mode,
             options,
             format,
-            specs,
         } = prepared;
+        let specs = &self.specs;
         let num_ctx = options.num_ctx.unwrap_or(self.config.default_ctx_cap);
-        let checker = ArgumentChecker::new(&specs);
         let setup = TurnSetup {
             provider: self.provider.as_ref(),
             model: &self.config.model,
             mode,
-            specs: &specs,
+            specs,
             options,
             stream: self.config.stream,
             retry_truncated: self.config.retry_truncated,
-            parse: TurnSetup::parse_options(&specs, format),
+            parse: TurnSetup::parse_options(specs, format),
             constrained_schema: (mode == ToolMode::Constrained)
-                .then(|| tool_mode::constrained_schema(&specs)),
+                .then(|| tool_mode::constrained_schema(specs)),
             events,
             cancel,
         };
@@ -407,7 +413,7 @@ impl Agent {
             let mut repeated = None;
             for call in calls {
                 let call_started = Instant::now();
-                let (args, result) = self.execute(&checker, &call, &ctx).await;
+                let (args, result) = self.execute(&self.checker, &call, &ctx).await;
                 let duration_ms = call_started.elapsed().as_millis() as u64;
                 state.tool_calls += 1;
                 if let ToolResult::Ok { changed, .. } = &result {
@@ -465,7 +471,6 @@ struct Prepared {
     mode: ToolMode,
     options: ModelOptions,
     format: Option<reagent_parse::Family>,
-    specs: Vec<reagent_protocol::ToolSpec>,
 }
 
 impl RunState {

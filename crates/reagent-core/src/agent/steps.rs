@@ -49,15 +49,18 @@ impl Agent {
         if history.estimate_tokens() <= limit {
             return;
         }
-        if let Some(c) = history.compact(self.config.compaction.keep_recent_rounds) {
+        let low_water = (f64::from(num_ctx) * self.config.compaction.low_water_ratio) as u64;
+        if let Some(c) = history.compact(self.config.compaction.keep_recent_rounds, low_water) {
             events.guardrail(
                 "context_window",
                 "compact",
                 format!(
-                    "~{} tokens passed {}% of num_ctx={num_ctx}: {} old tool results summarized, now ~{} tokens",
+                    "~{} tokens passed {}% of num_ctx={num_ctx}: {} old tool results summarized, \
+                     {} old messages folded into a digest, now ~{} tokens",
                     c.before_tokens,
                     (self.config.compaction.trigger_ratio * 100.0) as u32,
                     c.summarized,
+                    c.folded,
                     c.after_tokens
                 ),
             );

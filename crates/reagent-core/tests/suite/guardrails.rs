@@ -240,13 +240,13 @@ async fn max_iterations_stops_the_run_with_partial_results() {
     assert_eq!(o.events_of("guardrail")[0]["guardrail"], "max_iterations");
 }
 
-/// 30 iterations of 4 KB results stay under the context budget thanks to compaction, which
-/// happens in large steps (rarely), not a little every turn.
-#[tokio::test]
-async fn compaction_keeps_thirty_iterations_of_4kb_results_under_budget() {
+/// Runs `iterations` reads of distinct 4 KB files in a 16k window, then an answer; checks every
+/// request fits the window and the pinned messages stay verbatim; returns the run and the
+/// iterations before which a compaction happened.
+async fn long_run_with_4kb_results(iterations: usize) -> (super::harness::Outcome, Vec<u64>) {
     let num_ctx: u32 = 16_384;
     let mut script = ScriptBuilder::new();
-    for i in 0..30 {
+    for i in 0..iterations {
         script = script.turn(Turn::tool_call(
             "read_file",
             json!({"path": format!("f{i}.txt")}),
@@ -256,43 +256,19 @@ async fn compaction_keeps_thirty_iterations_of_4kb_results_under_budget() {
     let o = run(
         script,
         |d| {
-            for i in 0..30 {
-                let body: String = format!("{i:02} {}\n", "x".repeat(60)).repeat(64); // 4 KB
+            for i in 0..iterations {
+                let body: String = format!("{i:03} {}\n", "x".repeat(59)).repeat(64); // 4 KB
                 std::fs::write(d.join(format!("f{i}.txt")), body).unwrap();
             }
         },
         |c| {
             c.options.num_ctx = Some(num_ctx);
-            c.max_iterations = 40;
+            c.max_iterations = iterations as u32 + 5;
         },
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
-    assert_eq!(o.result.tool_calls, 30);
-    // Which iteration each compaction preceded: the guardrail event comes right before that
-    // iteration's llm_request.
-    let mut iteration = 0;
-    let mut compacted_before = Vec::new();
-    for e in &o.events {
-        let v = serde_json::to_value(e).unwrap();
-        if v["type"] == "llm_request" {
-            iteration = v["iteration"].as_u64().unwrap();
-        }
-        if v["type"] == "guardrail" && v["action"] == "compact" {
-            compacted_before.push(iteration + 1);
-        }
-    }
-    assert!(!compacted_before.is_empty(), "compaction never fired");
-    // Large steps: the prefix the server caches changes rarely, never two turns running.
-    let min_gap = compacted_before
-        .windows(2)
-        .map(|w| w[1] - w[0])
-        .min()
-        .unwrap_or(u64::MAX);
-    assert!(
-        min_gap >= 4,
-        "compactions before iterations {compacted_before:?}: too often for the prompt cache"
-    );
+    assert_eq!(o.result.tool_calls as usize, iterations);
     for (i, req) in o.requests.iter().enumerate() {
         let bytes: usize = req["messages"]
             .as_array()
@@ -306,13 +282,87 @@ async fn compaction_keeps_thirty_iterations_of_4kb_results_under_budget() {
             "request {i} has {bytes} bytes of messages"
         );
     }
-    // The system prompt and the task are kept verbatim.
     let last = o.messages(o.requests.len() - 1);
-    assert_eq!(last[1]["content"], "do the task");
+    assert_eq!(
+        last[1]["content"], "do the task",
+        "the task is kept verbatim"
+    );
+    // The compaction guardrail comes right before the llm_request of the iteration it precedes.
+    let mut iteration = 0;
+    let mut compacted_before = Vec::new();
+    for e in &o.events {
+        let v = serde_json::to_value(e).unwrap();
+        if v["type"] == "llm_request" {
+            iteration = v["iteration"].as_u64().unwrap();
+        }
+        if v["type"] == "guardrail" && v["action"] == "compact" {
+            compacted_before.push(iteration + 1);
+        }
+        assert!(
+            v["guardrail"] != "context_overflow",
+            "the history overflowed: {v}"
+        );
+    }
+    (o, compacted_before)
+}
+
+/// Minimum distance between two compactions, in iterations.
+fn min_gap(compacted_before: &[u64]) -> u64 {
+    compacted_before
+        .windows(2)
+        .map(|w| w[1] - w[0])
+        .min()
+        .unwrap_or(u64::MAX)
+}
+
+/// 30 iterations of 4 KB results stay under the context budget thanks to compaction, which
+/// happens in large steps (rarely), not a little every turn, so the server's prompt cache holds.
+#[tokio::test]
+async fn compaction_keeps_thirty_iterations_of_4kb_results_under_budget() {
+    let (o, compacted_before) = long_run_with_4kb_results(30).await;
+    assert!(!compacted_before.is_empty(), "compaction never fired");
+    assert!(
+        min_gap(&compacted_before) >= 4,
+        "compactions before iterations {compacted_before:?}"
+    );
+    let last = o.messages(o.requests.len() - 1);
     assert!(last.iter().any(|m| m["content"]
         .as_str()
         .unwrap_or("")
-        .starts_with("[compacted")));
+        .contains("compacted to save context")));
+}
+
+/// A long run does not creep back over the trigger one round at a time: old rounds are folded
+/// into one digest, and compactions stay rare all the way.
+#[tokio::test]
+async fn a_150_iteration_run_still_compacts_in_large_steps() {
+    let (o, compacted_before) = long_run_with_4kb_results(150).await;
+    assert!(
+        compacted_before.len() <= 150 / 4,
+        "{} compactions in 150 iterations: {compacted_before:?}",
+        compacted_before.len()
+    );
+    assert!(
+        min_gap(&compacted_before) >= 4,
+        "compactions before iterations {compacted_before:?}"
+    );
+    let last = o.messages(o.requests.len() - 1);
+    let digest = last
+        .iter()
+        .find(|m| {
+            m["content"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("[Earlier steps")
+        })
+        .expect("a digest");
+    assert!(
+        digest["content"]
+            .as_str()
+            .unwrap()
+            .contains("called read_file"),
+        "{digest}"
+    );
 }
 
 #[tokio::test]
