@@ -4,7 +4,8 @@
 //!
 //! Every reply is decided from the request alone ([`decide`]): the model name carries the
 //! [`Plan`] (how many files to read), and the number of assistant turns already in the
-//! conversation says how far the run has got. While fewer than `N` turns were made the reply is
+//! conversation (plus the rounds a reagent "earlier steps" digest stands for) says how far the
+//! run has got. While fewer than `N` turns were made the reply is
 //! a native tool call `read_file{"path": "f000K.txt"}`; then it is the final answer, as plain
 //! text, or as a call of `final_answer` when the request offers such a tool (smolagents ends a
 //! run that way). Consecutive assistant messages count as one turn, because some frameworks
@@ -60,6 +61,8 @@ struct ChatBody {
 struct RoleOnly {
     #[serde(default)]
     role: String,
+    #[serde(default)]
+    content: String,
 }
 
 #[derive(Deserialize)]
@@ -110,6 +113,10 @@ pub fn decide(body: &[u8]) -> Result<Decision, (StatusCode, String)> {
     let mut turns = 0u32;
     let mut previous_was_assistant = false;
     for m in &req.messages {
+        // reagent folds old rounds into one digest on long runs; it says how many.
+        if let Some(folded) = reagent_core::digest_rounds(&m.content) {
+            turns += u32::try_from(folded).unwrap_or(u32::MAX);
+        }
         let assistant = m.role == "assistant";
         if assistant && !previous_was_assistant {
             turns += 1;

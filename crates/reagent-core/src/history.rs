@@ -183,19 +183,29 @@ impl History {
     }
 }
 
-/// First line of the digest that stands in for folded messages.
-const DIGEST_HEADER: &str = "[Earlier steps, compacted to save context:]";
+/// How the digest that stands in for folded messages begins; the number of rounds it covers
+/// follows, then `]`.
+pub const DIGEST_PREFIX: &str = "[Earlier steps, compacted to save context; rounds: ";
 /// The digest keeps at most this many of the most recent lines.
 const DIGEST_MAX_LINES: usize = 60;
 
+/// The number of rounds a digest covers, if `content` is one.
+pub fn digest_rounds(content: &str) -> Option<u64> {
+    let rest = content.strip_prefix(DIGEST_PREFIX)?;
+    rest.split(']').next()?.trim().parse().ok()
+}
+
 /// One line per earlier tool call and result (a previous digest's lines carried over), the most
-/// recent [`DIGEST_MAX_LINES`] kept.
+/// recent [`DIGEST_MAX_LINES`] kept; the header counts the rounds covered.
 fn digest(old: &[Message]) -> String {
     let mut lines: Vec<String> = Vec::new();
+    let mut rounds = 0;
     for m in old {
-        if let Some(rest) = m.content.strip_prefix(DIGEST_HEADER) {
-            lines.extend(rest.lines().filter(|l| !l.is_empty()).map(str::to_owned));
+        if let Some(earlier) = digest_rounds(&m.content) {
+            rounds += earlier;
+            lines.extend(m.content.lines().skip(1).map(str::to_owned));
         } else if m.role == Role::Assistant {
+            rounds += 1;
             for call in &m.tool_calls {
                 let args: String = call.arguments.to_string().chars().take(100).collect();
                 lines.push(format!("- called {} {args}", call.name));
@@ -207,8 +217,9 @@ fn digest(old: &[Message]) -> String {
             ));
         }
     }
+    lines.retain(|l| !l.starts_with("- (") || !l.ends_with("earlier lines omitted)"));
     let omitted = lines.len().saturating_sub(DIGEST_MAX_LINES);
-    let mut out = String::from(DIGEST_HEADER);
+    let mut out = format!("{DIGEST_PREFIX}{rounds}]");
     if omitted > 0 {
         out.push_str(&format!("\n- ({omitted} earlier lines omitted)"));
     }

@@ -43,7 +43,7 @@ pub use agent::Agent;
 pub use arguments::ArgumentChecker;
 pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode};
 pub use events::EventSink;
-pub use history::{Compaction, History};
+pub use history::{digest_rounds, Compaction, History, DIGEST_PREFIX};
 pub use profiles::{profile_for, ModelProfile};
 pub use result::RunResult;
 
