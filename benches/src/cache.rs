@@ -41,11 +41,15 @@ impl ScriptedSequence {
     }
 }
 
-/// Assistant turns in `request` (consecutive assistant messages count once).
+/// Assistant turns in `request` (consecutive assistant messages count once), plus the rounds a
+/// reagent "earlier steps" digest stands for.
 pub fn assistant_turns(request: &ChatRequest) -> u32 {
     let mut turns = 0;
     let mut previous = false;
     for m in &request.messages {
+        if let Some(folded) = reagent_core::digest_rounds(&m.content) {
+            turns += u32::try_from(folded).unwrap_or(u32::MAX);
+        }
         let assistant = m.role == Role::Assistant;
         if assistant && !previous {
             turns += 1;
