@@ -452,7 +452,7 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
             L.append(f"| heap in use per idle run (glibc mallinfo2: live data, not allocator overhead) | {fmt(i['heap_bytes_per_run'] / 1024)} KB |")
         if i.get("argument_checker_heap_bytes") is not None:
             L.append(
-                f"| of which rebuilt by every run from the same tool catalogue: `ArgumentChecker` (compiled JSON-Schema "
+                f"| size of the tool catalogue a run would rebuild if the `Agent` did not hold it (it does, since 479a13e): `ArgumentChecker` (compiled JSON-Schema "
                 f"validators) + tool specs | {fmt(i['argument_checker_heap_bytes'] / 1024)} KB + {fmt(i['tool_specs_heap_bytes'] / 1024)} KB |"
             )
         L.append(f"| CPU per model call | {fmt(t['cpu_us_per_iteration'])} µs |")
