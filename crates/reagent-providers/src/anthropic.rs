@@ -125,13 +125,11 @@ impl AnthropicProvider {
             let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
             parse_message(&v, &url)?
         };
-        Ok(ChatResponse {
-            message,
-            finish,
-            usage,
-            latency: started.elapsed(),
-            endpoint: self.base.clone(),
-        })
+        Ok(reply::response(
+            (message, finish, usage),
+            started,
+            &self.base,
+        ))
     }
 }
 

@@ -140,13 +140,11 @@ impl GeminiProvider {
             acc.chunk(&v, &url, None)?;
         }
         let (message, finish, usage) = acc.finish(&url)?;
-        Ok(ChatResponse {
-            message,
-            finish,
-            usage,
-            latency: started.elapsed(),
-            endpoint: self.base.clone(),
-        })
+        Ok(reply::response(
+            (message, finish, usage),
+            started,
+            &self.base,
+        ))
     }
 }
 

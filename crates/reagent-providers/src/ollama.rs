@@ -383,24 +383,13 @@ impl Accumulator {
             None | Some("stop") => FinishReason::Stop,
             Some(other) => FinishReason::Other(other.to_owned()),
         };
-        Ok(ChatResponse {
-            message: Message {
-                role: Role::Assistant,
-                content: self.content,
-                reasoning: (!self.thinking.is_empty()).then_some(self.thinking),
-                tool_calls: self.calls,
-                tool_name: None,
-                tool_call_id: None,
-            },
-            finish,
-            usage: Usage {
-                prompt_tokens: count("prompt_eval_count"),
-                completion_tokens: count("eval_count"),
-                cached_prompt_tokens: None,
-            },
-            latency: started.elapsed(),
-            endpoint: endpoint.to_owned(),
-        })
+        let usage = Usage {
+            prompt_tokens: count("prompt_eval_count"),
+            completion_tokens: count("eval_count"),
+            cached_prompt_tokens: None,
+        };
+        let message = reply::assistant(self.content, self.thinking, self.calls);
+        Ok(reply::response((message, finish, usage), started, endpoint))
     }
 }
 

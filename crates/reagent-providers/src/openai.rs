@@ -108,13 +108,11 @@ impl OpenAiProvider {
             let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
             parse_completion(&v, &url)?
         };
-        Ok(ChatResponse {
-            message,
-            finish,
-            usage,
-            latency: started.elapsed(),
-            endpoint: self.base.clone(),
-        })
+        Ok(reply::response(
+            (message, finish, usage),
+            started,
+            &self.base,
+        ))
     }
 
     /// Turns a 404 about the model into [`ProviderError::ModelNotFound`].

@@ -1,8 +1,27 @@
 //! Building the provider-neutral reply: the assistant message, tool-call arguments, streamed
 //! text signals, and short excerpts of bad input for error messages.
 
-use reagent_protocol::{ChatSignal, Message, Role, SignalSink, ToolCall};
+use std::time::Instant;
+
+use reagent_protocol::{
+    ChatResponse, ChatSignal, FinishReason, Message, Role, SignalSink, ToolCall, Usage,
+};
 use serde_json::Value;
+
+/// The response of one attempt that began at `started`, answered by `endpoint`.
+pub(crate) fn response(
+    (message, finish, usage): (Message, FinishReason, Usage),
+    started: Instant,
+    endpoint: &str,
+) -> ChatResponse {
+    ChatResponse {
+        message,
+        finish,
+        usage,
+        latency: started.elapsed(),
+        endpoint: endpoint.to_owned(),
+    }
+}
 
 /// An assistant message from its parts.
 pub(crate) fn assistant(content: String, reasoning: String, calls: Vec<ToolCall>) -> Message {
