@@ -138,6 +138,28 @@ fn first_marker(t: &str, from: usize) -> Option<usize> {
     (from..b.len()).find(|&i| (b[i] == b'<' || b[i] == b'[') && marker_at(t, i))
 }
 
+/// Whether `t` (prefill included) is plain prose, which parses to itself as content:
+/// `trigger_free` says it holds no trigger byte (`<`, `[`, `{`, backtick).
+fn plain_prose(t: &str, opts: &ParseOptions, trigger_free: bool) -> bool {
+    let quirky = opts
+        .format
+        .is_some_and(|f| f.trims_content() || f == Family::Functionary);
+    !quirky && trigger_free && !t.contains("Action") && !t.contains("Final Answer")
+}
+
+/// [`parse_full`] for a text the caller already knows holds no trigger byte (the stream
+/// tracks it): skips the pre-scan, and plain prose keeps the buffer instead of copying.
+pub(crate) fn parse_trigger_free(text: String, opts: &ParseOptions) -> Parsed {
+    debug_assert_eq!(crate::scan::next_trigger(text.as_bytes(), 0), text.len());
+    if opts.prefill.is_empty() && plain_prose(&text, opts, true) {
+        return Parsed {
+            content: non_empty(text),
+            ..Parsed::default()
+        };
+    }
+    parse_full(&text, opts)
+}
+
 /// Parse a whole turn.
 pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
     let mut owned;
@@ -153,14 +175,11 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         t = &owned;
     }
     // Fast path: prose with no byte that can start a call, reasoning or agent step.
-    let quirky = opts
-        .format
-        .is_some_and(|f| f.trims_content() || f == Family::Functionary);
-    if !quirky
-        && crate::scan::next_trigger(t.as_bytes(), 0) == t.len()
-        && !t.contains("Action")
-        && !t.contains("Final Answer")
-    {
+    if plain_prose(
+        t,
+        opts,
+        crate::scan::next_trigger(t.as_bytes(), 0) == t.len(),
+    ) {
         return Parsed {
             content: non_empty(t.to_string()),
             ..Parsed::default()

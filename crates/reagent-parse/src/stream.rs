@@ -4,7 +4,9 @@
 //!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
 //! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
-//! possible call start is seen, `push` only appends.
+//! possible call start is seen, `push` only appends. A one-byte push of plain prose takes
+//! an inlined path (a table lookup and two byte appends), and when no pushed byte could
+//! start a call `finish` skips the pre-scan that [`crate::parse`] would repeat.
 
 use crate::{parse, ParseOptions, Parsed};
 
@@ -53,13 +55,45 @@ const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools
 pub struct StreamParser {
     opts: ParseOptions,
     buf: String,
-    /// Bytes of `buf` already released.
+    /// Bytes of `buf` already released (stale while `live`: then all of it is).
     released: usize,
     /// A possible call start was seen: release nothing more.
     held: bool,
     /// Some non-whitespace text was released.
     seen_text: bool,
+    /// `buf` holds no byte that [`crate::parse`] treats as a possible call start, so
+    /// `finish` may skip its pre-scan.
+    trigger_free: bool,
+    /// Everything pushed was released, text was seen and nothing is held: a one-byte
+    /// push may take the inlined path in [`StreamParser::push_into`].
+    live: bool,
+    /// Held, and `trigger_free` is settled (false): a push only appends to `buf`.
+    append_only: bool,
 }
+
+/// [`CLASS`]: plain text wherever it stands.
+const PLAIN: u8 = 1;
+/// [`CLASS`]: a letter that may start a word marker (plain inside a word).
+const WORD_START: u8 = 2;
+
+/// Class of each ASCII byte for the one-byte path; 0 for call, reasoning and tag
+/// starts (always examined by the slow path).
+const CLASS: [u8; 128] = {
+    let mut t = [0u8; 128];
+    let mut c = 0;
+    while c < 128 {
+        let b = c as u8;
+        t[c] = if !is_trigger(b) {
+            PLAIN
+        } else if b.is_ascii_alphabetic() {
+            WORD_START
+        } else {
+            0
+        };
+        c += 1;
+    }
+    t
+};
 
 enum Verdict {
     Yes,
@@ -70,6 +104,9 @@ enum Verdict {
 fn against(rest: &str, markers: &[&str]) -> Verdict {
     let mut need = false;
     for m in markers {
+        if m.as_bytes()[0] != rest.as_bytes()[0] {
+            continue;
+        }
         if rest.starts_with(m) {
             return Verdict::Yes;
         }
@@ -124,7 +161,7 @@ fn could_start_inner(rest: &str) -> Verdict {
     }
 }
 
-fn is_trigger(c: u8) -> bool {
+const fn is_trigger(c: u8) -> bool {
     matches!(
         c,
         b'<' | b'[' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
@@ -150,6 +187,9 @@ impl StreamParser {
             released: 0,
             held,
             seen_text: false,
+            trigger_free: true,
+            live: false,
+            append_only: false,
         }
     }
 
@@ -162,13 +202,52 @@ impl StreamParser {
 
     /// Like [`StreamParser::push`], but appends the released text to `out` (no allocation
     /// per chunk).
+    #[inline]
     pub fn push_into(&mut self, chunk: &str, out: &mut String) {
+        // Token-by-token prose: one ASCII byte that cannot start anything, nothing held.
+        if let [c] = *chunk.as_bytes() {
+            if self.append_only && c.is_ascii() {
+                self.buf.push(char::from(c));
+                return;
+            }
+            if self.live && c.is_ascii() {
+                let class = CLASS[usize::from(c)];
+                if class == PLAIN
+                    || (class == WORD_START
+                        && self
+                            .buf
+                            .as_bytes()
+                            .last()
+                            .is_some_and(u8::is_ascii_alphanumeric))
+                {
+                    let ch = char::from(c);
+                    self.buf.push(ch);
+                    out.push(ch);
+                    return;
+                }
+            }
+        }
+        self.push_slow(chunk, out);
+    }
+
+    #[inline(never)]
+    fn push_slow(&mut self, chunk: &str, out: &mut String) {
+        if self.live {
+            self.released = self.buf.len();
+        }
+        if self.trigger_free {
+            self.trigger_free = crate::scan::next_trigger(chunk.as_bytes(), 0) == chunk.len();
+        }
+        self.release(chunk, out);
+        self.live = !self.held && self.seen_text && self.released == self.buf.len();
+        self.append_only = self.held && !self.trigger_free;
+    }
+
+    /// Append `chunk` to the buffer and release what is now known to be plain text.
+    fn release(&mut self, chunk: &str, out: &mut String) {
         let start = self.released;
         let old_len = self.buf.len();
-        match chunk.as_bytes() {
-            [c] => self.buf.push(char::from(*c)),
-            _ => self.buf.push_str(chunk),
-        }
+        self.buf.push_str(chunk);
         if self.held {
             return;
         }
@@ -202,11 +281,7 @@ impl StreamParser {
             if !self.seen_text {
                 self.seen_text = !chunk.trim().is_empty();
             }
-            match chunk.as_bytes() {
-                // One ASCII byte (token-by-token streams): avoid a memcpy call.
-                [c] => out.push(char::from(*c)),
-                _ => out.push_str(chunk),
-            }
+            out.push_str(chunk);
             return;
         }
         let b = self.buf.as_bytes();
@@ -249,6 +324,10 @@ impl StreamParser {
 
     /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.
     pub fn finish(self) -> Parsed {
-        parse(&self.buf, &self.opts)
+        if self.trigger_free {
+            crate::engine::parse_trigger_free(self.buf, &self.opts)
+        } else {
+            parse(&self.buf, &self.opts)
+        }
     }
 }

@@ -48,6 +48,11 @@ const FRAGMENTS: &[&str] = &[
     "'",
     "\"",
     "\\",
+    "reAction",
+    " fin",
+    "cAction: x",
+    " Final",
+    " Answer: ok",
 ];
 
 fn text() -> impl Strategy<Value = String> {
@@ -115,4 +120,34 @@ fn markdown_brackets_do_not_block_release() {
     let mut sp = StreamParser::new(ParseOptions::default());
     let out = sp.push("See [the docs](https://x.y) and {braces} here");
     assert_eq!(out, "See [the docs](https://x.y) and {braces} here");
+}
+
+/// Byte-by-byte through the one-byte fast path, including words that only look like
+/// markers mid-word, ReAct words the fast path never examines, and a prefill.
+#[test]
+fn one_byte_pushes_match_one_shot() {
+    let texts = [
+        "plain prose, no markers at all.\n",
+        "the reAction was fine",
+        "xFinal Answer: 42",
+        "a caf\u{e9} then cats",
+        "reasoning only</think>then the answer",
+        "fun call: f(x)",
+        "   ",
+        "",
+    ];
+    let prefilled = ParseOptions {
+        prefill: "<think>".to_string(),
+        ..ParseOptions::default()
+    };
+    let mut all_opts = vec![ParseOptions::default(), prefilled];
+    all_opts.extend(Family::ALL.iter().map(|f| ParseOptions::with_format(*f)));
+    for opts in &all_opts {
+        for t in texts {
+            let cuts: Vec<usize> = (0..=t.len()).collect();
+            let (released, streamed) = stream(t, &cuts, opts);
+            assert_eq!(streamed, parse(t, opts), "{t:?} with {opts:?}");
+            assert!(t.starts_with(&released), "{released:?} of {t:?}");
+        }
+    }
 }
