@@ -1,5 +1,8 @@
 //! Criterion benchmarks: one-shot throughput on 1 MB of prose (no calls) and on 1 MB of
 //! output with calls, and the cost of streaming 1 MB one byte at a time versus one-shot.
+//! `stream_floor` is a reference, not the parser: the same byte-at-a-time loop that only
+//! appends each byte to the caller's `out` and to a kept copy (what any streaming parser
+//! that prints live and parses exactly at the end must at least do).
 
 // criterion_group! generates an undocumented public fn.
 #![allow(missing_docs)]
@@ -79,6 +82,33 @@ fn stream_bytewise(text: &str) -> usize {
     sp.finish().calls.len() + out.len()
 }
 
+/// The reference floor: no parsing, each chunk appended to `out` and to a kept copy.
+fn floor_bytewise(text: &str) -> usize {
+    let mut kept = String::new();
+    let mut out = String::new();
+    let b = text.as_bytes();
+    let mut at = 0;
+    while at < b.len() {
+        let mut next = at + 1;
+        while !text.is_char_boundary(next) {
+            next += 1;
+        }
+        let chunk = &text[at..next];
+        match *chunk.as_bytes() {
+            [c] => {
+                kept.push(char::from(c));
+                out.push(char::from(c));
+            }
+            _ => {
+                kept.push_str(chunk);
+                out.push_str(chunk);
+            }
+        }
+        at = next;
+    }
+    black_box(kept).len() + out.len()
+}
+
 fn benches(c: &mut Criterion) {
     let opts = ParseOptions::default();
     let inputs = [("prose_1mb", prose()), ("with_calls_1mb", with_calls())];
@@ -98,6 +128,14 @@ fn benches(c: &mut Criterion) {
             b.iter(|| stream_bytewise(black_box(t)))
         });
     }
+    g.finish();
+    let mut g = c.benchmark_group("stream_floor");
+    g.sample_size(10);
+    let (name, text) = &inputs[0];
+    g.throughput(Throughput::Bytes(text.len() as u64));
+    g.bench_with_input(BenchmarkId::from_parameter(name), text, |b, t| {
+        b.iter(|| floor_bytewise(black_box(t)))
+    });
     g.finish();
 }
 

@@ -4,8 +4,9 @@
 //!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
 //! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
-//! possible call start is seen, `push` only appends. A one-byte push of plain prose takes
-//! an inlined path (a table lookup and two byte appends), and when no pushed byte could
+//! possible call start is seen, `push` only appends. One-byte pushes take an inlined path
+//! for the common cases (plain prose: a table lookup and two byte appends; a held word
+//! marker prefix that still matches; appending while held), and when no pushed byte could
 //! start a call `finish` skips the pre-scan that [`crate::parse`] would repeat.
 
 use crate::{parse, ParseOptions, Parsed};
@@ -69,6 +70,9 @@ pub struct StreamParser {
     live: bool,
     /// Held, and `trigger_free` is settled (false): a push only appends to `buf`.
     append_only: bool,
+    /// When not empty: the word marker that the unreleased rest of `buf` is a proper
+    /// prefix of (everything before it released, nothing held).
+    word: &'static [u8],
 }
 
 /// [`CLASS`]: plain text wherever it stands.
@@ -95,6 +99,15 @@ const CLASS: [u8; 128] = {
     t
 };
 
+/// The word marker starting with `c` (empty if none).
+fn word_marker(c: u8) -> &'static [u8] {
+    WORD_MARKERS
+        .iter()
+        .map(|m| m.as_bytes())
+        .find(|m| m.first() == Some(&c))
+        .unwrap_or(b"")
+}
+
 enum Verdict {
     Yes,
     No,
@@ -103,14 +116,17 @@ enum Verdict {
 
 fn against(rest: &str, markers: &[&str]) -> Verdict {
     let mut need = false;
-    for m in markers {
-        if m.as_bytes()[0] != rest.as_bytes()[0] {
+    let r = rest.as_bytes();
+    for m in markers.iter().map(|m| m.as_bytes()) {
+        if m[0] != r[0] {
             continue;
         }
-        if rest.starts_with(m) {
+        // Byte loops: these prefixes are short, a `memcmp` call costs more.
+        let common = m.iter().zip(r).take_while(|(a, b)| a == b).count();
+        if common == m.len() {
             return Verdict::Yes;
         }
-        if m.starts_with(rest) {
+        if common == r.len() {
             need = true;
         }
     }
@@ -190,6 +206,7 @@ impl StreamParser {
             trigger_free: true,
             live: false,
             append_only: false,
+            word: b"",
         }
     }
 
@@ -204,25 +221,39 @@ impl StreamParser {
     /// per chunk).
     #[inline]
     pub fn push_into(&mut self, chunk: &str, out: &mut String) {
-        // Token-by-token prose: one ASCII byte that cannot start anything, nothing held.
+        // Token-by-token streams, one ASCII byte: append while held; release plain prose;
+        // hold a letter that may start a word marker, and the letters that continue it.
         if let [c] = *chunk.as_bytes() {
-            if self.append_only && c.is_ascii() {
-                self.buf.push(char::from(c));
-                return;
-            }
-            if self.live && c.is_ascii() {
-                let class = CLASS[usize::from(c)];
-                if class == PLAIN
-                    || (class == WORD_START
-                        && self
-                            .buf
-                            .as_bytes()
-                            .last()
-                            .is_some_and(u8::is_ascii_alphanumeric))
-                {
-                    let ch = char::from(c);
+            if c.is_ascii() {
+                let ch = char::from(c);
+                if self.append_only {
                     self.buf.push(ch);
-                    out.push(ch);
+                    return;
+                }
+                if self.live {
+                    let class = CLASS[usize::from(c)];
+                    let in_word = || {
+                        let last = self.buf.as_bytes().last();
+                        last.is_some_and(u8::is_ascii_alphanumeric)
+                    };
+                    if class == PLAIN || (class == WORD_START && in_word()) {
+                        self.buf.push(ch);
+                        out.push(ch);
+                        return;
+                    }
+                    if class == WORD_START {
+                        // A word marker may start here: hold the letter.
+                        self.released = self.buf.len();
+                        self.buf.push(ch);
+                        self.live = false;
+                        self.word = word_marker(c);
+                        return;
+                    }
+                } else if self.word.get(self.buf.len() - self.released + 1).is_some()
+                    && self.word.get(self.buf.len() - self.released) == Some(&c)
+                {
+                    // The held word still matches and does not complete the marker.
+                    self.buf.push(ch);
                     return;
                 }
             }
@@ -235,6 +266,7 @@ impl StreamParser {
         if self.live {
             self.released = self.buf.len();
         }
+        self.word = b"";
         if self.trigger_free {
             self.trigger_free = crate::scan::next_trigger(chunk.as_bytes(), 0) == chunk.len();
         }
@@ -329,5 +361,21 @@ impl StreamParser {
         } else {
             parse(&self.buf, &self.opts)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn each_word_start_letter_has_one_word_marker() {
+        for c in 0..128u8 {
+            let starts = WORD_MARKERS.iter().filter(|m| m.as_bytes()[0] == c).count();
+            assert_eq!(CLASS[usize::from(c)] == WORD_START, starts == 1, "{c}");
+            assert!(starts <= 1);
+        }
+        assert_eq!(word_marker(b'f'), b"functools");
+        assert_eq!(word_marker(b'x'), b"");
     }
 }
