@@ -5,6 +5,8 @@
 //! step: every tool result older than the last few rounds is replaced by a one-line summary at
 //! once, so the prefix changes rarely rather than a little every turn.
 
+use std::sync::Arc;
+
 use reagent_protocol::{Message, Role};
 
 /// Bytes per token assumed before the server has told us a real count.
@@ -40,8 +42,12 @@ pub struct Compaction {
 /// Messages of a run plus the bookkeeping compaction needs.
 #[derive(Debug, Clone, Default)]
 pub struct History {
-    messages: Vec<Message>,
+    /// Shared with the requests built from them (and a provider's wire cache): appending or
+    /// sending copies pointers, and a message changed while shared is copied first.
+    messages: Vec<Arc<Message>>,
     meta: Vec<Meta>,
+    /// [`message_bytes`] summed over `messages`, kept up to date on every change.
+    text_bytes: usize,
     /// Leading messages never compacted (system prompt and task).
     pinned: usize,
     /// Tokens of what is sent besides messages (tool schemas).
@@ -55,7 +61,8 @@ impl History {
         let n = pinned.len();
         History {
             meta: vec![Meta::default(); n],
-            messages: pinned,
+            text_bytes: pinned.iter().map(message_bytes).sum(),
+            messages: pinned.into_iter().map(Arc::new).collect(),
             pinned: n,
             fixed_overhead_tokens: (fixed_overhead_bytes as f64 / DEFAULT_BYTES_PER_TOKEN) as u64,
             bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
@@ -63,13 +70,16 @@ impl History {
     }
 
     /// All messages, in order.
-    pub fn messages(&self) -> &[Message] {
+    pub fn messages(&self) -> &[Arc<Message>] {
         &self.messages
     }
 
     /// Consume into the transcript.
     pub fn into_messages(self) -> Vec<Message> {
         self.messages
+            .into_iter()
+            .map(|m| Arc::try_unwrap(m).unwrap_or_else(|shared| (*shared).clone()))
+            .collect()
     }
 
     /// Append an assistant turn (starts a new round).
@@ -100,7 +110,8 @@ impl History {
     }
 
     fn push(&mut self, message: Message, meta: Meta) {
-        self.messages.push(message);
+        self.text_bytes += message_bytes(&message);
+        self.messages.push(Arc::new(message));
         self.meta.push(meta);
     }
 
@@ -117,7 +128,7 @@ impl History {
 
     /// Bytes of message text (what [`History::calibrate`] relates to prompt tokens).
     pub fn text_bytes(&self) -> usize {
-        self.messages.iter().map(message_bytes).sum()
+        self.text_bytes
     }
 
     /// Estimated prompt tokens of the whole request.
@@ -153,19 +164,23 @@ impl History {
         for i in self.pinned..boundary {
             let meta = &mut self.meta[i];
             if meta.tool_result && !meta.compacted {
-                let message = &mut self.messages[i];
-                message.content = summarize(message);
+                let message = Arc::make_mut(&mut self.messages[i]);
+                let summary = summarize(message);
+                self.text_bytes = self.text_bytes - message.content.len() + summary.len();
+                message.content = summary;
                 meta.compacted = true;
                 summarized += 1;
             }
         }
         let mut folded = 0;
         if self.estimate_tokens() > low_water_tokens && boundary > self.pinned + 1 {
-            let old: Vec<Message> = self.messages.drain(self.pinned..boundary).collect();
+            let old: Vec<Arc<Message>> = self.messages.drain(self.pinned..boundary).collect();
             self.meta.drain(self.pinned..boundary);
             folded = old.len();
-            self.messages
-                .insert(self.pinned, Message::user(digest(&old)));
+            let digest = Message::user(digest(&old));
+            self.text_bytes = self.text_bytes + message_bytes(&digest)
+                - old.iter().map(|m| message_bytes(m)).sum::<usize>();
+            self.messages.insert(self.pinned, Arc::new(digest));
             self.meta.insert(
                 self.pinned,
                 Meta {
@@ -197,7 +212,7 @@ pub fn digest_rounds(content: &str) -> Option<u64> {
 
 /// One line per earlier tool call and result (a previous digest's lines carried over), the most
 /// recent [`DIGEST_MAX_LINES`] kept; the header counts the rounds covered.
-fn digest(old: &[Message]) -> String {
+fn digest(old: &[Arc<Message>]) -> String {
     let mut lines: Vec<String> = Vec::new();
     let mut rounds = 0;
     for m in old {

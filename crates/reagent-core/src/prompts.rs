@@ -1,6 +1,8 @@
 //! Every text reagent itself puts in front of the model. The system prompt is stable for the
 //! whole run (no timestamps), so a server's prompt cache keeps working.
 
+use std::sync::Arc;
+
 use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
 
 use crate::config::ToolMode;
@@ -81,7 +83,7 @@ pub(crate) fn tool_result_message(mode: ToolMode, call: &ToolCall, result_json: 
 }
 
 /// A fresh, plain question for a weak model: the task and the latest tool results, restated.
-pub(crate) fn restated_question(task: &str, history: &[Message]) -> Vec<Message> {
+pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Message> {
     let mut results = Vec::new();
     let mut budget = RESTATED_RESULTS_MAX_BYTES;
     for m in history.iter().rev() {

@@ -2,13 +2,13 @@
 //! the incremental parser), retry once when the reply was cut off, and extract the tool calls in
 //! layers: native `tool_calls` first, then the constrained JSON shape, then the text parser.
 
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
 use reagent_protocol::{
     CancellationToken, ChatRequest, ChatResponse, ChatSignal, EventKind, FinishReason, Message,
-    ModelOptions, Provider, ProviderError, ToolCall, ToolChoice, ToolSpec, Usage,
+    ModelOptions, Provider, ProviderError, ToolCall, ToolChoice, ToolSpec, Usage, WireCache,
 };
 
 use crate::config::ToolMode;
@@ -20,12 +20,14 @@ pub(crate) struct TurnSetup<'a> {
     pub(crate) provider: &'a dyn Provider,
     pub(crate) model: &'a str,
     pub(crate) mode: ToolMode,
-    pub(crate) specs: &'a [ToolSpec],
+    pub(crate) specs: &'a Arc<[ToolSpec]>,
     pub(crate) options: ModelOptions,
     pub(crate) stream: bool,
     pub(crate) retry_truncated: bool,
     pub(crate) parse: ParseOptions,
     pub(crate) constrained_schema: Option<serde_json::Value>,
+    /// The run's encoded messages, shared by its requests.
+    pub(crate) wire: WireCache,
     pub(crate) events: &'a EventSink,
     pub(crate) cancel: &'a CancellationToken,
 }
@@ -69,7 +71,7 @@ impl TurnSetup<'_> {
     pub(crate) async fn run(
         &self,
         iteration: u32,
-        messages: &[Message],
+        messages: &[Arc<Message>],
         estimated_tokens: u64,
     ) -> Result<Turn, ProviderError> {
         let mut options = self.options.clone();
@@ -81,14 +83,15 @@ impl TurnSetup<'_> {
                 model: self.model.to_owned(),
                 messages: messages.to_vec(),
                 tools: if self.mode == ToolMode::Native {
-                    self.specs.to_vec()
+                    Arc::clone(self.specs)
                 } else {
-                    Vec::new()
+                    Arc::default()
                 },
                 tool_choice: ToolChoice::Auto,
                 options: options.clone(),
                 response_schema: self.constrained_schema.clone(),
                 stream: self.stream,
+                wire: self.wire.clone(),
             };
             self.events.emit(EventKind::LlmRequest {
                 iteration,

@@ -23,6 +23,7 @@
 mod event;
 mod message;
 mod provider;
+mod wire;
 
 pub use event::{Event, EventKind, Outcome, PoolEndpointState};
 pub use message::{Message, Role, ToolCall, ToolSpec};
@@ -30,3 +31,4 @@ pub use provider::{
     CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, FinishReason,
     ModelInfo, ModelOptions, Provider, ProviderError, SignalSink, ToolChoice, Usage,
 };
+pub use wire::WireCache;

@@ -1,5 +1,6 @@
 //! The [`Provider`] trait: one chat round trip with a model server, and what it returns.
 
+use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
@@ -7,6 +8,7 @@ use serde_json::Value;
 
 use crate::event::PoolEndpointState;
 use crate::message::{Message, ToolSpec};
+use crate::wire::WireCache;
 
 pub use tokio_util::sync::CancellationToken;
 
@@ -44,10 +46,11 @@ pub enum ToolChoice {
 pub struct ChatRequest {
     /// Model name as the server knows it.
     pub model: String,
-    /// The conversation so far.
-    pub messages: Vec<Message>,
-    /// Tools offered natively (empty in constrained and prompt modes).
-    pub tools: Vec<ToolSpec>,
+    /// The conversation so far, shared with the run's history (cloning a request or building
+    /// the next one copies pointers, not text).
+    pub messages: Vec<Arc<Message>>,
+    /// Tools offered natively (empty in constrained and prompt modes), shared between requests.
+    pub tools: Arc<[ToolSpec]>,
     /// Tool choice, when `tools` is not empty.
     pub tool_choice: ToolChoice,
     /// Generation options.
@@ -56,6 +59,25 @@ pub struct ChatRequest {
     pub response_schema: Option<Value>,
     /// Stream the reply (text pieces go to the [`SignalSink`] as they arrive).
     pub stream: bool,
+    /// The run's encoded messages, so a provider encodes each message once per run; share one
+    /// cache between the requests of a run (a default, empty one is always correct).
+    pub wire: WireCache,
+}
+
+impl ChatRequest {
+    /// A request for `model` over `messages`, with no tools, default options and no streaming.
+    pub fn new(model: impl Into<String>, messages: impl IntoIterator<Item = Message>) -> Self {
+        ChatRequest {
+            model: model.into(),
+            messages: messages.into_iter().map(Arc::new).collect(),
+            tools: Arc::default(),
+            tool_choice: ToolChoice::Auto,
+            options: ModelOptions::default(),
+            response_schema: None,
+            stream: false,
+            wire: WireCache::default(),
+        }
+    }
 }
 
 /// Why generation stopped.

@@ -10,6 +10,7 @@
 //! report `json_schema: Some(false)`); `num_ctx`, `seed` and `keep_alive` have no equivalent.
 //! Streaming events are put together by `anthropic_stream.rs`.
 
+use std::borrow::Borrow;
 use std::time::Instant;
 
 use reagent_protocol::{
@@ -188,9 +189,10 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
 
 /// Converts the conversation: tool results become `tool_result` blocks in user messages, and
 /// consecutive user-side messages are merged into one.
-fn messages(msgs: &[Message]) -> Vec<Value> {
+fn messages(msgs: &[impl Borrow<Message>]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in msgs {
+        let m: &Message = m.borrow();
         let (role, blocks) = match m.role {
             Role::System => continue,
             Role::User => ("user", vec![json!({"type": "text", "text": m.content})]),

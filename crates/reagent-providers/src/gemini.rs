@@ -10,6 +10,7 @@
 //! Each SSE event is a whole `GenerateContentResponse` holding the next parts; a stream that ends
 //! without a `finishReason` is a [`ProviderError::Protocol`] error.
 
+use std::borrow::Borrow;
 use std::time::{Duration, Instant};
 
 use reagent_protocol::{
@@ -210,9 +211,10 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     Value::Object(body)
 }
 
-fn contents(msgs: &[Message]) -> Vec<Value> {
+fn contents(msgs: &[impl Borrow<Message>]) -> Vec<Value> {
     let mut out: Vec<(&'static str, Vec<Value>)> = Vec::new();
     for m in msgs {
+        let m: &Message = m.borrow();
         let (role, parts) = match m.role {
             Role::System => continue,
             Role::User => ("user", vec![json!({"text": m.content})]),

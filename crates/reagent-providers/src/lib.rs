@@ -21,7 +21,8 @@
 //! host (`OLLAMA_HOST` forms accepted).
 //!
 //! Design decisions: wire formats stay inside each module (built with `serde_json::Value` at
-//! the edge, never as public types); streamed and non-streamed replies of the same turn give
+//! the edge, never as public types); the Ollama and OpenAI-style bodies, which carry the whole
+//! history on every call, are assembled from messages encoded once per run (`wire.rs`); streamed and non-streamed replies of the same turn give
 //! the same `ChatResponse`; `<think>` blocks inside content are left for the loop's parser.
 //!
 //! ```no_run
@@ -51,6 +52,7 @@ mod retry;
 #[cfg(test)]
 mod robustness;
 mod sse;
+mod wire;
 
 pub use config::{build_provider, ProviderConfig, ProviderKind};
 pub use http::ClientOptions;

@@ -10,6 +10,7 @@
 
 use std::time::Instant;
 
+use bytes::Bytes;
 use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
     SignalSink, ToolCall, ToolChoice, Usage,
@@ -18,6 +19,7 @@ use serde_json::{json, Map, Value};
 
 use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
 use crate::reply::{self, short};
+use crate::wire;
 
 /// Where Ollama listens by default.
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
@@ -132,30 +134,36 @@ impl OllamaProvider {
             .map(drop)
     }
 
-    async fn post(&self, path: &str, body: &Value) -> Result<reqwest::Response, ProviderError> {
+    async fn post(
+        &self,
+        path: &str,
+        model: &str,
+        body: impl Into<reqwest::Body>,
+    ) -> Result<reqwest::Response, ProviderError> {
         let url = format!("{}{path}", self.base);
-        let model = body.get("model").and_then(Value::as_str).unwrap_or("");
-        http::send_ok(
-            self.client.post(&url).json(body),
-            &url,
-            self.opts.timeout,
-            HINT,
-        )
-        .await
-        .map_err(|e| {
-            http::classify_404(
-                e,
-                model,
-                &self.base,
-                |_| format!("Download it with `ollama pull {model}`."),
-                "is --base-url the Ollama host, e.g. http://127.0.0.1:11434?",
-            )
-        })
+        let req = self
+            .client
+            .post(&url)
+            .header(reqwest::header::CONTENT_TYPE, "application/json")
+            .body(body);
+        http::send_ok(req, &url, self.opts.timeout, HINT)
+            .await
+            .map_err(|e| {
+                http::classify_404(
+                    e,
+                    model,
+                    &self.base,
+                    |_| format!("Download it with `ollama pull {model}`."),
+                    "is --base-url the Ollama host, e.g. http://127.0.0.1:11434?",
+                )
+            })
     }
 
     async fn show(&self, model: &str) -> Result<ModelInfo, ProviderError> {
         let started = Instant::now();
-        let resp = self.post("/api/show", &json!({ "model": model })).await?;
+        let mut body = Vec::new();
+        wire::push_json(&mut body, &json!({ "model": model }));
+        let resp = self.post("/api/show", model, body).await?;
         let url = format!("{}/api/show", self.base);
         let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
         Ok(parse_show(&v))
@@ -168,7 +176,7 @@ impl OllamaProvider {
     ) -> Result<ChatResponse, ProviderError> {
         let started = Instant::now();
         let body = request_body(request);
-        let resp = self.post("/api/chat", &body).await?;
+        let resp = self.post("/api/chat", &request.model, body).await?;
         let url = format!("{}/api/chat", self.base);
         let mut acc = Accumulator::default();
         if request.stream {
@@ -214,21 +222,12 @@ fn parse_show(v: &Value) -> ModelInfo {
     }
 }
 
-/// The `/api/chat` body for `request`.
-pub(crate) fn request_body(request: &ChatRequest) -> Value {
+/// The `/api/chat` body for `request` (messages and tools encoded once per run, see
+/// [`crate::wire`]).
+pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
-    body.insert(
-        "messages".into(),
-        request.messages.iter().map(message_json).collect(),
-    );
     body.insert("stream".into(), json!(request.stream));
-    if !request.tools.is_empty() && request.tool_choice != ToolChoice::None {
-        body.insert(
-            "tools".into(),
-            request.tools.iter().map(|t| t.to_function_json()).collect(),
-        );
-    }
     let o = &request.options;
     let mut options = Map::new();
     if let Some(n) = o.num_ctx {
@@ -257,7 +256,8 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     if let Some(schema) = &request.response_schema {
         body.insert("format".into(), schema.clone());
     }
-    Value::Object(body)
+    let with_tools = !request.tools.is_empty() && request.tool_choice != ToolChoice::None;
+    wire::chat_body(request, "ollama", message_json, with_tools, &body)
 }
 
 fn message_json(m: &Message) -> Value {

@@ -11,6 +11,7 @@
 
 use std::time::Instant;
 
+use bytes::Bytes;
 use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
     SignalSink, ToolCall, ToolChoice, Usage,
@@ -20,6 +21,7 @@ use serde_json::{json, Map, Value};
 use crate::http::{self, ClientOptions};
 use crate::openai_stream::read_stream;
 use crate::reply::{self, assistant, short};
+use crate::wire;
 
 const HINT: &str = "Is the server running? Start one with `llama-server -m MODEL.gguf --port 8080 --jinja`, or check --base-url (OpenAI-style URLs end in /v1).";
 
@@ -98,7 +100,12 @@ impl OpenAiProvider {
     ) -> Result<ChatResponse, ProviderError> {
         let started = Instant::now();
         let url = format!("{}/chat/completions", self.base);
-        let req = self.with_auth(self.client.post(&url).json(&request_body(request)));
+        let req = self.with_auth(
+            self.client
+                .post(&url)
+                .header(reqwest::header::CONTENT_TYPE, "application/json")
+                .body(request_body(request)),
+        );
         let resp = http::send_ok(req, &url, self.opts.timeout, HINT)
             .await
             .map_err(|e| self.classify(&request.model, e))?;
@@ -155,19 +162,13 @@ fn parse_props(v: &Value) -> ModelInfo {
     }
 }
 
-/// The `/chat/completions` body for `request`.
-pub(crate) fn request_body(request: &ChatRequest) -> Value {
+/// The `/chat/completions` body for `request` (messages and tools encoded once per run, see
+/// [`crate::wire`]).
+pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
     let mut body = Map::new();
     body.insert("model".into(), json!(request.model));
-    body.insert(
-        "messages".into(),
-        request.messages.iter().map(message_json).collect(),
-    );
-    if !request.tools.is_empty() {
-        body.insert(
-            "tools".into(),
-            request.tools.iter().map(|t| t.to_function_json()).collect(),
-        );
+    let with_tools = !request.tools.is_empty();
+    if with_tools {
         let choice = match request.tool_choice {
             ToolChoice::Auto => "auto",
             ToolChoice::None => "none",
@@ -196,7 +197,7 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     if request.stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    Value::Object(body)
+    wire::chat_body(request, "openai", message_json, with_tools, &body)
 }
 
 fn message_json(m: &Message) -> Value {

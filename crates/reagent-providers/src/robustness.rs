@@ -2,7 +2,11 @@
 //! and the SSE parser gives the same events however the bytes are split.
 
 use proptest::prelude::*;
-use reagent_protocol::{ChatRequest, Message, ModelOptions, Role, ToolCall, ToolChoice, ToolSpec};
+use std::sync::Arc;
+
+use reagent_protocol::{
+    ChatRequest, Message, ModelOptions, Role, ToolCall, ToolChoice, ToolSpec, WireCache,
+};
 use serde_json::{json, Value};
 
 use crate::sse::SseParser;
@@ -119,13 +123,12 @@ fn request() -> impl Strategy<Value = ChatRequest> {
     )
         .prop_map(
             |(messages, schema, stream, think, num_predict, temperature)| ChatRequest {
-                model: "m".into(),
-                messages,
                 tools: vec![ToolSpec {
                     name: "t".into(),
                     description: "d".into(),
                     parameters: json!({"type": "object"}),
-                }],
+                }]
+                .into(),
                 tool_choice: ToolChoice::Required,
                 options: ModelOptions {
                     num_predict,
@@ -136,6 +139,7 @@ fn request() -> impl Strategy<Value = ChatRequest> {
                 },
                 response_schema: schema,
                 stream,
+                ..ChatRequest::new("m", messages)
             },
         )
 }
@@ -195,9 +199,29 @@ proptest! {
     }
 
     #[test]
+    fn cached_bodies_equal_fresh_ones(req in request(), next in message(), changed in message()) {
+        let builders: [fn(&ChatRequest) -> bytes::Bytes; 2] =
+            [crate::ollama::request_body, crate::openai::request_body];
+        for body in builders {
+            // The first body fills the request's cache; the next request shares it, with one
+            // message appended and, when there is one, the first message changed.
+            let first: Value = serde_json::from_slice(&body(&req)).map_err(|e| {
+                TestCaseError::fail(format!("body is not JSON: {e}"))
+            })?;
+            prop_assert_eq!(first["messages"].as_array().map(Vec::len), Some(req.messages.len()));
+            let mut later = req.clone();
+            later.messages.push(Arc::new(next.clone()));
+            if let Some(m) = later.messages.first_mut() {
+                *Arc::make_mut(m) = changed.clone();
+            }
+            let cached = body(&later);
+            let fresh = body(&ChatRequest { wire: WireCache::new(), ..later.clone() });
+            prop_assert_eq!(cached, fresh);
+        }
+    }
+
+    #[test]
     fn request_bodies_never_panic_and_keep_roles_alternating(req in request()) {
-        let _ = crate::ollama::request_body(&req);
-        let _ = crate::openai::request_body(&req);
         let a = crate::anthropic::request_body(&req);
         prop_assert!(no_two_roles_in_a_row(&a["messages"], "role"));
         prop_assert!(a["max_tokens"].as_u64().is_some());

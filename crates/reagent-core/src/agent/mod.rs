@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use reagent_protocol::{
     CancellationToken, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
-    ProviderError, ToolSpec,
+    ProviderError, ToolSpec, WireCache,
 };
 use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 
@@ -36,8 +36,9 @@ pub struct Agent {
     workspace: Arc<Workspace>,
     config: AgentConfig,
     approver: Option<Arc<dyn Approver>>,
-    /// The tools' specs, in registry order (stable across iterations and runs).
-    specs: Vec<ToolSpec>,
+    /// The tools' specs, in registry order (stable across iterations and runs), shared with
+    /// every request (so a provider encodes them once).
+    specs: Arc<[ToolSpec]>,
     /// Compiled argument schemas, shared by every run of this agent.
     checker: ArgumentChecker,
 }
@@ -89,7 +90,7 @@ impl Agent {
         workspace: Arc<Workspace>,
         config: AgentConfig,
     ) -> Self {
-        let specs = tools.specs();
+        let specs: Arc<[ToolSpec]> = tools.specs().into();
         let checker = ArgumentChecker::new(&specs);
         Agent {
             provider,
@@ -310,6 +311,7 @@ impl Agent {
             parse: TurnSetup::parse_options(specs, format),
             constrained_schema: (mode == ToolMode::Constrained)
                 .then(|| tool_mode::constrained_schema(specs)),
+            wire: WireCache::default(),
             events,
             cancel,
         };

@@ -1,6 +1,9 @@
 //! The steps of an iteration that are not the loop itself: checking and running one tool call,
 //! keeping the context within the window, and asking for a final answer.
 
+use std::panic::AssertUnwindSafe;
+use std::sync::Arc;
+
 use reagent_protocol::{ChatRequest, EventKind, Message, ToolCall, ToolChoice};
 use reagent_tools::{ToolContext, ToolResult};
 
@@ -30,11 +33,16 @@ impl Agent {
                 ToolResult::err(format!("unknown tool `{}`", call.name)),
             );
         };
-        let ctx = ctx.clone();
-        let run_args = args.clone();
-        let result = tokio::task::spawn_blocking(move || tool.call(&run_args, &ctx))
-            .await
-            .unwrap_or_else(|e| ToolResult::err(format!("the tool failed internally: {e}")));
+        let result = if tool.is_quick(&args) {
+            std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(&args, ctx)))
+                .unwrap_or_else(|_| ToolResult::err("the tool failed internally (it panicked)"))
+        } else {
+            let ctx = ctx.clone();
+            let run_args = args.clone();
+            tokio::task::spawn_blocking(move || tool.call(&run_args, &ctx))
+                .await
+                .unwrap_or_else(|e| ToolResult::err(format!("the tool failed internally: {e}")))
+        };
         (args, result)
     }
 
@@ -88,6 +96,9 @@ impl Agent {
     ) -> String {
         let messages = if setup.mode == ToolMode::Constrained {
             prompts::restated_question(task, history.messages())
+                .into_iter()
+                .map(Arc::new)
+                .collect()
         } else {
             history.push_other(Message::user(prompts::FINAL_ANSWER_REQUEST));
             history.messages().to_vec()
@@ -95,11 +106,12 @@ impl Agent {
         let request = ChatRequest {
             model: self.config.model.clone(),
             messages,
-            tools: Vec::new(),
+            tools: Arc::default(),
             tool_choice: ToolChoice::None,
             options: setup.options.clone(),
             response_schema: None,
             stream: setup.stream,
+            wire: setup.wire.clone(),
         };
         state.iterations += 1;
         setup.events.emit(EventKind::LlmRequest {

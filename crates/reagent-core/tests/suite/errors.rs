@@ -7,7 +7,11 @@ use reagent_protocol::{CancellationToken, Outcome};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
 
-use super::harness::{client, run, run_with};
+use reagent_protocol::ToolSpec;
+use reagent_tools::{Tool, ToolContext, ToolRegistry, ToolResult};
+use serde_json::{json, Value};
+
+use super::harness::{client, run, run_with, run_with_tools};
 
 #[tokio::test]
 async fn server_down_says_how_to_start_it() {
@@ -93,4 +97,59 @@ async fn cancellation_stops_the_run_and_still_reports() {
     let o = run_with(Arc::new(provider), |_| {}, |_| {}, &cancel).await;
     assert!(started.elapsed() < Duration::from_secs(3));
     assert_eq!(o.result.outcome, Outcome::Cancelled);
+}
+
+/// A tool that panics, run inline (`quick`) or on a blocking thread.
+struct Panicky {
+    quick: bool,
+}
+
+impl Tool for Panicky {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "boom".into(),
+            description: "Always panics.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn call(&self, _args: &Value, _ctx: &ToolContext) -> ToolResult {
+        panic!("the tool broke")
+    }
+    fn is_quick(&self, _args: &Value) -> bool {
+        self.quick
+    }
+}
+
+#[tokio::test]
+async fn a_panicking_tool_is_a_tool_error_not_a_crash() {
+    for quick in [true, false] {
+        let server = ScriptedOllama::start(
+            ScriptBuilder::new()
+                .turn(Turn::tool_call("boom", json!({})))
+                .turn(Turn::text("The tool is broken.")),
+        )
+        .await
+        .unwrap();
+        let provider =
+            OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
+        let mut tools = ToolRegistry::new();
+        tools.register(Arc::new(Panicky { quick }));
+        let o = run_with_tools(
+            Arc::new(provider),
+            tools,
+            |_| {},
+            |_| {},
+            &CancellationToken::new(),
+        )
+        .await;
+        assert_eq!(o.result.outcome, Outcome::Completed, "quick={quick}");
+        let fed_back = server.requests()[1]["messages"].to_string();
+        assert!(
+            fed_back.contains("failed internally"),
+            "quick={quick}: {fed_back}"
+        );
+    }
 }

@@ -76,11 +76,22 @@ pub(crate) async fn run_with(
     tune: impl FnOnce(&mut AgentConfig),
     cancel: &CancellationToken,
 ) -> Outcome {
+    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    run_with_tools(provider, tools, prepare, tune, cancel).await
+}
+
+/// Run against any provider with these tools.
+pub(crate) async fn run_with_tools(
+    provider: Arc<dyn reagent_protocol::Provider>,
+    tools: ToolRegistry,
+    prepare: impl FnOnce(&Path),
+    tune: impl FnOnce(&mut AgentConfig),
+    cancel: &CancellationToken,
+) -> Outcome {
     let dir = tempfile::tempdir().unwrap();
     prepare(dir.path());
     let mut config = AgentConfig::new(MODEL);
     tune(&mut config);
-    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
     let workspace = Workspace::open(dir.path()).unwrap();
     let agent = Agent::new(provider, Arc::new(tools), Arc::new(workspace), config);
     let events = Arc::new(Mutex::new(Vec::new()));

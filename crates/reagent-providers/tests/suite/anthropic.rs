@@ -42,8 +42,9 @@ async fn non_streaming_reply_and_request_shape() {
     };
     let mut asst = Message::assistant("I'll read it.");
     asst.tool_calls = vec![call.clone()];
-    req.messages.push(asst);
-    req.messages.push(Message::tool_result(&call, "file body"));
+    req.messages.push(asst.into());
+    req.messages
+        .push(Message::tool_result(&call, "file body").into());
     let r = p
         .chat(&req, &|_| {}, &CancellationToken::new())
         .await

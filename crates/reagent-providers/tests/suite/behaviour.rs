@@ -242,9 +242,9 @@ async fn a_full_tool_round_trip_keeps_the_request_invariants() {
             .await
             .unwrap();
         let call = first.message.tool_calls[0].clone();
-        req.messages.push(first.message);
+        req.messages.push(first.message.into());
         req.messages
-            .push(Message::tool_result(&call, "{\"content\":\"hello\"}"));
+            .push(Message::tool_result(&call, "{\"content\":\"hello\"}").into());
         let second = p
             .chat(&req, &|_| {}, &CancellationToken::new())
             .await

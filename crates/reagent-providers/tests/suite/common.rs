@@ -3,9 +3,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reagent_protocol::{
-    ChatRequest, ChatResponse, ChatSignal, Message, ModelOptions, ToolChoice, ToolSpec,
-};
+use reagent_protocol::{ChatRequest, ChatResponse, ChatSignal, Message, ModelOptions, ToolSpec};
 use reagent_providers::{ClientOptions, RetryPolicy};
 use serde_json::json;
 
@@ -70,13 +68,7 @@ pub(crate) fn read_file_tool() -> ToolSpec {
 /// A request with a system and user message and one tool.
 pub(crate) fn request(model: &str, stream: bool) -> ChatRequest {
     ChatRequest {
-        model: model.into(),
-        messages: vec![
-            Message::system("You are terse."),
-            Message::user("read a.txt"),
-        ],
-        tools: vec![read_file_tool()],
-        tool_choice: ToolChoice::Auto,
+        tools: vec![read_file_tool()].into(),
         options: ModelOptions {
             num_ctx: Some(4096),
             num_predict: Some(256),
@@ -84,8 +76,14 @@ pub(crate) fn request(model: &str, stream: bool) -> ChatRequest {
             seed: Some(1),
             ..ModelOptions::default()
         },
-        response_schema: None,
         stream,
+        ..ChatRequest::new(
+            model,
+            [
+                Message::system("You are terse."),
+                Message::user("read a.txt"),
+            ],
+        )
     }
 }
 

@@ -44,9 +44,9 @@ async fn non_streaming_reply_and_request_shape() {
     };
     let mut asst = Message::assistant("");
     asst.tool_calls = vec![call.clone()];
-    req.messages.push(asst);
+    req.messages.push(asst.into());
     req.messages
-        .push(Message::tool_result(&call, "{\"content\":\"hi\"}"));
+        .push(Message::tool_result(&call, "{\"content\":\"hi\"}").into());
     let r = p
         .chat(&req, &|_| {}, &CancellationToken::new())
         .await

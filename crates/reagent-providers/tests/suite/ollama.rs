@@ -50,9 +50,9 @@ async fn non_streaming_reply_is_parsed_and_request_is_ollama_shaped() {
     };
     let mut asst = Message::assistant("");
     asst.tool_calls = vec![call.clone()];
-    req.messages.push(asst);
+    req.messages.push(asst.into());
     req.messages
-        .push(Message::tool_result(&call, "{\"content\":\"hi\"}"));
+        .push(Message::tool_result(&call, "{\"content\":\"hi\"}").into());
     let signals = Signals::default();
     let r = p
         .chat(&req, &signals.sink(), &CancellationToken::new())
