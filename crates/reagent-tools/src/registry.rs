@@ -101,6 +101,12 @@ pub trait Tool: Send + Sync {
     fn mutates(&self) -> bool;
     /// Run the tool. Arguments have been coerced and validated against [`Tool::spec`].
     fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult;
+    /// Whether this call is bounded, quick work on the workspace (no process, no network, a
+    /// capped amount of file data) that the loop may run on its own task instead of a blocking
+    /// thread, saving two thread hand-offs per call. Default: no.
+    fn is_quick(&self, _args: &Value) -> bool {
+        false
+    }
 }
 
 /// Tools keyed by name, iterated in a stable order (so the tool schema the model sees never

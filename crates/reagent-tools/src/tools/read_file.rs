@@ -56,6 +56,13 @@ impl Tool for ReadFile {
         false
     }
 
+    /// The first page of a file is bounded by `read_page_bytes`; a later `start_line` may scan
+    /// up to `read_scan_bytes` first, so it goes to a blocking thread.
+    fn is_quick(&self, args: &Value) -> bool {
+        args.get("start_line")
+            .is_none_or(|s| s.is_null() || s.as_u64() == Some(1))
+    }
+
     fn call(&self, args: &Value, ctx: &ToolContext) -> ToolResult {
         match read(args, ctx, &self.cfg.limits) {
             Ok(text) => ToolResult::ok(text),
