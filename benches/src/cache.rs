@@ -299,24 +299,16 @@ mod tests {
 
     #[test]
     fn the_script_follows_the_turns() {
-        let mut request = ChatRequest {
-            model: "m".into(),
-            messages: vec![Message::system("s"), Message::user("t")],
-            tools: Vec::new(),
-            tool_choice: Default::default(),
-            options: Default::default(),
-            response_schema: None,
-            stream: false,
-        };
+        let mut request = ChatRequest::new("m", [Message::system("s"), Message::user("t")]);
         assert_eq!(assistant_turns(&request), 0);
         assert_eq!(
             scripted_schema(0, 2),
             json!({"const": {"tool": "read_file", "arguments": {"path": "f0000.txt"}}})
         );
-        request.messages.push(Message::assistant("a"));
-        request.messages.push(Message::assistant("b"));
-        request.messages.push(Message::user("r"));
-        request.messages.push(Message::assistant("c"));
+        request.messages.push(Message::assistant("a").into());
+        request.messages.push(Message::assistant("b").into());
+        request.messages.push(Message::user("r").into());
+        request.messages.push(Message::assistant("c").into());
         assert_eq!(assistant_turns(&request), 2);
         assert_eq!(
             scripted_schema(2, 2),

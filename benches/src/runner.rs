@@ -1,5 +1,6 @@
 //! Building a reagent [`Agent`] for a benchmark: the Ollama provider pointed at the scripted
-//! server, the standard workspace tools, and a configuration that lets a long run finish.
+//! server, the workspace's `read_file` tool alone (what the peers offer), and a configuration that
+//! lets a long run finish.
 
 use std::path::Path;
 use std::sync::Arc;
@@ -57,7 +58,8 @@ pub fn ollama(base_url: &str) -> Result<Arc<dyn Provider>, BenchError> {
     Ok(Arc::new(provider))
 }
 
-/// An agent over `workspace` with the standard tools.
+/// An agent over `workspace` offering [`BENCH_TOOL`] alone: the same one tool the peers offer
+/// (same task, same tools), so the figures compare runtimes, not tool catalogues.
 pub fn agent(
     provider: Arc<dyn Provider>,
     workspace: &Path,
@@ -65,7 +67,12 @@ pub fn agent(
 ) -> Result<Agent, BenchError> {
     let ws = Workspace::open(workspace)
         .map_err(|e| BenchError::Setup(format!("workspace {}: {e}", workspace.display())))?;
-    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    let mut tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    for name in tools.names() {
+        if name != BENCH_TOOL {
+            tools.remove(&name);
+        }
+    }
     Ok(Agent::new(
         provider,
         Arc::new(tools),
@@ -73,6 +80,9 @@ pub fn agent(
         setup.config(),
     ))
 }
+
+/// The one tool every agent of the benchmark offers.
+pub const BENCH_TOOL: &str = "read_file";
 
 /// Whether `event` is a context compaction.
 pub fn is_compaction(event: &Event) -> bool {
