@@ -2,8 +2,11 @@
 //!
 //! The history is append-only between compactions, so a server's prompt cache (which reuses an
 //! unchanged prefix) stays valid from one iteration to the next. Compaction happens in one large
-//! step: every tool result older than the last few rounds is replaced by a one-line summary at
-//! once, so the prefix changes rarely rather than a little every turn.
+//! step, rarely, and only *removes*: the oldest rounds go (as few as bring the estimate down to a
+//! low-water mark) and a digest of them is appended at the end. Nothing that stays is rewritten,
+//! so a server that can reuse cached chunks after a gap (llama-server `--cache-reuse`, which
+//! reagent's embedded server enables) still serves the kept rounds from its cache; a prefix-only
+//! cache (Ollama) loses what follows the pinned messages either way.
 
 use std::sync::Arc;
 
@@ -13,25 +16,13 @@ use reagent_protocol::{Message, Role};
 const DEFAULT_BYTES_PER_TOKEN: f64 = 4.0;
 /// Fixed per-message overhead of chat templates, in tokens.
 const MESSAGE_OVERHEAD_TOKENS: u64 = 4;
-/// A summary line keeps at most this many characters of the original result.
-const SUMMARY_PREVIEW_CHARS: usize = 100;
-
-#[derive(Debug, Clone, Copy, Default)]
-struct Meta {
-    /// A tool result (a `tool` message, or a user message carrying one in prompt modes).
-    tool_result: bool,
-    /// Already replaced by a summary.
-    compacted: bool,
-    /// Starts a round (an assistant turn).
-    round_start: bool,
-}
+/// Bytes a digest line may take (a call's name and arguments, or the start of a result).
+const DIGEST_LINE_MAX_BYTES: usize = 180;
 
 /// Outcome of one compaction.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Compaction {
-    /// Tool results replaced by summaries.
-    pub summarized: usize,
-    /// Old messages folded into the one "earlier steps" digest (0 when summaries sufficed).
+    /// Old messages folded into the "earlier steps" digest.
     pub folded: usize,
     /// Estimated prompt tokens before.
     pub before_tokens: u64,
@@ -45,7 +36,8 @@ pub struct History {
     /// Shared with the requests built from them (and a provider's wire cache): appending or
     /// sending copies pointers, and a message changed while shared is copied first.
     messages: Vec<Arc<Message>>,
-    meta: Vec<Meta>,
+    /// Per message: whether it starts a round (an assistant turn).
+    round_start: Vec<bool>,
     /// [`message_bytes`] summed over `messages`, kept up to date on every change.
     text_bytes: usize,
     /// Leading messages never compacted (system prompt and task).
@@ -60,7 +52,7 @@ impl History {
     pub fn new(pinned: Vec<Message>, fixed_overhead_bytes: usize) -> Self {
         let n = pinned.len();
         History {
-            meta: vec![Meta::default(); n],
+            round_start: vec![false; n],
             text_bytes: pinned.iter().map(message_bytes).sum(),
             messages: pinned.into_iter().map(Arc::new).collect(),
             pinned: n,
@@ -84,44 +76,37 @@ impl History {
 
     /// Append an assistant turn (starts a new round).
     pub fn push_assistant(&mut self, message: Message) {
-        self.push(
-            message,
-            Meta {
-                round_start: true,
-                ..Meta::default()
-            },
-        );
+        self.push(message, true);
     }
 
     /// Append a tool result (a `tool` message, or a user message carrying one).
     pub fn push_tool_result(&mut self, message: Message) {
-        self.push(
-            message,
-            Meta {
-                tool_result: true,
-                ..Meta::default()
-            },
-        );
+        self.push(message, false);
     }
 
     /// Append any other message (nudges, hints).
     pub fn push_other(&mut self, message: Message) {
-        self.push(message, Meta::default());
+        self.push(message, false);
     }
 
-    fn push(&mut self, message: Message, meta: Meta) {
+    fn push(&mut self, message: Message, round_start: bool) {
         self.text_bytes += message_bytes(&message);
         self.messages.push(Arc::new(message));
-        self.meta.push(meta);
+        self.round_start.push(round_start);
     }
 
     /// Learn the real bytes-per-token ratio from a server's prompt token count for the history
     /// as it was sent (keeps the estimate honest for the model's tokenizer). Only ever makes the
     /// estimate larger than the 4-bytes-per-token default: overflowing the window silently is
     /// worse than compacting a little early, and some servers report only the uncached part.
-    pub fn calibrate(&mut self, sent_bytes: usize, prompt_tokens: u64) {
-        if prompt_tokens > 0 && sent_bytes > 0 {
-            let ratio = sent_bytes as f64 / prompt_tokens as f64;
+    /// The tokens the estimate counts apart from the text (tool schemas, per-message template
+    /// overhead of the `sent_messages` messages) are taken out first, so a short history with
+    /// large schemas does not skew the ratio.
+    pub fn calibrate(&mut self, sent_bytes: usize, sent_messages: usize, prompt_tokens: u64) {
+        let overhead = self.estimate(0, sent_messages);
+        let text_tokens = prompt_tokens.saturating_sub(overhead);
+        if text_tokens > 0 && sent_bytes > 0 {
+            let ratio = sent_bytes as f64 / text_tokens as f64;
             self.bytes_per_token = ratio.clamp(1.5, DEFAULT_BYTES_PER_TOKEN);
         }
     }
@@ -133,17 +118,22 @@ impl History {
 
     /// Estimated prompt tokens of the whole request.
     pub fn estimate_tokens(&self) -> u64 {
-        let text = self.text_bytes() as f64 / self.bytes_per_token;
-        text as u64
-            + MESSAGE_OVERHEAD_TOKENS * self.messages.len() as u64
+        self.estimate(self.text_bytes, self.messages.len())
+    }
+
+    /// Estimated prompt tokens of a request with this much message text in `messages` messages.
+    fn estimate(&self, text_bytes: usize, messages: usize) -> u64 {
+        (text_bytes as f64 / self.bytes_per_token) as u64
+            + MESSAGE_OVERHEAD_TOKENS * messages as u64
             + self.fixed_overhead_tokens
     }
 
-    /// Make room in one large step. First every tool result older than the last
-    /// `keep_recent_rounds` rounds becomes a one-line summary; if the estimate is still above
-    /// `low_water_tokens`, every message older than those rounds (after the pinned ones) is
-    /// folded into a single "earlier steps" digest, so a long run does not creep back over the
-    /// trigger one round at a time. Returns `None` when there was nothing to compact.
+    /// Make room in one large step: remove the oldest rounds after the pinned messages (never
+    /// the last `keep_recent_rounds`), as few as bring the estimate down to
+    /// `low_water_tokens` (all it may when that is not enough), and append one "earlier steps"
+    /// digest of them at the end, so a long run does not creep back over the trigger one round
+    /// at a time and the kept rounds stay byte-for-byte what the server has cached. Returns
+    /// `None` when there was nothing to remove.
     pub fn compact(
         &mut self,
         keep_recent_rounds: usize,
@@ -151,47 +141,48 @@ impl History {
     ) -> Option<Compaction> {
         let before_tokens = self.estimate_tokens();
         let round_starts: Vec<usize> = (self.pinned..self.messages.len())
-            .filter(|&i| self.meta[i].round_start)
+            .filter(|&i| self.round_start[i])
             .collect();
         if round_starts.len() <= keep_recent_rounds {
             return None;
         }
-        let boundary = match keep_recent_rounds {
+        let last_boundary = match keep_recent_rounds {
             0 => self.messages.len(),
             keep => round_starts[round_starts.len() - keep],
         };
-        let mut summarized = 0;
-        for i in self.pinned..boundary {
-            let meta = &mut self.meta[i];
-            if meta.tool_result && !meta.compacted {
-                let message = Arc::make_mut(&mut self.messages[i]);
-                let summary = summarize(message);
-                self.text_bytes = self.text_bytes - message.content.len() + summary.len();
-                message.content = summary;
-                meta.compacted = true;
-                summarized += 1;
+        // The first round boundary (or the last allowed one) at which what is left, plus a
+        // digest of at most one line per removed message, fits under the low-water mark.
+        let mut boundary = last_boundary;
+        let (mut removed_bytes, mut removed) = (0, 0);
+        for at in self.pinned..last_boundary {
+            removed_bytes += message_bytes(&self.messages[at]);
+            removed += 1;
+            let next = at + 1;
+            if next < last_boundary && !self.round_start[next] {
+                continue;
+            }
+            let digest_bytes = DIGEST_LINE_MAX_BYTES * (1 + removed.min(DIGEST_MAX_LINES));
+            let after = self.estimate(
+                self.text_bytes - removed_bytes + digest_bytes,
+                self.messages.len() - removed + 1,
+            );
+            if after <= low_water_tokens {
+                boundary = next;
+                break;
             }
         }
-        let mut folded = 0;
-        if self.estimate_tokens() > low_water_tokens && boundary > self.pinned + 1 {
-            let old: Vec<Arc<Message>> = self.messages.drain(self.pinned..boundary).collect();
-            self.meta.drain(self.pinned..boundary);
-            folded = old.len();
-            let digest = Message::user(digest(&old));
-            self.text_bytes = self.text_bytes + message_bytes(&digest)
-                - old.iter().map(|m| message_bytes(m)).sum::<usize>();
-            self.messages.insert(self.pinned, Arc::new(digest));
-            self.meta.insert(
-                self.pinned,
-                Meta {
-                    compacted: true,
-                    ..Meta::default()
-                },
-            );
+        if boundary <= self.pinned {
+            return None;
         }
-        (summarized + folded > 0).then(|| Compaction {
-            summarized,
-            folded,
+        let old: Vec<Arc<Message>> = self.messages.drain(self.pinned..boundary).collect();
+        self.round_start.drain(self.pinned..boundary);
+        let digest = Message::user(digest(&old));
+        self.text_bytes = self.text_bytes + message_bytes(&digest)
+            - old.iter().map(|m| message_bytes(m)).sum::<usize>();
+        self.messages.push(Arc::new(digest));
+        self.round_start.push(false);
+        Some(Compaction {
+            folded: old.len(),
             before_tokens,
             after_tokens: self.estimate_tokens(),
         })
@@ -200,7 +191,8 @@ impl History {
 
 /// How the digest that stands in for folded messages begins; the number of rounds it covers
 /// follows, then `]`.
-pub const DIGEST_PREFIX: &str = "[Earlier steps, compacted to save context; rounds: ";
+pub const DIGEST_PREFIX: &str =
+    "[Earlier steps, before the ones above, compacted to save context; rounds: ";
 /// The digest keeps at most this many of the most recent lines.
 const DIGEST_MAX_LINES: usize = 60;
 
@@ -226,10 +218,13 @@ fn digest(old: &[Arc<Message>]) -> String {
                 lines.push(format!("- called {} {args}", call.name));
             }
         } else if m.role == Role::Tool || m.tool_name.is_some() {
-            lines.push(format!(
-                "- {}",
-                m.content.chars().take(160).collect::<String>()
-            ));
+            let preview: String = m
+                .content
+                .chars()
+                .take(160)
+                .map(|c| if c.is_control() { ' ' } else { c })
+                .collect();
+            lines.push(format!("- {preview}"));
         }
     }
     lines.retain(|l| !l.starts_with("- (") || !l.ends_with("earlier lines omitted)"));
@@ -254,22 +249,84 @@ fn message_bytes(m: &Message) -> usize {
             .sum::<usize>()
 }
 
-/// One line standing in for a tool result: which tool, how big, and how it began.
-fn summarize(message: &Message) -> String {
-    let tool = message.tool_name.as_deref().unwrap_or("tool");
-    let status = if message.content.contains("\"ok\":false") {
-        "failed"
-    } else {
-        "ok"
-    };
-    let preview: String = message
-        .content
-        .chars()
-        .filter(|c| !c.is_control())
-        .take(SUMMARY_PREVIEW_CHARS)
-        .collect();
-    format!(
-        "[compacted to save context: {tool} result, {status}, {} bytes; began: {preview}…]",
-        message.content.len()
-    )
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reagent_protocol::ToolCall;
+
+    /// A history of `rounds` rounds, each a call and a `result_bytes` result.
+    fn history(rounds: usize, result_bytes: usize) -> History {
+        let mut h = History::new(vec![Message::system("sys"), Message::user("task")], 0);
+        for i in 0..rounds {
+            let call = ToolCall {
+                id: format!("c{i}"),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": format!("f{i}")}),
+            };
+            let mut asst = Message::assistant("");
+            asst.tool_calls = vec![call.clone()];
+            h.push_assistant(asst);
+            h.push_tool_result(Message::tool_result(&call, "x".repeat(result_bytes)));
+        }
+        h
+    }
+
+    #[test]
+    fn compaction_removes_the_fewest_oldest_rounds_and_appends_the_digest() {
+        let mut h = history(10, 4000);
+        let before: Vec<Arc<Message>> = h.messages().to_vec();
+        let low_water = h.estimate_tokens() * 6 / 10;
+        let c = h.compact(3, low_water).expect("compacted");
+        assert!(c.after_tokens <= low_water, "{c:?}");
+        // Fewest: one round fewer would not have been enough.
+        assert!(
+            c.folded >= 2 && c.folded.is_multiple_of(2),
+            "whole rounds: {c:?}"
+        );
+        let kept = &h.messages()[2..h.messages().len() - 1];
+        assert!(kept.len() >= 6, "at least the 3 recent rounds are kept");
+        // What stays is the very same messages, in order: nothing rewritten.
+        for (k, m) in kept.iter().enumerate() {
+            assert!(Arc::ptr_eq(m, &before[2 + c.folded + k]));
+        }
+        assert!(Arc::ptr_eq(&h.messages()[0], &before[0]));
+        assert!(Arc::ptr_eq(&h.messages()[1], &before[1]));
+        let digest = &h.messages().last().expect("digest").content;
+        assert_eq!(digest_rounds(digest), Some(c.folded as u64 / 2));
+        assert!(
+            digest.contains("- called read_file {\"path\":\"f0\"}"),
+            "{digest}"
+        );
+        assert_eq!(
+            h.text_bytes(),
+            h.messages().iter().map(|m| message_bytes(m)).sum::<usize>()
+        );
+    }
+
+    #[test]
+    fn a_later_compaction_folds_the_earlier_digest_in() {
+        let mut h = history(10, 4000);
+        let first = h.compact(3, 0).expect("compacted");
+        assert_eq!(first.folded, 14, "all but the last 3 rounds");
+        for _ in 0..4 {
+            let call = ToolCall {
+                id: "n".into(),
+                name: "read_file".into(),
+                arguments: serde_json::json!({"path": "g"}),
+            };
+            let mut asst = Message::assistant("");
+            asst.tool_calls = vec![call.clone()];
+            h.push_assistant(asst);
+            h.push_tool_result(Message::tool_result(&call, "y"));
+        }
+        h.compact(3, 0).expect("compacted again");
+        let digests: Vec<&Arc<Message>> = h
+            .messages()
+            .iter()
+            .filter(|m| digest_rounds(&m.content).is_some())
+            .collect();
+        assert_eq!(digests.len(), 1, "one digest");
+        assert_eq!(digest_rounds(&digests[0].content), Some(11));
+        assert!(h.compact(3, 0).is_none(), "only the kept rounds are left");
+    }
 }

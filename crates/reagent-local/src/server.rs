@@ -35,6 +35,11 @@ pub struct ServerConfig {
     pub alias: String,
     /// How long to wait for `/health` to say ok. Default 120 s (a loaded machine is slow).
     pub startup_timeout: Duration,
+    /// Minimum run of tokens llama-server reuses from its cache after a change in the prompt,
+    /// by shifting it (`--cache-reuse`); 0 turns it off. Default 256: when reagent compacts a
+    /// long history (removing old rounds), the rounds it keeps are served from the cache
+    /// instead of being evaluated again.
+    pub cache_reuse: u32,
     /// More command-line arguments, appended last.
     pub extra_args: Vec<String>,
 }
@@ -50,6 +55,7 @@ impl ServerConfig {
             parallel: 1,
             alias: "SmolLM2-135M-Instruct".to_owned(),
             startup_timeout: Duration::from_secs(120),
+            cache_reuse: 256,
             extra_args: Vec::new(),
         }
     }
@@ -72,6 +78,8 @@ impl ServerConfig {
             "--alias".into(),
             self.alias.clone(),
             "--no-webui".into(),
+            "--cache-reuse".into(),
+            self.cache_reuse.to_string(),
         ];
         if let Some(t) = self.threads {
             args.extend(["--threads".to_owned(), t.to_string()]);

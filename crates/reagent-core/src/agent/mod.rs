@@ -349,7 +349,7 @@ impl Agent {
             }
             self.keep_context_in_bounds(&mut history, num_ctx, events);
             state.iterations += 1;
-            let sent_bytes = history.text_bytes();
+            let (sent_bytes, sent_messages) = (history.text_bytes(), history.messages().len());
             let turn = match setup
                 .run(
                     state.iterations,
@@ -376,7 +376,7 @@ impl Agent {
                 }
             };
             state.account(&turn);
-            history.calibrate(sent_bytes, turn.usage.prompt_tokens);
+            history.calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
             let Turn {
                 message,
                 text,

@@ -63,11 +63,10 @@ impl Agent {
                 "context_window",
                 "compact",
                 format!(
-                    "~{} tokens passed {}% of num_ctx={num_ctx}: {} old tool results summarized, \
-                     {} old messages folded into a digest, now ~{} tokens",
+                    "~{} tokens passed {}% of num_ctx={num_ctx}: the {} oldest messages folded \
+                     into a digest, now ~{} tokens",
                     c.before_tokens,
                     (self.config.compaction.trigger_ratio * 100.0) as u32,
-                    c.summarized,
                     c.folded,
                     c.after_tokens
                 ),

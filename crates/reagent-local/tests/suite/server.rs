@@ -217,7 +217,8 @@ async fn arguments_reach_the_server() {
     assert!(args.starts_with(&expected_prefix), "{args}");
     assert!(
         args.trim_end().ends_with(
-            "--jinja --seed 7 -c 2048 --parallel 1 --alias SmolLM2-135M-Instruct --no-webui --threads 2 --metrics"
+            "--jinja --seed 7 -c 2048 --parallel 1 --alias SmolLM2-135M-Instruct --no-webui \
+             --cache-reuse 256 --threads 2 --metrics"
         ),
         "{args}"
     );
