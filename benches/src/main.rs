@@ -98,6 +98,9 @@ enum Command {
     },
 }
 
+/// SmolLM2-135M's trained context (`llama.context_length` in its GGUF).
+const SMOLLM2_TRAINED_CTX: u32 = 8192;
+
 fn current_thread() -> Result<tokio::runtime::Runtime> {
     Ok(tokio::runtime::Builder::new_current_thread()
         .enable_all()
@@ -218,6 +221,14 @@ fn main() -> Result<()> {
             }
             let mut server_config = reagent_local::ServerConfig::new(files);
             server_config.ctx_size = ctx_size;
+            if ctx_size > SMOLLM2_TRAINED_CTX {
+                // llama-server caps a slot at the model's trained context; the replies are
+                // forced by a schema, so a longer window only has to hold the tokens.
+                server_config.extra_args = vec![
+                    "--override-kv".into(),
+                    format!("llama.context_length=int:{ctx_size}"),
+                ];
+            }
             let server = reagent_local::LocalServer::start(&server_config).await?;
             let provider = reagent_providers::openai::OpenAiProvider::new(
                 &server.openai_base_url(),
