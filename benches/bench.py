@@ -214,22 +214,29 @@ class Bench:
     def cache(self):
         out = {}
         runs = (
-            ("4 KB results, too few to compact", self.workspace, self.args.cache_short),
-            ("4 KB results, compaction firing", self.workspace, self.args.cache_iterations),
-            (f"{SMALL_FILE_BYTES} B results", self.small_workspace, self.args.cache_iterations),
+            ("short", "4 KB results, too few to compact", self.workspace, self.args.cache_short,
+             self.args.cache_ctx),
+            ("compact", "4 KB results, compaction firing", self.workspace, self.args.cache_iterations,
+             self.args.cache_compact_ctx),
+            ("small", f"{SMALL_FILE_BYTES} B results", self.small_workspace, self.args.cache_short,
+             self.args.cache_ctx),
         )
-        for label, ws, n in runs:
-            ctx = str(self.args.cache_ctx)
+        wanted = {r for r in self.args.cache_runs.split(",") if r}
+        for key, label, ws, n, ctx in runs:
+            if key not in wanted:
+                continue
+            ctx = str(ctx)
             cmd = [self.args.bin, "cache", "--workspace", ws, "--iterations", str(n),
                    "--ctx-size", ctx, "--num-ctx", ctx]
             log(f"prompt cache against llama-server, {n} iterations ({label})")
-            rc, stdout, err, _, _, wall = run_child(cmd, max(self.args.timeout, 1800))
+            rc, stdout, err, _, _, wall = run_child(cmd, max(self.args.timeout, 3600))
             rep = last_json(stdout)
             if rc != 0 or rep is None:
                 self.failures.append(f"reagent cache ({n} iterations): exit {rc}: {err.strip()[-800:]}")
                 log(f"FAILED cache: {err.strip()[-800:]}")
                 continue
             rep["wall_s"] = wall
+            rep["ctx"] = int(ctx)
             out[label] = rep
         return out
 
@@ -467,8 +474,7 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
         )
         L.append("")
     if cache:
-        ctx = (meta.get("cache_ctx") or args.cache_ctx)
-        L.append(f"### Prompt-cache share against the real llama-server (SmolLM2-135M, `-c {ctx}`, `--cache-reuse 256`)")
+        L.append("### Prompt-cache share against the real llama-server (SmolLM2-135M, `--cache-reuse 256`)")
         L.append("")
         if meta.get("cache_note"):
             L.append(meta["cache_note"])
@@ -486,12 +492,12 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
             "reagent's embedded server) serves them from the cache after the gap."
         )
         L.append("")
-        L.append("| run | iterations | compactions | cached share after the 1st request | same, leaving out requests right after a compaction | lowest reuse of the previous prompt (not after a compaction) |")
-        L.append("|---|---:|---:|---:|---:|---:|")
+        L.append("| run | window (`-c`, `num_ctx`) | iterations | compactions | cached share after the 1st request | same, leaving out requests right after a compaction | lowest reuse of the previous prompt (not after a compaction) |")
+        L.append("|---|---:|---:|---:|---:|---:|---:|")
         for label, rep in cache.items():
             pct = lambda v: "–" if v is None else f"{v * 100:.1f}%"
             L.append(
-                f"| {label} | {rep['tool_calls']} | {rep['compactions']} | {pct(rep['share_after_first'])} "
+                f"| {label} | {rep.get('ctx', 8192):,} | {rep['tool_calls']} | {rep['compactions']} | {pct(rep['share_after_first'])} "
                 f"| {pct(rep['share_between_compactions'])} | {pct(rep['min_prefix_reuse'])} |"
             )
         L.append("")
@@ -548,8 +554,12 @@ def finish_cache_only(args, bench, cache_rep, meta):
     del server_cpu
     meta["load_after"] = loadavg()
     saved = {k: meta[k] for k in ("command", "date", "commit", "machine", "load_before", "load_after")}
-    saved["cache"] = cache_rep
-    saved["cache_ctx"] = args.cache_ctx
+    try:
+        with open(args.cache_only, encoding="utf-8") as f:
+            kept = json.load(f).get("cache", {})
+    except (OSError, ValueError):
+        kept = {}
+    saved["cache"] = {**{k: v for k, v in kept.items() if k not in cache_rep and "ctx" in v}, **cache_rep}
     with open(args.cache_only, "w", encoding="utf-8") as f:
         json.dump(saved, f, indent=1)
         f.write("\n")
@@ -570,10 +580,14 @@ def main():
     p.add_argument("--runs", type=int, default=1000, help="concurrent runs")
     p.add_argument("--many-iterations", type=int, default=10)
     p.add_argument("--hold-ms", type=int, default=4000)
-    p.add_argument("--cache-iterations", type=int, default=40, help="cache run long enough to compact")
+    p.add_argument("--cache-iterations", type=int, default=30, help="cache run long enough to compact")
     p.add_argument("--cache-short", type=int, default=22, help="cache run too short to compact")
     p.add_argument("--cache-ctx", type=int, default=40960,
-                   help="llama-server -c and reagent's num_ctx for the prompt-cache runs")
+                   help="llama-server -c and reagent's num_ctx for the runs that do not compact")
+    p.add_argument("--cache-compact-ctx", type=int, default=32768,
+                   help="the same for the run that compacts (smaller: it fires sooner)")
+    p.add_argument("--cache-runs", default="short,compact,small",
+                   help="which prompt-cache runs to make; --cache-only keeps the others already in OUT")
     p.add_argument("--no-cache", action="store_true")
     p.add_argument("--no-parser", action="store_true", help="skip cargo bench -p reagent-parse")
     p.add_argument("--cache-only", metavar="OUT", help="only the prompt-cache runs; save them as JSON to OUT")
@@ -614,7 +628,6 @@ def main():
         with open(args.cache_json, encoding="utf-8") as f:
             saved = json.load(f)
         cache_rep, args.no_cache = saved["cache"], True
-        meta["cache_ctx"] = saved.get("cache_ctx", 8192)
         meta["cache_note"] = (
             f"Prompt-cache figures from `{saved['command']}` on {saved['date']}, commit `{saved['commit']}`, "
             f"load {saved['load_before']} → {saved['load_after']} (token counts, which the load does not change)."
