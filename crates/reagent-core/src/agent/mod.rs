@@ -2,7 +2,7 @@
 //! model answers, calls `task_complete`, or a guardrail or budget ends the run.
 
 use std::collections::BTreeSet;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use reagent_protocol::{
@@ -41,6 +41,9 @@ pub struct Agent {
     specs: Arc<[ToolSpec]>,
     /// Compiled argument schemas, shared by every run of this agent.
     checker: ArgumentChecker,
+    /// What the server said about the model, asked by the first run that got an answer and
+    /// reused by the others (one model per agent: no `/api/show` round trip per run).
+    model_info: OnceLock<ModelInfo>,
 }
 
 /// Mutable state of one run.
@@ -100,6 +103,7 @@ impl Agent {
             approver: None,
             specs,
             checker,
+            model_info: OnceLock::new(),
         }
     }
 
@@ -193,12 +197,15 @@ impl Agent {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<(Prepared, History), ProviderError> {
-        let info = tokio::select! {
-            info = self.provider.model_info(&self.config.model) => info,
-            () = cancel.cancelled() => Err(ProviderError::Cancelled),
+        let info = match self.model_info.get() {
+            Some(known) => Ok(known.clone()),
+            None => tokio::select! {
+                info = self.provider.model_info(&self.config.model) => info,
+                () = cancel.cancelled() => Err(ProviderError::Cancelled),
+            },
         };
         let info = match info {
-            Ok(info) => info,
+            Ok(info) => self.model_info.get_or_init(|| info).clone(),
             Err(
                 e @ (ProviderError::Unreachable { .. }
                 | ProviderError::ModelNotFound { .. }

@@ -337,3 +337,46 @@ async fn a_final_answer_asked_for_after_a_budget_streams_too() {
         .collect();
     assert_eq!(deltas, "The file holds A, and that is all.");
 }
+
+/// One agent asks the server about its model once, not on every run.
+#[tokio::test]
+async fn an_agent_asks_about_its_model_once() {
+    use reagent_core::{Agent, AgentConfig, EventSink};
+    use reagent_protocol::CancellationToken;
+    use reagent_providers::ollama::OllamaProvider;
+    use reagent_testkit::ScriptedOllama;
+    use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
+    use std::sync::Arc;
+
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("First."))
+            .turn(Turn::text("Second.")),
+    )
+    .await
+    .unwrap();
+    let provider = OllamaProvider::new(
+        &server.base_url(),
+        super::harness::client(std::time::Duration::from_secs(10)),
+    )
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let agent = Agent::new(
+        Arc::new(provider),
+        Arc::new(ToolRegistry::workspace_tools(&ToolsConfig::default())),
+        Arc::new(Workspace::open(dir.path()).unwrap()),
+        AgentConfig::new(super::harness::MODEL),
+    );
+    let sink = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
+    for answer in ["First.", "Second."] {
+        let result = agent.run("say it", &sink, &CancellationToken::new()).await;
+        assert_eq!(result.answer, answer);
+    }
+    let shows = server
+        .server()
+        .recorded()
+        .iter()
+        .filter(|r| r.path == "/api/show")
+        .count();
+    assert_eq!(shows, 1);
+}
