@@ -156,7 +156,15 @@ class Bench:
         script = next(s for key, _, s in PEERS if key == agent)
         return [self.args.python, os.path.join(HERE, "peers", script), *common]
 
+    def warm_files(self):
+        """Read every workspace file once, so no agent pays for disk reads that the one run
+        before it did not (the first agent of a round would otherwise read from disk)."""
+        for name in os.listdir(self.workspace):
+            with open(os.path.join(self.workspace, name), "rb") as f:
+                f.read()
+
     def single(self, agent, n):
+        self.warm_files()
         rc, out, err, cpu, rss, wall = run_child(self.command(agent, n), self.args.timeout)
         rep = last_json(out)
         ok = (
@@ -390,8 +398,9 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
     L.append(f"Peers: {meta['versions']}.")
     L.append(
         f"Workload: read N distinct {args.file_kb} KB files one by one with a `read_file` tool, then answer; the "
-        "scripted Ollama server (`reagent-bench serve`, its own process) answers every request at once. "
-        f"Each figure is the median of {args.repeats} run(s); every agent is its own child process "
+        "scripted Ollama server (`reagent-bench serve`, its own process) answers every request at once; every "
+        "agent offers the same one tool, and the files are read once before each run so every agent finds them "
+        f"in the page cache. Each figure is the median of {args.repeats} run(s); every agent is its own child process "
         "(CPU = ru_utime + ru_stime and peak RSS = ru_maxrss from wait4). \"Run CPU\" is the CPU time of the "
         "measured run alone, after a one-file warm-up run in the same process (interpreter start-up, imports "
         "and the warm-up are left out); \"process CPU\" is the whole child process."
