@@ -176,9 +176,9 @@ impl History {
         }
         let old: Vec<Arc<Message>> = self.messages.drain(self.pinned..boundary).collect();
         self.round_start.drain(self.pinned..boundary);
+        // `removed_bytes` covers exactly `old`: the scan stopped at `boundary` or ran to it.
         let digest = Message::user(digest(&old));
-        self.text_bytes = self.text_bytes + message_bytes(&digest)
-            - old.iter().map(|m| message_bytes(m)).sum::<usize>();
+        self.text_bytes = self.text_bytes - removed_bytes + message_bytes(&digest);
         self.messages.push(Arc::new(digest));
         self.round_start.push(false);
         Some(Compaction {

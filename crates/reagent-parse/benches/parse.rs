@@ -66,9 +66,9 @@ fn with_calls() -> String {
     s
 }
 
-fn stream_bytewise(text: &str) -> usize {
-    let mut sp = StreamParser::new(ParseOptions::default());
-    let mut out = String::new();
+/// Calls `each` with `text` one character at a time (one byte at a time for ASCII).
+#[inline(always)]
+fn each_char(text: &str, mut each: impl FnMut(&str)) {
     let b = text.as_bytes();
     let mut at = 0;
     while at < b.len() {
@@ -76,9 +76,15 @@ fn stream_bytewise(text: &str) -> usize {
         while !text.is_char_boundary(next) {
             next += 1;
         }
-        sp.push_into(&text[at..next], &mut out);
+        each(&text[at..next]);
         at = next;
     }
+}
+
+fn stream_bytewise(text: &str) -> usize {
+    let mut sp = StreamParser::new(ParseOptions::default());
+    let mut out = String::new();
+    each_char(text, |chunk| sp.push_into(chunk, &mut out));
     sp.finish().calls.len() + out.len()
 }
 
@@ -86,26 +92,16 @@ fn stream_bytewise(text: &str) -> usize {
 fn floor_bytewise(text: &str) -> usize {
     let mut kept = String::new();
     let mut out = String::new();
-    let b = text.as_bytes();
-    let mut at = 0;
-    while at < b.len() {
-        let mut next = at + 1;
-        while !text.is_char_boundary(next) {
-            next += 1;
+    each_char(text, |chunk| match *chunk.as_bytes() {
+        [c] => {
+            kept.push(char::from(c));
+            out.push(char::from(c));
         }
-        let chunk = &text[at..next];
-        match *chunk.as_bytes() {
-            [c] => {
-                kept.push(char::from(c));
-                out.push(char::from(c));
-            }
-            _ => {
-                kept.push_str(chunk);
-                out.push_str(chunk);
-            }
+        _ => {
+            kept.push_str(chunk);
+            out.push_str(chunk);
         }
-        at = next;
-    }
+    });
     black_box(kept).len() + out.len()
 }
 

@@ -35,9 +35,7 @@ pub(crate) fn chat_body(
     with_tools: bool,
     fields: &Map<String, Value>,
 ) -> Bytes {
-    let text: usize = request.messages.iter().map(|m| m.content.len()).sum();
     let mut body = request.wire.body_buffer();
-    body.reserve(text + 256 * (request.messages.len() + 4));
     body.extend_from_slice(b"{\"messages\":[");
     request.wire.write_messages(
         format,
