@@ -6,7 +6,6 @@
 //! comes first, and a note says how to read on. Binary files (NUL or invalid UTF-8 in the
 //! first 8 KiB) are refused with their size; raw bytes never reach the model.
 
-use std::io::Read;
 use std::os::unix::fs::FileExt;
 use std::sync::Arc;
 
@@ -94,7 +93,10 @@ fn read(args: &Value, ctx: &ToolContext, limits: &FileLimits) -> Result<String, 
         ));
     }
 
-    let page = read_page(&opened.file, start, last, limits).map_err(|e| format!("{path}: {e}"))?;
+    let pager = Pager::new(start, last, limits);
+    let page = pager
+        .read(&opened.file, &head, opened.size)
+        .map_err(|e| format!("{path}: {e}"))?;
     if page.first_line_missing {
         return Err(match page.scan_capped {
             true => format!(
@@ -173,90 +175,224 @@ struct Page {
     first_line_missing: bool,
 }
 
-/// Stream the file and collect lines `start..=last` within the caps.
-fn read_page(
-    mut file: &std::fs::File,
+/// Collects lines `start..=last` within the caps from the file's bytes, fed in chunks.
+struct Pager<'a> {
+    page: Page,
+    /// The kept bytes of the current line (at most `read_max_line_bytes`, plus its newline).
+    line: Vec<u8>,
+    /// The full length of the current line, kept bytes or not.
+    line_len: usize,
+    line_no: u64,
     start: u64,
     last: u64,
-    limits: &FileLimits,
-) -> std::io::Result<Page> {
-    let mut page = Page::default();
-    let mut line: Vec<u8> = Vec::new();
-    let mut line_len: usize = 0; // full length of the current line, kept bytes or not
-    let mut line_no: u64 = 1;
-    let mut scanned: u64 = 0;
-    let mut buf = vec![0u8; 64 * 1024];
-    let mut done = false;
+    limits: &'a FileLimits,
+}
 
-    let finish_line =
-        |page: &mut Page, line: &mut Vec<u8>, line_len: usize, line_no: u64| -> bool {
-            // Returns false when the page is full.
-            if line_no < start {
-                return true;
-            }
-            if line_no > last {
-                page.more = true;
-                return false;
-            }
-            let mut text = String::from_utf8_lossy(line).into_owned();
-            if line_len > line.len() {
-                page.lines_cut += 1;
-                let ends_nl = text.ends_with('\n');
-                text = text.trim_end_matches('\n').to_string();
-                text.push_str(&format!(" [... {} more bytes]", line_len - line.len()));
-                if ends_nl {
-                    text.push('\n');
-                }
-            }
-            if page.text.len() + text.len() > limits.read_page_bytes && page.lines_taken > 0 {
-                page.more = true;
-                page.byte_capped = true;
-                return false;
-            }
-            page.text.push_str(&text);
-            page.lines_taken += 1;
-            true
-        };
-
-    'outer: loop {
-        let n = match file.read(&mut buf) {
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if n == 0 {
-            break;
-        }
-        scanned += n as u64;
-        for &b in &buf[..n] {
-            line_len += 1;
-            if line.len() < limits.read_max_line_bytes || b == b'\n' {
-                line.push(b);
-            }
-            if b == b'\n' {
-                if !finish_line(&mut page, &mut line, line_len, line_no) {
-                    done = true;
-                    break 'outer;
-                }
-                page.lines_seen = line_no;
-                line_no += 1;
-                line.clear();
-                line_len = 0;
-            }
-        }
-        if line_no < start && scanned >= limits.read_scan_bytes {
-            page.scan_capped = true;
-            break;
+impl<'a> Pager<'a> {
+    fn new(start: u64, last: u64, limits: &'a FileLimits) -> Self {
+        Pager {
+            page: Page::default(),
+            line: Vec::new(),
+            line_len: 0,
+            line_no: 1,
+            start,
+            last,
+            limits,
         }
     }
-    if !done
-        && line_len > 0
-        && !page.scan_capped
-        && finish_line(&mut page, &mut line, line_len, line_no)
-    {
-        page.lines_seen = line_no;
+
+    /// The page of `file`, whose first bytes `head` were already read (and whose size was
+    /// `size` when opened). The rest is read by offset, in chunks of at most 64 KiB, until the
+    /// page is full, the file ends or the scan cap is reached before `start`.
+    fn read(mut self, file: &std::fs::File, head: &[u8], size: u64) -> std::io::Result<Page> {
+        let mut offset = head.len() as u64;
+        let mut full = !self.feed(head);
+        if !full && !self.scan_capped_at(offset) {
+            let room = size
+                .saturating_sub(offset)
+                .saturating_add(1)
+                .clamp(4096, 64 * 1024);
+            let mut buf = vec![0u8; usize::try_from(room).unwrap_or(64 * 1024)];
+            loop {
+                let n = match file.read_at(&mut buf, offset) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                    Err(e) => return Err(e),
+                };
+                offset += n as u64;
+                if !self.feed(&buf[..n]) {
+                    full = true;
+                    break;
+                }
+                if self.scan_capped_at(offset) {
+                    break;
+                }
+            }
+        }
+        if !full && self.line_len > 0 && !self.page.scan_capped && self.finish_line() {
+            self.page.lines_seen = self.line_no;
+        }
+        let page = &mut self.page;
+        page.first_line_missing = page.lines_taken == 0
+            && !(page.lines_seen == 0 && self.start == 1 && !page.scan_capped);
+        Ok(self.page)
     }
-    page.first_line_missing =
-        page.lines_taken == 0 && !(start == 1 && page.lines_seen == 0 && !page.scan_capped);
-    Ok(page)
+
+    /// Whether `scanned` bytes were read without reaching `start` (and so the scan stops).
+    fn scan_capped_at(&mut self, scanned: u64) -> bool {
+        if self.line_no < self.start && scanned >= self.limits.read_scan_bytes {
+            self.page.scan_capped = true;
+        }
+        self.page.scan_capped
+    }
+
+    /// Takes the next bytes of the file; false once the page is full.
+    fn feed(&mut self, mut chunk: &[u8]) -> bool {
+        while !chunk.is_empty() {
+            let newline = memchr::memchr(b'\n', chunk);
+            let (segment, rest) = chunk.split_at(newline.map_or(chunk.len(), |i| i + 1));
+            chunk = rest;
+            self.line_len += segment.len();
+            if self.line_no >= self.start {
+                let body = segment.strip_suffix(b"\n").unwrap_or(segment);
+                let room = self
+                    .limits
+                    .read_max_line_bytes
+                    .saturating_sub(self.line.len());
+                self.line.extend_from_slice(&body[..body.len().min(room)]);
+                if newline.is_some() {
+                    self.line.push(b'\n');
+                }
+            }
+            if newline.is_some() {
+                if !self.finish_line() {
+                    return false;
+                }
+                self.page.lines_seen = self.line_no;
+                self.line_no += 1;
+                self.line.clear();
+                self.line_len = 0;
+            }
+        }
+        true
+    }
+
+    /// Ends the current line: adds it to the page when it is in range and fits. Returns false
+    /// when the page is full.
+    fn finish_line(&mut self) -> bool {
+        let page = &mut self.page;
+        if self.line_no < self.start {
+            return true;
+        }
+        if self.line_no > self.last {
+            page.more = true;
+            return false;
+        }
+        let mut text = String::from_utf8_lossy(&self.line);
+        let dropped = self.line_len - self.line.len();
+        if dropped > 0 {
+            page.lines_cut += 1;
+            let ends_nl = text.ends_with('\n');
+            let mut cut = text.trim_end_matches('\n').to_owned();
+            cut.push_str(&format!(" [... {dropped} more bytes]"));
+            if ends_nl {
+                cut.push('\n');
+            }
+            text = cut.into();
+        }
+        if page.text.len() + text.len() > self.limits.read_page_bytes && page.lines_taken > 0 {
+            page.more = true;
+            page.byte_capped = true;
+            return false;
+        }
+        page.text.push_str(&text);
+        page.lines_taken += 1;
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+    use std::io::Write;
+
+    /// What the page should be, from the whole file in memory: lines `start..=last` (each cut
+    /// to `max_line` bytes with a note), stopping before the line that would pass `page_bytes`
+    /// (unless it is the first).
+    fn model(data: &[u8], start: u64, last: u64, limits: &FileLimits) -> (String, u64, bool) {
+        let mut text = String::new();
+        let mut taken = 0;
+        for (i, line) in data.split_inclusive(|&b| b == b'\n').enumerate() {
+            let no = i as u64 + 1;
+            if no < start {
+                continue;
+            }
+            if no > last {
+                return (text, taken, true);
+            }
+            let ends_nl = line.ends_with(b"\n");
+            let body = line.strip_suffix(b"\n").unwrap_or(line);
+            let mut shown =
+                String::from_utf8_lossy(&body[..body.len().min(limits.read_max_line_bytes)])
+                    .into_owned();
+            if body.len() > limits.read_max_line_bytes {
+                shown.push_str(&format!(
+                    " [... {} more bytes]",
+                    body.len() - limits.read_max_line_bytes
+                ));
+            }
+            if ends_nl {
+                shown.push('\n');
+            }
+            if text.len() + shown.len() > limits.read_page_bytes && taken > 0 {
+                return (text, taken, true);
+            }
+            text.push_str(&shown);
+            taken += 1;
+        }
+        (text, taken, false)
+    }
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(200))]
+        /// The chunked pager gives the page the whole-file model gives, for files that span
+        /// the sniffed head and several reads, with long lines and invalid UTF-8 after the head.
+        #[test]
+        fn pages_match_the_whole_file_model(
+            lines in prop::collection::vec((0usize..300, any::<u8>(), any::<bool>()), 0..400),
+            start in 1u64..50,
+            span in 0u64..400,
+            max_line in 1usize..200,
+            page_bytes in 1usize..20_000,
+            tail in any::<bool>(),
+        ) {
+            let mut data = Vec::new();
+            for (len, fill, odd) in &lines {
+                let byte = if *odd { 0x80 | (fill & 0x3f) } else { b'a' + fill % 26 };
+                data.extend(std::iter::repeat_n(byte, *len));
+                data.push(b'\n');
+            }
+            if tail {
+                data.extend_from_slice(b"no newline at the end");
+            }
+            let limits = FileLimits {
+                read_page_bytes: page_bytes,
+                read_max_line_bytes: max_line,
+                ..FileLimits::default()
+            };
+            let mut file = tempfile::tempfile().unwrap();
+            file.write_all(&data).unwrap();
+            let head_len = data.len().min(SNIFF_BYTES);
+            let last = start + span;
+            let page = Pager::new(start, last, &limits)
+                .read(&file, &data[..head_len], data.len() as u64)
+                .unwrap();
+            let (text, taken, more) = model(&data, start, last, &limits);
+            prop_assert_eq!(page.text, text);
+            prop_assert_eq!(page.lines_taken, taken);
+            prop_assert_eq!(page.more, more);
+        }
+    }
 }
