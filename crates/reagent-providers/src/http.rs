@@ -62,6 +62,14 @@ pub(crate) fn clean_base_url(url: &str) -> Result<String, ProviderError> {
     }
 }
 
+/// `base` + `path` parsed once, when the provider is built, so a request does not parse its URL
+/// again.
+pub(crate) fn endpoint(base: &str, path: &str) -> Result<reqwest::Url, ProviderError> {
+    let url = format!("{base}{path}");
+    reqwest::Url::parse(&url)
+        .map_err(|e| ProviderError::Config(format!("base URL '{base}' is not a valid URL: {e}")))
+}
+
 /// The full text of an error and its sources.
 pub(crate) fn error_chain(e: &dyn std::error::Error) -> String {
     let mut out = e.to_string();

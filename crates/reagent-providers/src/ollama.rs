@@ -15,6 +15,7 @@ use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
     SignalSink, ToolCall, ToolChoice, Usage,
 };
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
@@ -105,6 +106,8 @@ fn split_host_port(s: &str) -> Option<(&str, &str)> {
 #[derive(Debug, Clone)]
 pub struct OllamaProvider {
     base: String,
+    chat_url: reqwest::Url,
+    show_url: reqwest::Url,
     client: reqwest::Client,
     opts: ClientOptions,
 }
@@ -115,6 +118,8 @@ impl OllamaProvider {
     pub fn new(host: &str, opts: ClientOptions) -> Result<Self, ProviderError> {
         let base = http::clean_base_url(&normalize_ollama_host(host))?;
         Ok(OllamaProvider {
+            chat_url: http::endpoint(&base, "/api/chat")?,
+            show_url: http::endpoint(&base, "/api/show")?,
             base,
             client: http::client()?,
             opts,
@@ -136,17 +141,16 @@ impl OllamaProvider {
 
     async fn post(
         &self,
-        path: &str,
+        url: &reqwest::Url,
         model: &str,
         body: impl Into<reqwest::Body>,
     ) -> Result<reqwest::Response, ProviderError> {
-        let url = format!("{}{path}", self.base);
         let req = self
             .client
-            .post(&url)
+            .post(url.clone())
             .header(reqwest::header::CONTENT_TYPE, "application/json")
             .body(body);
-        http::send_ok(req, &url, self.opts.timeout, HINT)
+        http::send_ok(req, url.as_str(), self.opts.timeout, HINT)
             .await
             .map_err(|e| {
                 http::classify_404(
@@ -163,9 +167,9 @@ impl OllamaProvider {
         let started = Instant::now();
         let mut body = Vec::new();
         wire::push_json(&mut body, &json!({ "model": model }));
-        let resp = self.post("/api/show", model, body).await?;
-        let url = format!("{}/api/show", self.base);
-        let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+        let resp = self.post(&self.show_url, model, body).await?;
+        let url = self.show_url.as_str();
+        let v = http::read_json(resp, url, self.opts.timeout, started).await?;
         Ok(parse_show(&v))
     }
 
@@ -176,16 +180,16 @@ impl OllamaProvider {
     ) -> Result<ChatResponse, ProviderError> {
         let started = Instant::now();
         let body = request_body(request);
-        let resp = self.post("/api/chat", &request.model, body).await?;
-        let url = format!("{}/api/chat", self.base);
+        let resp = self.post(&self.chat_url, &request.model, body).await?;
+        let url = self.chat_url.as_str();
         let mut acc = Accumulator::default();
         if request.stream {
-            read_stream(resp, &url, self.opts.timeout, sink, &mut acc).await?;
+            read_stream(resp, url, self.opts.timeout, sink, &mut acc).await?;
         } else {
-            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
-            acc.chunk(&v, &url, None)?;
+            let v = http::read_json(resp, url, self.opts.timeout, started).await?;
+            acc.chunk(&v, url, None)?;
         }
-        acc.finish(&url, started, &self.base)
+        acc.finish(url, started, &self.base)
     }
 }
 
@@ -257,35 +261,60 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
         body.insert("format".into(), schema.clone());
     }
     let with_tools = !request.tools.is_empty() && request.tool_choice != ToolChoice::None;
-    wire::chat_body(request, "ollama", message_json, with_tools, &body)
+    wire::chat_body(request, "ollama", encode_message, with_tools, &body)
 }
 
-fn message_json(m: &Message) -> Value {
-    let mut out = Map::new();
-    out.insert("role".into(), json!(m.role.as_str()));
-    out.insert("content".into(), json!(m.content));
-    match m.role {
-        Role::Assistant => {
-            if let Some(r) = m.reasoning.as_deref().filter(|r| !r.is_empty()) {
-                out.insert("thinking".into(), json!(r));
-            }
-            if !m.tool_calls.is_empty() {
-                let calls: Vec<Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| json!({"function": {"name": c.name, "arguments": c.arguments}}))
-                    .collect();
-                out.insert("tool_calls".into(), Value::Array(calls));
-            }
-        }
-        Role::Tool => {
-            if let Some(name) = &m.tool_name {
-                out.insert("tool_name".into(), json!(name));
-            }
-        }
-        Role::System | Role::User => {}
-    }
-    Value::Object(out)
+/// A message in Ollama's form, written straight into the body (no `Value` tree, no copy of
+/// the text).
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'a str,
+    content: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    thinking: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_name: Option<&'a str>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    arguments: &'a Value,
+}
+
+fn encode_message(m: &Message, out: &mut Vec<u8>) {
+    let assistant = m.role == Role::Assistant;
+    let tool_calls = match assistant {
+        true => m
+            .tool_calls
+            .iter()
+            .map(|c| WireCall {
+                function: WireFunction {
+                    name: &c.name,
+                    arguments: &c.arguments,
+                },
+            })
+            .collect(),
+        false => Vec::new(),
+    };
+    let message = WireMessage {
+        role: m.role.as_str(),
+        content: &m.content,
+        thinking: m
+            .reasoning
+            .as_deref()
+            .filter(|r| assistant && !r.is_empty()),
+        tool_calls,
+        tool_name: m.tool_name.as_deref().filter(|_| m.role == Role::Tool),
+    };
+    wire::push_json(out, &message);
 }
 
 /// Collects a reply from one JSON object or many NDJSON chunks.
@@ -294,7 +323,30 @@ pub(crate) struct Accumulator {
     content: String,
     thinking: String,
     calls: Vec<ToolCall>,
-    done: Option<Value>,
+    done: Option<Done>,
+}
+
+/// What the final (`done`) chunk says about the reply.
+struct Done {
+    reason: Option<String>,
+    usage: Usage,
+}
+
+impl Done {
+    fn from_chunk(v: &Value) -> Self {
+        let count = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Done {
+            reason: v
+                .get("done_reason")
+                .and_then(Value::as_str)
+                .map(str::to_owned),
+            usage: Usage {
+                prompt_tokens: count("prompt_eval_count"),
+                completion_tokens: count("eval_count"),
+                cached_prompt_tokens: None,
+            },
+        }
+    }
 }
 
 impl Accumulator {
@@ -314,7 +366,7 @@ impl Accumulator {
         }
         let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
             if v.get("done").and_then(Value::as_bool) == Some(true) {
-                self.done = Some(v.clone());
+                self.done = Some(Done::from_chunk(v));
                 return Ok(());
             }
             return Err(ProviderError::Protocol {
@@ -358,7 +410,7 @@ impl Accumulator {
             }
         }
         if v.get("done").and_then(Value::as_bool) != Some(false) {
-            self.done = Some(v.clone());
+            self.done = Some(Done::from_chunk(v));
         }
         Ok(())
     }
@@ -376,20 +428,18 @@ impl Accumulator {
                     .to_owned(),
             });
         };
-        let count = |k: &str| done.get(k).and_then(Value::as_u64).unwrap_or(0);
-        let finish = match done.get("done_reason").and_then(Value::as_str) {
+        let finish = match done.reason.as_deref() {
             Some("length") => FinishReason::Length,
             None | Some("stop") if !self.calls.is_empty() => FinishReason::ToolCalls,
             None | Some("stop") => FinishReason::Stop,
             Some(other) => FinishReason::Other(other.to_owned()),
         };
-        let usage = Usage {
-            prompt_tokens: count("prompt_eval_count"),
-            completion_tokens: count("eval_count"),
-            cached_prompt_tokens: None,
-        };
         let message = reply::assistant(self.content, self.thinking, self.calls);
-        Ok(reply::response((message, finish, usage), started, endpoint))
+        Ok(reply::response(
+            (message, finish, done.usage),
+            started,
+            endpoint,
+        ))
     }
 }
 

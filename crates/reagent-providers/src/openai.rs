@@ -9,6 +9,7 @@
 //! put together by `openai_stream.rs`. `model_info` reads llama-server's `GET /props` at the
 //! server root; other servers give unknown capabilities.
 
+use std::borrow::Cow;
 use std::time::Instant;
 
 use bytes::Bytes;
@@ -16,6 +17,7 @@ use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
     SignalSink, ToolCall, ToolChoice, Usage,
 };
+use serde::Serialize;
 use serde_json::{json, Map, Value};
 
 use crate::http::{self, ClientOptions};
@@ -29,6 +31,7 @@ const HINT: &str = "Is the server running? Start one with `llama-server -m MODEL
 #[derive(Debug, Clone)]
 pub struct OpenAiProvider {
     base: String,
+    chat_url: reqwest::Url,
     api_key: Option<String>,
     client: reqwest::Client,
     opts: ClientOptions,
@@ -41,8 +44,10 @@ impl OpenAiProvider {
         api_key: Option<String>,
         opts: ClientOptions,
     ) -> Result<Self, ProviderError> {
+        let base = http::clean_base_url(base_url)?;
         Ok(OpenAiProvider {
-            base: http::clean_base_url(base_url)?,
+            chat_url: http::endpoint(&base, "/chat/completions")?,
+            base,
             api_key: api_key.filter(|k| !k.is_empty()),
             client: http::client()?,
             opts,
@@ -99,21 +104,21 @@ impl OpenAiProvider {
         sink: SignalSink<'_>,
     ) -> Result<ChatResponse, ProviderError> {
         let started = Instant::now();
-        let url = format!("{}/chat/completions", self.base);
+        let url = self.chat_url.as_str();
         let req = self.with_auth(
             self.client
-                .post(&url)
+                .post(self.chat_url.clone())
                 .header(reqwest::header::CONTENT_TYPE, "application/json")
                 .body(request_body(request)),
         );
-        let resp = http::send_ok(req, &url, self.opts.timeout, HINT)
+        let resp = http::send_ok(req, url, self.opts.timeout, HINT)
             .await
             .map_err(|e| self.classify(&request.model, e))?;
         let (message, finish, usage) = if request.stream {
-            read_stream(resp, &url, self.opts.timeout, sink).await?
+            read_stream(resp, url, self.opts.timeout, sink).await?
         } else {
-            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
-            parse_completion(&v, &url)?
+            let v = http::read_json(resp, url, self.opts.timeout, started).await?;
+            parse_completion(&v, url)?
         };
         Ok(reply::response(
             (message, finish, usage),
@@ -197,43 +202,73 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
     if request.stream {
         body.insert("stream_options".into(), json!({"include_usage": true}));
     }
-    wire::chat_body(request, "openai", message_json, with_tools, &body)
+    wire::chat_body(request, "openai", encode_message, with_tools, &body)
 }
 
-fn message_json(m: &Message) -> Value {
-    match m.role {
-        Role::System | Role::User => json!({"role": m.role.as_str(), "content": m.content}),
-        Role::Assistant => {
-            let mut out = Map::new();
-            out.insert("role".into(), json!("assistant"));
-            if m.tool_calls.is_empty() || !m.content.is_empty() {
-                out.insert("content".into(), json!(m.content));
-            } else {
-                out.insert("content".into(), Value::Null);
-            }
-            if !m.tool_calls.is_empty() {
-                let calls: Vec<Value> = m
-                    .tool_calls
-                    .iter()
-                    .map(|c| {
-                        let args = match &c.arguments {
-                            Value::String(s) => s.clone(),
-                            other => other.to_string(),
-                        };
-                        json!({"id": c.id, "type": "function",
-                               "function": {"name": c.name, "arguments": args}})
-                    })
-                    .collect();
-                out.insert("tool_calls".into(), Value::Array(calls));
-            }
-            Value::Object(out)
-        }
-        Role::Tool => json!({
-            "role": "tool",
-            "tool_call_id": m.tool_call_id.as_deref().or(m.tool_name.as_deref()).unwrap_or(""),
-            "content": m.content,
-        }),
-    }
+/// A message in the OpenAI form, written straight into the body (no `Value` tree, no copy of
+/// the text).
+#[derive(Serialize)]
+struct WireMessage<'a> {
+    role: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    tool_call_id: Option<&'a str>,
+    /// `null` for an assistant message that only calls tools.
+    content: Option<&'a str>,
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    tool_calls: Vec<WireCall<'a>>,
+}
+
+#[derive(Serialize)]
+struct WireCall<'a> {
+    id: &'a str,
+    #[serde(rename = "type")]
+    kind: &'static str,
+    function: WireFunction<'a>,
+}
+
+#[derive(Serialize)]
+struct WireFunction<'a> {
+    name: &'a str,
+    /// The arguments as a JSON-encoded string, as the API wants them.
+    arguments: Cow<'a, str>,
+}
+
+fn encode_message(m: &Message, out: &mut Vec<u8>) {
+    let calls_only = m.role == Role::Assistant && !m.tool_calls.is_empty() && m.content.is_empty();
+    let tool_calls = match m.role {
+        Role::Assistant => m
+            .tool_calls
+            .iter()
+            .map(|c| WireCall {
+                id: &c.id,
+                kind: "function",
+                function: WireFunction {
+                    name: &c.name,
+                    arguments: match &c.arguments {
+                        Value::String(s) => Cow::Borrowed(s),
+                        other => Cow::Owned(other.to_string()),
+                    },
+                },
+            })
+            .collect(),
+        _ => Vec::new(),
+    };
+    let tool_call_id = match m.role {
+        Role::Tool => Some(
+            m.tool_call_id
+                .as_deref()
+                .or(m.tool_name.as_deref())
+                .unwrap_or(""),
+        ),
+        _ => None,
+    };
+    let message = WireMessage {
+        role: m.role.as_str(),
+        tool_call_id,
+        content: (!calls_only).then_some(m.content.as_str()),
+        tool_calls,
+    };
+    wire::push_json(out, &message);
 }
 
 /// Maps `finish_reason` (absent while streaming) to [`FinishReason`].

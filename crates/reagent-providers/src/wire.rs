@@ -31,7 +31,7 @@ fn encoded(value: &Value) -> Vec<u8> {
 pub(crate) fn chat_body(
     request: &ChatRequest,
     format: &'static str,
-    message: fn(&Message) -> Value,
+    message: fn(&Message, &mut Vec<u8>),
     with_tools: bool,
     fields: &Map<String, Value>,
 ) -> Bytes {
@@ -40,7 +40,11 @@ pub(crate) fn chat_body(
     request.wire.write_messages(
         format,
         &request.messages,
-        |m| encoded(&message(m)),
+        |m| {
+            let mut out = Vec::new();
+            message(m, &mut out);
+            out
+        },
         &mut body,
     );
     body.push(b']');
