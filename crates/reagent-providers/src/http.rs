@@ -223,34 +223,47 @@ pub(crate) fn cut_error(url: &str, e: &reqwest::Error) -> ProviderError {
     }
 }
 
-/// Reads a whole (non-streamed) body as JSON, within what is left of `deadline`.
+/// The whole body of a non-streamed reply, within what is left of `timeout` since `started`.
+pub(crate) async fn read_body(
+    resp: reqwest::Response,
+    url: &str,
+    timeout: Duration,
+    started: Instant,
+) -> Result<Bytes, ProviderError> {
+    let left = timeout.saturating_sub(started.elapsed());
+    match tokio::time::timeout(left, resp.bytes()).await {
+        Err(_) => Err(ProviderError::Timeout {
+            url: url.to_owned(),
+            after: timeout,
+        }),
+        Ok(Err(e)) => Err(cut_error(url, &e)),
+        Ok(Ok(b)) => Ok(b),
+    }
+}
+
+/// A reply body as JSON; an invalid one is a protocol error quoting its start.
+pub(crate) fn parse_json(bytes: &[u8], url: &str) -> Result<Value, ProviderError> {
+    serde_json::from_slice(bytes).map_err(|e| ProviderError::Protocol {
+        url: url.to_owned(),
+        detail: format!(
+            "the reply is not valid JSON ({e}): {}",
+            String::from_utf8_lossy(bytes)
+                .chars()
+                .take(200)
+                .collect::<String>()
+        ),
+    })
+}
+
+/// [`read_body`] then [`parse_json`].
 pub(crate) async fn read_json(
     resp: reqwest::Response,
     url: &str,
     timeout: Duration,
     started: Instant,
 ) -> Result<Value, ProviderError> {
-    let left = timeout.saturating_sub(started.elapsed());
-    let bytes = match tokio::time::timeout(left, resp.bytes()).await {
-        Err(_) => {
-            return Err(ProviderError::Timeout {
-                url: url.to_owned(),
-                after: timeout,
-            })
-        }
-        Ok(Err(e)) => return Err(cut_error(url, &e)),
-        Ok(Ok(b)) => b,
-    };
-    serde_json::from_slice(&bytes).map_err(|e| ProviderError::Protocol {
-        url: url.to_owned(),
-        detail: format!(
-            "the reply is not valid JSON ({e}): {}",
-            String::from_utf8_lossy(&bytes)
-                .chars()
-                .take(200)
-                .collect::<String>()
-        ),
-    })
+    let bytes = read_body(resp, url, timeout, started).await?;
+    parse_json(&bytes, url)
 }
 
 /// A streamed body read piece by piece, each piece within the idle timeout.

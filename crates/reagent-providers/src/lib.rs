@@ -44,6 +44,7 @@ mod config;
 pub mod gemini;
 mod http;
 pub mod ollama;
+mod ollama_reply;
 pub mod openai;
 mod openai_stream;
 pub mod pool;

@@ -12,14 +12,14 @@ use std::time::Instant;
 
 use bytes::Bytes;
 use reagent_protocol::{
-    Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
-    SignalSink, ToolCall, ToolChoice, Usage,
+    Capabilities, ChatRequest, ChatResponse, Message, ModelInfo, ProviderError, Role, SignalSink,
+    ToolChoice,
 };
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
-use crate::http::{self, BodyStream, ClientOptions, LineBuffer};
-use crate::reply::{self, short};
+use crate::http::{self, ClientOptions};
+use crate::ollama_reply::{read_stream, Accumulator};
 use crate::wire;
 
 /// Where Ollama listens by default.
@@ -186,8 +186,10 @@ impl OllamaProvider {
         if request.stream {
             read_stream(resp, url, self.opts.timeout, sink, &mut acc).await?;
         } else {
-            let v = http::read_json(resp, url, self.opts.timeout, started).await?;
-            acc.chunk(&v, url, None)?;
+            let raw = http::read_body(resp, url, self.opts.timeout, started).await?;
+            if !acc.chunk_raw(&raw, None) {
+                acc.chunk(&http::parse_json(&raw, url)?, url, None)?;
+            }
         }
         acc.finish(url, started, &self.base)
     }
@@ -315,168 +317,6 @@ fn encode_message(m: &Message, out: &mut Vec<u8>) {
         tool_name: m.tool_name.as_deref().filter(|_| m.role == Role::Tool),
     };
     wire::push_json(out, &message);
-}
-
-/// Collects a reply from one JSON object or many NDJSON chunks.
-#[derive(Default)]
-pub(crate) struct Accumulator {
-    content: String,
-    thinking: String,
-    calls: Vec<ToolCall>,
-    done: Option<Done>,
-}
-
-/// What the final (`done`) chunk says about the reply.
-struct Done {
-    reason: Option<String>,
-    usage: Usage,
-}
-
-impl Done {
-    fn from_chunk(v: &Value) -> Self {
-        let count = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
-        Done {
-            reason: v
-                .get("done_reason")
-                .and_then(Value::as_str)
-                .map(str::to_owned),
-            usage: Usage {
-                prompt_tokens: count("prompt_eval_count"),
-                completion_tokens: count("eval_count"),
-                cached_prompt_tokens: None,
-            },
-        }
-    }
-}
-
-impl Accumulator {
-    /// Takes one chunk (or the whole non-streamed reply); streamed text goes to `sink`.
-    pub(crate) fn chunk(
-        &mut self,
-        v: &Value,
-        url: &str,
-        sink: Option<SignalSink<'_>>,
-    ) -> Result<(), ProviderError> {
-        if let Some(err) = v.get("error") {
-            let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("the server reported an error mid-reply: {message}"),
-            });
-        }
-        let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
-            if v.get("done").and_then(Value::as_bool) == Some(true) {
-                self.done = Some(Done::from_chunk(v));
-                return Ok(());
-            }
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("a chunk without `message`: {}", short(v)),
-            });
-        };
-        if let Some(t) = msg.get("thinking").and_then(Value::as_str) {
-            self.thinking.push_str(t);
-            if let Some(sink) = sink {
-                reply::emit(sink, t, true);
-            }
-        }
-        if let Some(c) = msg.get("content").and_then(Value::as_str) {
-            self.content.push_str(c);
-            if let Some(sink) = sink {
-                reply::emit(sink, c, false);
-            }
-        }
-        if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
-            for call in calls {
-                let f = call.get("function").unwrap_or(call);
-                let Some(name) = f.get("name").and_then(Value::as_str) else {
-                    return Err(ProviderError::Protocol {
-                        url: url.to_owned(),
-                        detail: format!("a tool call without a name: {}", short(call)),
-                    });
-                };
-                let id = call
-                    .get("id")
-                    .and_then(Value::as_str)
-                    .filter(|s| !s.is_empty())
-                    .map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
-                self.calls.push(ToolCall {
-                    id,
-                    name: name.to_owned(),
-                    arguments: reply::parse_arguments(
-                        f.get("arguments").cloned().unwrap_or(Value::Null),
-                    ),
-                });
-            }
-        }
-        if v.get("done").and_then(Value::as_bool) != Some(false) {
-            self.done = Some(Done::from_chunk(v));
-        }
-        Ok(())
-    }
-
-    pub(crate) fn finish(
-        self,
-        url: &str,
-        started: Instant,
-        endpoint: &str,
-    ) -> Result<ChatResponse, ProviderError> {
-        let Some(done) = self.done else {
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: "the stream ended before the final `done: true` chunk (connection cut?)"
-                    .to_owned(),
-            });
-        };
-        let finish = match done.reason.as_deref() {
-            Some("length") => FinishReason::Length,
-            None | Some("stop") if !self.calls.is_empty() => FinishReason::ToolCalls,
-            None | Some("stop") => FinishReason::Stop,
-            Some(other) => FinishReason::Other(other.to_owned()),
-        };
-        let message = reply::assistant(self.content, self.thinking, self.calls);
-        Ok(reply::response(
-            (message, finish, done.usage),
-            started,
-            endpoint,
-        ))
-    }
-}
-
-async fn read_stream(
-    resp: reqwest::Response,
-    url: &str,
-    timeout: std::time::Duration,
-    sink: SignalSink<'_>,
-    acc: &mut Accumulator,
-) -> Result<(), ProviderError> {
-    let mut body = BodyStream::new(resp, url, timeout);
-    let mut lines = LineBuffer::default();
-    let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
-        if line.trim().is_empty() {
-            return Ok(());
-        }
-        let v: Value = serde_json::from_str(line).map_err(|e| ProviderError::Protocol {
-            url: url.to_owned(),
-            detail: format!(
-                "malformed NDJSON line ({e}): {}",
-                line.chars().take(200).collect::<String>()
-            ),
-        })?;
-        acc.chunk(&v, url, Some(sink))
-    };
-    while let Some(bytes) = body.next().await? {
-        for line in lines.push(&bytes) {
-            handle(&line, acc)?;
-        }
-        if acc.done.is_some() {
-            return Ok(());
-        }
-    }
-    if let Some(rest) = lines.finish() {
-        handle(&rest, acc)?;
-    }
-    Ok(())
 }
 
 #[cfg(test)]

@@ -86,6 +86,66 @@ fn json_value() -> impl Strategy<Value = Value> {
     })
 }
 
+/// `right`, or sometimes any JSON value (a field of the wrong type), or absent (`None`).
+fn field(right: impl Strategy<Value = Value> + 'static) -> impl Strategy<Value = Option<Value>> {
+    prop_oneof![
+        4 => right.prop_map(Some),
+        1 => json_value().prop_map(Some),
+        1 => Just(None),
+    ]
+}
+
+/// An Ollama chat chunk: mostly the usual shape, with fields missing or of other types.
+fn ollama_chunk() -> impl Strategy<Value = Value> {
+    let text = || ".{0,8}".prop_map(Value::String);
+    let function = (field(text()), field(json_value())).prop_map(|(name, arguments)| {
+        let mut f = serde_json::Map::new();
+        f.extend(name.map(|v| ("name".to_owned(), v)));
+        f.extend(arguments.map(|v| ("arguments".to_owned(), v)));
+        Value::Object(f)
+    });
+    let call = (field(function), field(text())).prop_map(|(function, id)| {
+        let mut c = serde_json::Map::new();
+        c.extend(function.map(|v| ("function".to_owned(), v)));
+        c.extend(id.map(|v| ("id".to_owned(), v)));
+        Value::Object(c)
+    });
+    let calls = prop::collection::vec(call, 0..3).prop_map(Value::Array);
+    let message =
+        (field(text()), field(text()), field(calls)).prop_map(|(content, thinking, calls)| {
+            let mut m = serde_json::Map::new();
+            m.extend(content.map(|v| ("content".to_owned(), v)));
+            m.extend(thinking.map(|v| ("thinking".to_owned(), v)));
+            m.extend(calls.map(|v| ("tool_calls".to_owned(), v)));
+            Value::Object(m)
+        });
+    let count = || (0u64..1000).prop_map(|n| json!(n));
+    (
+        field(message),
+        field(any::<bool>().prop_map(Value::Bool)),
+        field(prop::sample::select(vec!["stop", "length", "other"]).prop_map(|r| json!(r))),
+        (field(count()), field(count())),
+        prop::option::weighted(0.1, json_value()),
+    )
+        .prop_map(|(message, done, reason, (prompt, eval), error)| {
+            let mut c = serde_json::Map::new();
+            let fields = [
+                ("message", message),
+                ("done", done),
+                ("done_reason", reason),
+                ("prompt_eval_count", prompt),
+                ("eval_count", eval),
+                ("error", error),
+            ];
+            c.extend(
+                fields
+                    .into_iter()
+                    .filter_map(|(k, v)| Some((k.to_owned(), v?))),
+            );
+            Value::Object(c)
+        })
+}
+
 fn message() -> impl Strategy<Value = Message> {
     let role = prop::sample::select(vec![Role::System, Role::User, Role::Assistant, Role::Tool]);
     let call = (".{0,4}", ".{0,6}", json_value()).prop_map(|(id, name, arguments)| ToolCall {
@@ -184,7 +244,7 @@ proptest! {
         let sink = &|_| {};
         let mut openai = crate::openai_stream::StreamState::default();
         let mut anthropic = crate::anthropic_stream::State::default();
-        let mut ollama = crate::ollama::Accumulator::default();
+        let mut ollama = crate::ollama_reply::Accumulator::default();
         let mut gemini = crate::gemini::Accumulator::default();
         for c in &chunks {
             let _ = openai.chunk(c, "u", sink);
@@ -196,6 +256,30 @@ proptest! {
         let _ = anthropic.finish();
         let _ = ollama.finish("u", std::time::Instant::now(), "e");
         let _ = gemini.finish("u");
+    }
+
+    /// Reading an Ollama chunk straight from its bytes, when that is taken, means exactly what
+    /// the lenient `Value` reading means.
+    #[test]
+    fn ollama_raw_chunks_read_like_values(chunks in prop::collection::vec(ollama_chunk(), 1..4)) {
+        let mut raw = crate::ollama_reply::Accumulator::default();
+        let mut lenient = crate::ollama_reply::Accumulator::default();
+        let (mut raw_err, mut lenient_err) = (None, None);
+        for c in &chunks {
+            let bytes = serde_json::to_vec(c).map_err(|e| TestCaseError::fail(e.to_string()))?;
+            if raw_err.is_none() && !raw.chunk_raw(&bytes, None) {
+                raw_err = raw.chunk(c, "u", None).err().map(|e| e.to_string());
+            }
+            if lenient_err.is_none() {
+                lenient_err = lenient.chunk(c, "u", None).err().map(|e| e.to_string());
+            }
+        }
+        prop_assert_eq!(&raw_err, &lenient_err);
+        let now = std::time::Instant::now();
+        let summary = |r: Result<reagent_protocol::ChatResponse, _>| {
+            r.map(|r| (r.message, r.finish, r.usage)).map_err(|e: reagent_protocol::ProviderError| e.to_string())
+        };
+        prop_assert_eq!(summary(raw.finish("u", now, "e")), summary(lenient.finish("u", now, "e")));
     }
 
     #[test]

@@ -1,0 +1,266 @@
+//! Reading an Ollama `/api/chat` reply: one JSON object, or NDJSON chunks when streaming.
+//!
+//! A reply of the usual shape is read straight into borrowed fields ([`Chunk`]), without a
+//! `serde_json::Value` tree; anything else (an `error`, a missing `message`, a field of an
+//! unexpected type) is read leniently from a `Value` by [`Accumulator::chunk`]. Both feed the
+//! same accumulator, so they cannot disagree about what a chunk means.
+
+use std::borrow::Cow;
+use std::time::Instant;
+
+use reagent_protocol::{ChatResponse, FinishReason, ProviderError, SignalSink, ToolCall, Usage};
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::http::{BodyStream, LineBuffer};
+use crate::reply::{self, short};
+
+/// Collects a reply from one JSON object or many NDJSON chunks.
+#[derive(Default)]
+pub(crate) struct Accumulator {
+    content: String,
+    thinking: String,
+    calls: Vec<ToolCall>,
+    done: Option<Done>,
+}
+
+/// What the final (`done`) chunk says about the reply.
+struct Done {
+    reason: Option<String>,
+    usage: Usage,
+}
+
+impl Done {
+    fn new(reason: Option<&str>, prompt_tokens: u64, completion_tokens: u64) -> Self {
+        Done {
+            reason: reason.map(str::to_owned),
+            usage: Usage {
+                prompt_tokens,
+                completion_tokens,
+                cached_prompt_tokens: None,
+            },
+        }
+    }
+
+    fn from_value(v: &Value) -> Self {
+        let count = |k: &str| v.get(k).and_then(Value::as_u64).unwrap_or(0);
+        let reason = v.get("done_reason").and_then(Value::as_str);
+        Done::new(reason, count("prompt_eval_count"), count("eval_count"))
+    }
+}
+
+/// The usual shape of a reply or chunk, borrowed from the raw bytes. Unknown fields are
+/// ignored; a field of another type fails the read, and the chunk is then read leniently.
+#[derive(Deserialize)]
+struct Chunk<'a> {
+    #[serde(borrow)]
+    message: Option<ChunkMessage<'a>>,
+    done: Option<bool>,
+    #[serde(borrow)]
+    done_reason: Option<Cow<'a, str>>,
+    prompt_eval_count: Option<u64>,
+    eval_count: Option<u64>,
+    /// Only its presence matters: an error goes the lenient way, which reports it.
+    error: Option<serde::de::IgnoredAny>,
+}
+
+#[derive(Deserialize)]
+struct ChunkMessage<'a> {
+    #[serde(borrow)]
+    content: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    thinking: Option<Cow<'a, str>>,
+    #[serde(borrow)]
+    tool_calls: Option<Vec<ChunkCall<'a>>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkCall<'a> {
+    #[serde(borrow)]
+    function: ChunkFunction<'a>,
+    #[serde(borrow)]
+    id: Option<Cow<'a, str>>,
+}
+
+#[derive(Deserialize)]
+struct ChunkFunction<'a> {
+    #[serde(borrow)]
+    name: Cow<'a, str>,
+    arguments: Option<Value>,
+}
+
+impl Accumulator {
+    /// Takes one chunk given as raw JSON when it has the usual shape; returns false (having
+    /// taken nothing) when it must be read as a `Value` by [`Accumulator::chunk`].
+    pub(crate) fn chunk_raw(&mut self, raw: &[u8], sink: Option<SignalSink<'_>>) -> bool {
+        let Ok(chunk) = serde_json::from_slice::<Chunk>(raw) else {
+            return false;
+        };
+        let Some(msg) = chunk.message.filter(|_| chunk.error.is_none()) else {
+            return false;
+        };
+        self.text(msg.thinking.as_deref(), msg.content.as_deref(), sink);
+        for call in msg.tool_calls.unwrap_or_default() {
+            let f = call.function;
+            self.call(
+                call.id.as_deref(),
+                &f.name,
+                f.arguments.unwrap_or(Value::Null),
+            );
+        }
+        if chunk.done != Some(false) {
+            self.done = Some(Done::new(
+                chunk.done_reason.as_deref(),
+                chunk.prompt_eval_count.unwrap_or(0),
+                chunk.eval_count.unwrap_or(0),
+            ));
+        }
+        true
+    }
+
+    /// Takes one chunk (or the whole non-streamed reply) read leniently from a `Value`:
+    /// fields of unexpected types are skipped, an `error` or a chunk without `message` that
+    /// is not the final one is a protocol error. Streamed text goes to `sink`.
+    pub(crate) fn chunk(
+        &mut self,
+        v: &Value,
+        url: &str,
+        sink: Option<SignalSink<'_>>,
+    ) -> Result<(), ProviderError> {
+        if let Some(err) = v.get("error") {
+            let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: format!("the server reported an error mid-reply: {message}"),
+            });
+        }
+        let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
+            if v.get("done").and_then(Value::as_bool) == Some(true) {
+                self.done = Some(Done::from_value(v));
+                return Ok(());
+            }
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: format!("a chunk without `message`: {}", short(v)),
+            });
+        };
+        let text = |k: &str| msg.get(k).and_then(Value::as_str);
+        self.text(text("thinking"), text("content"), sink);
+        if let Some(calls) = msg.get("tool_calls").and_then(Value::as_array) {
+            for call in calls {
+                let f = call.get("function").unwrap_or(call);
+                let Some(name) = f.get("name").and_then(Value::as_str) else {
+                    return Err(ProviderError::Protocol {
+                        url: url.to_owned(),
+                        detail: format!("a tool call without a name: {}", short(call)),
+                    });
+                };
+                let id = call.get("id").and_then(Value::as_str);
+                let arguments = f.get("arguments").cloned().unwrap_or(Value::Null);
+                self.call(id, name, arguments);
+            }
+        }
+        if v.get("done").and_then(Value::as_bool) != Some(false) {
+            self.done = Some(Done::from_value(v));
+        }
+        Ok(())
+    }
+
+    /// Appends a chunk's reasoning and content, streaming them to `sink`.
+    fn text(
+        &mut self,
+        thinking: Option<&str>,
+        content: Option<&str>,
+        sink: Option<SignalSink<'_>>,
+    ) {
+        if let Some(t) = thinking {
+            self.thinking.push_str(t);
+            if let Some(sink) = sink {
+                reply::emit(sink, t, true);
+            }
+        }
+        if let Some(c) = content {
+            self.content.push_str(c);
+            if let Some(sink) = sink {
+                reply::emit(sink, c, false);
+            }
+        }
+    }
+
+    /// Adds a tool call; a missing or empty id becomes `call_N`.
+    fn call(&mut self, id: Option<&str>, name: &str, arguments: Value) {
+        let id = id
+            .filter(|s| !s.is_empty())
+            .map_or_else(|| format!("call_{}", self.calls.len()), str::to_owned);
+        self.calls.push(ToolCall {
+            id,
+            name: name.to_owned(),
+            arguments: reply::parse_arguments(arguments),
+        });
+    }
+
+    /// The reply, once the final chunk was seen.
+    pub(crate) fn finish(
+        self,
+        url: &str,
+        started: Instant,
+        endpoint: &str,
+    ) -> Result<ChatResponse, ProviderError> {
+        let Some(done) = self.done else {
+            return Err(ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: "the stream ended before the final `done: true` chunk (connection cut?)"
+                    .to_owned(),
+            });
+        };
+        let finish = match done.reason.as_deref() {
+            Some("length") => FinishReason::Length,
+            None | Some("stop") if !self.calls.is_empty() => FinishReason::ToolCalls,
+            None | Some("stop") => FinishReason::Stop,
+            Some(other) => FinishReason::Other(other.to_owned()),
+        };
+        let message = reply::assistant(self.content, self.thinking, self.calls);
+        Ok(reply::response(
+            (message, finish, done.usage),
+            started,
+            endpoint,
+        ))
+    }
+}
+
+/// Reads a streamed (NDJSON) reply into `acc`, stopping at the final chunk.
+pub(crate) async fn read_stream(
+    resp: reqwest::Response,
+    url: &str,
+    timeout: std::time::Duration,
+    sink: SignalSink<'_>,
+    acc: &mut Accumulator,
+) -> Result<(), ProviderError> {
+    let mut body = BodyStream::new(resp, url, timeout);
+    let mut lines = LineBuffer::default();
+    let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
+        if line.trim().is_empty() || acc.chunk_raw(line.as_bytes(), Some(sink)) {
+            return Ok(());
+        }
+        let v: Value = serde_json::from_str(line).map_err(|e| ProviderError::Protocol {
+            url: url.to_owned(),
+            detail: format!(
+                "malformed NDJSON line ({e}): {}",
+                line.chars().take(200).collect::<String>()
+            ),
+        })?;
+        acc.chunk(&v, url, Some(sink))
+    };
+    while let Some(bytes) = body.next().await? {
+        for line in lines.push(&bytes) {
+            handle(&line, acc)?;
+        }
+        if acc.done.is_some() {
+            return Ok(());
+        }
+    }
+    if let Some(rest) = lines.finish() {
+        handle(&rest, acc)?;
+    }
+    Ok(())
+}
