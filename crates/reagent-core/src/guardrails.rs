@@ -1,6 +1,7 @@
 //! Guardrails that keep a weak model from looping or stalling: repetition detection, narration
 //! detection for nudges, and budget checks.
 
+use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
@@ -54,7 +55,9 @@ impl Repetition {
 #[derive(Debug, Clone)]
 pub struct RepetitionDetector {
     threshold: usize,
-    calls: Vec<CallRecord>,
+    /// The latest calls, oldest first: only as many as a check looks at (the threshold, and
+    /// four for a cycle), so a long run does not keep every result.
+    calls: VecDeque<CallRecord>,
 }
 
 impl RepetitionDetector {
@@ -62,29 +65,33 @@ impl RepetitionDetector {
     pub fn new(threshold: usize) -> Self {
         RepetitionDetector {
             threshold,
-            calls: Vec::new(),
+            calls: VecDeque::new(),
         }
     }
 
     /// Record one executed call and report a repetition if the latest calls form one.
     pub fn record(&mut self, name: &str, arguments: &Value, result: &str) -> Option<Repetition> {
-        self.calls.push(CallRecord {
+        if self.threshold == 0 {
+            return None;
+        }
+        if self.calls.len() == self.threshold.max(4) {
+            self.calls.pop_front();
+        }
+        self.calls.push_back(CallRecord {
             name: name.to_owned(),
             arguments: canonical_json(arguments),
             result: result.to_owned(),
         });
-        if self.threshold == 0 {
-            return None;
-        }
         let n = self.calls.len();
         if n >= self.threshold {
-            let tail = &self.calls[n - self.threshold..];
-            if tail
-                .iter()
-                .all(|c| c.name == tail[0].name && c.arguments == tail[0].arguments)
+            let first = &self.calls[n - self.threshold];
+            if self
+                .calls
+                .range(n - self.threshold..)
+                .all(|c| c.name == first.name && c.arguments == first.arguments)
             {
                 return Some(Repetition::SameCall {
-                    name: tail[0].name.clone(),
+                    name: first.name.clone(),
                     times: self.threshold,
                 });
             }
@@ -268,6 +275,28 @@ mod tests {
         d.record("b", &json!({}), "2");
         d.record("a", &json!({}), "1-changed");
         assert_eq!(d.record("b", &json!({}), "2"), None);
+    }
+
+    #[test]
+    fn a_long_run_keeps_only_the_calls_a_check_needs() {
+        for threshold in [2, 3, 6] {
+            let mut d = RepetitionDetector::new(threshold);
+            for i in 0..200 {
+                let path = format!("f{i}");
+                assert_eq!(
+                    d.record("read_file", &json!({ "path": path }), "text"),
+                    None
+                );
+            }
+            assert_eq!(d.calls.len(), threshold.max(4));
+            let again: Vec<_> = (0..threshold)
+                .map(|_| d.record("read_file", &json!({"path": "same"}), "text"))
+                .collect();
+            assert_eq!(again[..threshold - 1], vec![None; threshold - 1][..]);
+            assert!(
+                matches!(again[threshold - 1], Some(Repetition::SameCall { times, .. }) if times == threshold)
+            );
+        }
     }
 
     #[test]

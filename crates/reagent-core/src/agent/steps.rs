@@ -153,12 +153,12 @@ impl Agent {
 
 /// One line for the `tool_call` event and the terminal.
 pub(super) fn summarize(result: &ToolResult) -> String {
-    let text = match result {
+    let text: std::borrow::Cow<'_, str> = match result {
         ToolResult::Ok { output, .. } => match output {
-            serde_json::Value::String(s) => s.clone(),
-            other => other.to_string(),
+            serde_json::Value::String(s) => s.into(),
+            other => other.to_string().into(),
         },
-        ToolResult::Err { error } => format!("error: {error}"),
+        ToolResult::Err { error } => format!("error: {error}").into(),
     };
     let first: String = text
         .lines()
