@@ -146,17 +146,12 @@ impl TurnSetup<'_> {
         live_text: bool,
     ) -> Result<ChatResponse, ProviderError> {
         let live_text = request.stream && live_text;
-        // The parser and all the text it released so far.
-        let live = Mutex::new((StreamParser::new(self.parse.clone()), String::new()));
+        let live = Mutex::new(StreamParser::new(self.parse.clone()));
         let events = self.events;
         let sink = |signal: ChatSignal| match signal {
             ChatSignal::Content(piece) if live_text => {
                 let released = match live.lock() {
-                    Ok(mut guard) => {
-                        let released = guard.0.push(&piece);
-                        guard.1.push_str(&released);
-                        released
-                    }
+                    Ok(mut parser) => parser.push(&piece),
                     Err(_) => String::new(),
                 };
                 if !released.is_empty() {
@@ -178,7 +173,8 @@ impl TurnSetup<'_> {
         let response = self.provider.chat(request, &sink, self.cancel).await?;
         if live_text {
             // Text the parser held back (it might have begun a call) turned out to be content.
-            if let Ok((parser, released)) = live.into_inner() {
+            if let Ok(parser) = live.into_inner() {
+                let released = parser.released().to_owned();
                 let content = parser.finish().content.unwrap_or_default();
                 if let Some(tail) = content.strip_prefix(released.as_str()) {
                     if !tail.is_empty() {

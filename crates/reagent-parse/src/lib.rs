@@ -18,8 +18,9 @@
 //! assert_eq!(parsed.format, Some(reagent_parse::Family::Hermes));
 //! ```
 //!
-//! Streaming: feed chunks to [`StreamParser::push`], print what it releases, and call
-//! [`StreamParser::finish`]; the result is identical to [`parse`] on the whole text.
+//! Streaming: feed chunks to [`StreamParser::feed`] (or [`StreamParser::push`] for an owned
+//! copy), print what it releases, and call [`StreamParser::finish`]; the result is identical
+//! to [`parse`] on the whole text.
 //!
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
 //! `scan` (string-aware bracket matching, tolerant JSON/Python-literal parser, SWAR

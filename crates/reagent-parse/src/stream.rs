@@ -212,15 +212,25 @@ impl StreamParser {
 
     /// Append a chunk; returns plain content that is now safe to print (may be empty).
     pub fn push(&mut self, chunk: &str) -> String {
-        let mut out = String::new();
-        self.push_into(chunk, &mut out);
-        out
+        self.feed(chunk).to_owned()
     }
 
     /// Like [`StreamParser::push`], but appends the released text to `out` (no allocation
-    /// per chunk).
+    /// per chunk, one copy).
     #[inline]
     pub fn push_into(&mut self, chunk: &str, out: &mut String) {
+        let piece = self.feed(chunk);
+        match *piece.as_bytes() {
+            [c] => out.push(char::from(c)),
+            _ => out.push_str(piece),
+        }
+    }
+
+    /// Like [`StreamParser::push`], without copying: the released text is returned as a
+    /// slice of the parser's own buffer (the text kept for [`StreamParser::finish`]). This is
+    /// the cheapest way to stream: nothing is allocated or copied per chunk.
+    #[inline]
+    pub fn feed(&mut self, chunk: &str) -> &str {
         // Token-by-token streams, one ASCII byte: append while held; release plain prose;
         // hold a letter that may start a word marker, and the letters that continue it.
         if let [c] = *chunk.as_bytes() {
@@ -228,7 +238,7 @@ impl StreamParser {
                 let ch = char::from(c);
                 if self.append_only {
                     self.buf.push(ch);
-                    return;
+                    return "";
                 }
                 if self.live {
                     let class = CLASS[usize::from(c)];
@@ -238,8 +248,7 @@ impl StreamParser {
                     };
                     if class == PLAIN || (class == WORD_START && in_word()) {
                         self.buf.push(ch);
-                        out.push(ch);
-                        return;
+                        return &self.buf[self.buf.len() - 1..];
                     }
                     if class == WORD_START {
                         // A word marker may start here: hold the letter.
@@ -247,36 +256,52 @@ impl StreamParser {
                         self.buf.push(ch);
                         self.live = false;
                         self.word = word_marker(c);
-                        return;
+                        return "";
                     }
                 } else if self.word.get(self.buf.len() - self.released + 1).is_some()
                     && self.word.get(self.buf.len() - self.released) == Some(&c)
                 {
                     // The held word still matches and does not complete the marker.
                     self.buf.push(ch);
-                    return;
+                    return "";
                 }
             }
         }
-        self.push_slow(chunk, out);
+        self.feed_slow(chunk)
+    }
+
+    /// All the text released so far: a prefix of the pushed text.
+    pub fn released(&self) -> &str {
+        &self.buf[..self.released_len()]
+    }
+
+    /// Bytes of `buf` released so far.
+    fn released_len(&self) -> usize {
+        if self.live {
+            self.buf.len()
+        } else {
+            self.released
+        }
     }
 
     #[inline(never)]
-    fn push_slow(&mut self, chunk: &str, out: &mut String) {
+    fn feed_slow(&mut self, chunk: &str) -> &str {
         if self.live {
             self.released = self.buf.len();
         }
+        let before = self.released;
         self.word = b"";
         if self.trigger_free {
             self.trigger_free = crate::scan::next_trigger(chunk.as_bytes(), 0) == chunk.len();
         }
-        self.release(chunk, out);
+        self.release(chunk);
         self.live = !self.held && self.seen_text && self.released == self.buf.len();
         self.append_only = self.held && !self.trigger_free;
+        &self.buf[before..self.released]
     }
 
     /// Append `chunk` to the buffer and release what is now known to be plain text.
-    fn release(&mut self, chunk: &str, out: &mut String) {
+    fn release(&mut self, chunk: &str) {
         let start = self.released;
         let old_len = self.buf.len();
         self.buf.push_str(chunk);
@@ -313,7 +338,6 @@ impl StreamParser {
             if !self.seen_text {
                 self.seen_text = !chunk.trim().is_empty();
             }
-            out.push_str(chunk);
             return;
         }
         let b = self.buf.as_bytes();
@@ -351,7 +375,6 @@ impl StreamParser {
         if !self.seen_text {
             self.seen_text = !piece.trim().is_empty();
         }
-        out.push_str(piece);
     }
 
     /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.

@@ -69,11 +69,17 @@ fn stream(text: &str, cuts: &[usize], opts: &ParseOptions) -> (String, reagent_p
         .filter(|c| text.is_char_boundary(*c))
         .collect();
     points.sort_unstable();
-    for p in points {
-        released.push_str(&sp.push(&text[last..p]));
+    // `push`, `push_into` and `feed` in turns: they release the same text.
+    for (k, p) in points.into_iter().chain([text.len()]).enumerate() {
+        let chunk = &text[last..p];
+        match k % 3 {
+            0 => released.push_str(&sp.push(chunk)),
+            1 => sp.push_into(chunk, &mut released),
+            _ => released.push_str(sp.feed(chunk)),
+        }
         last = p;
     }
-    released.push_str(&sp.push(&text[last..]));
+    assert_eq!(released, sp.released());
     (released, sp.finish())
 }
 
