@@ -282,10 +282,7 @@ impl Accumulator {
                 .get("message")
                 .and_then(Value::as_str)
                 .map_or_else(|| short(err), str::to_owned);
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("the server reported an error mid-reply: {msg}"),
-            });
+            return Err(reply::error_mid_reply(url, &msg));
         }
         if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());

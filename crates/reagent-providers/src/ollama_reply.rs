@@ -129,10 +129,7 @@ impl Accumulator {
     ) -> Result<(), ProviderError> {
         if let Some(err) = v.get("error") {
             let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("the server reported an error mid-reply: {message}"),
-            });
+            return Err(reply::error_mid_reply(url, &message));
         }
         let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
             if v.get("done").and_then(Value::as_bool) == Some(true) {

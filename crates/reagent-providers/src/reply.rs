@@ -4,7 +4,8 @@
 use std::time::Instant;
 
 use reagent_protocol::{
-    ChatResponse, ChatSignal, FinishReason, Message, Role, SignalSink, ToolCall, Usage,
+    ChatResponse, ChatSignal, FinishReason, Message, ProviderError, Role, SignalSink, ToolCall,
+    Usage,
 };
 use serde_json::Value;
 
@@ -55,6 +56,14 @@ pub(crate) fn parse_arguments(v: Value) -> Value {
         Value::String(s) => serde_json::from_str(&s).unwrap_or(Value::String(s)),
         Value::Null => Value::Object(Default::default()),
         other => other,
+    }
+}
+
+/// The error a server reported inside a reply or a stream chunk (an `error` field).
+pub(crate) fn error_mid_reply(url: &str, message: &str) -> ProviderError {
+    ProviderError::Protocol {
+        url: url.to_owned(),
+        detail: format!("the server reported an error mid-reply: {message}"),
     }
 }
 
