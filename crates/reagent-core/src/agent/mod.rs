@@ -14,7 +14,7 @@ use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 use crate::arguments::ArgumentChecker;
 use crate::config::{AgentConfig, ToolMode};
 use crate::events::EventSink;
-use crate::guardrails::{exhausted_budget, is_narration, RepetitionDetector};
+use crate::guardrails::{exhausted_budget, is_context_overflow, is_narration, RepetitionDetector};
 use crate::history::History;
 use crate::profiles::profile_for;
 use crate::result::RunResult;
@@ -58,6 +58,9 @@ struct RunState {
     last_text: String,
     nudges: u32,
     repetition_hinted: bool,
+    /// The last request was refused as longer than the server's context and the history was
+    /// compacted for a retry (reset by the next reply, so each overflow gets one retry).
+    overflow_retried: bool,
 }
 
 /// How the loop ended, before the run is wrapped up.
@@ -137,6 +140,7 @@ impl Agent {
             last_text: String::new(),
             nudges: 0,
             repetition_hinted: false,
+            overflow_retried: false,
         };
         let (ending, history, mode) = match self.prepare(task, events, cancel).await {
             Ok((setup_parts, history)) => {
@@ -306,7 +310,7 @@ impl Agent {
             format,
         } = prepared;
         let specs = &self.specs;
-        let num_ctx = options.num_ctx.unwrap_or(self.config.default_ctx_cap);
+        let mut num_ctx = options.num_ctx.unwrap_or(self.config.default_ctx_cap);
         let setup = TurnSetup {
             provider: self.provider.as_ref(),
             model: &self.config.model,
@@ -366,6 +370,21 @@ impl Agent {
                 .await
             {
                 Ok(turn) => turn,
+                Err(e) if !state.overflow_retried && is_context_overflow(&e) => {
+                    state.iterations -= 1;
+                    if self.shrink_after_overflow(&mut history, &mut num_ctx, &e, events) {
+                        state.overflow_retried = true;
+                        continue;
+                    }
+                    return (
+                        Ending {
+                            outcome: Outcome::ProviderError,
+                            answer: state.last_text.clone(),
+                            error: Some(e.to_string()),
+                        },
+                        history,
+                    );
+                }
                 Err(e) => {
                     let outcome = if matches!(e, ProviderError::Cancelled) {
                         Outcome::Cancelled
@@ -383,6 +402,7 @@ impl Agent {
                 }
             };
             state.account(&turn);
+            state.overflow_retried = false;
             history.calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
             let Turn {
                 message,

@@ -4,7 +4,7 @@
 use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
-use reagent_protocol::{ChatRequest, EventKind, Message, ToolCall, ToolChoice};
+use reagent_protocol::{ChatRequest, EventKind, Message, ProviderError, ToolCall, ToolChoice};
 use reagent_tools::{ToolContext, ToolResult};
 
 use super::{Agent, RunState};
@@ -82,6 +82,32 @@ impl Agent {
                 ),
             );
         }
+    }
+
+    /// After the server refused a request as longer than its context window: take the window
+    /// to be smaller than that request (90% of it) for the rest of the run, compact to fit,
+    /// and say so. False when nothing could be removed, so a retry would fail the same way.
+    pub(super) fn shrink_after_overflow(
+        &self,
+        history: &mut History,
+        num_ctx: &mut u32,
+        error: &ProviderError,
+        events: &EventSink,
+    ) -> bool {
+        let before = history.estimate_tokens();
+        let smaller = u32::try_from(before.saturating_mul(9) / 10).unwrap_or(u32::MAX);
+        *num_ctx = (*num_ctx).min(smaller.max(1));
+        events.guardrail(
+            "context_overflow",
+            "retry",
+            format!(
+                "the server refused ~{before} tokens as too long for its context ({error}); \
+                 taking the window as {num_ctx} tokens, compacting and retrying",
+                num_ctx = *num_ctx
+            ),
+        );
+        self.keep_context_in_bounds(history, *num_ctx, events);
+        history.estimate_tokens() < before
     }
 
     /// Ask once, without tools, for the final answer. Weak (constrained-mode) models get a

@@ -381,3 +381,69 @@ async fn a_wall_clock_budget_ends_the_run() {
     assert_eq!(o.result.outcome, Outcome::BudgetExhausted);
     assert_eq!(o.events_of("guardrail")[0]["guardrail"], "budget_time");
 }
+
+/// `n` reads of distinct 4 KB files, then `last`; the files are written into the workspace.
+async fn reads_then(n: usize, last: Turn, num_ctx: u32) -> super::harness::Outcome {
+    let mut script = ScriptBuilder::new();
+    for i in 0..n {
+        script = script.turn(Turn::tool_call(
+            "read_file",
+            json!({"path": format!("f{i}.txt")}),
+        ));
+    }
+    run(
+        script.turn(last).turn(Turn::text("All read.")),
+        |d| {
+            for i in 0..n {
+                let body = format!("{i:03} {}\n", "x".repeat(59)).repeat(64);
+                std::fs::write(d.join(format!("f{i}.txt")), body).unwrap();
+            }
+        },
+        |c| c.options.num_ctx = Some(num_ctx),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn a_prompt_the_server_finds_too_long_is_compacted_and_retried() {
+    // llama-server's own words when the prompt passes its `-c`, far below our 64k window.
+    let refusal = "request (9000 tokens) exceeds the available context size (8192 tokens), \
+                   try increasing it";
+    let o = reads_then(8, Turn::error(400, refusal), 65_536).await;
+    assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
+    assert_eq!(o.result.answer, "All read.");
+    assert_eq!(o.result.tool_calls, 8);
+    let actions: Vec<(String, String)> = o
+        .events_of("guardrail")
+        .iter()
+        .map(|g| (g["guardrail"].to_string(), g["action"].to_string()))
+        .collect();
+    assert!(
+        actions.contains(&("\"context_overflow\"".into(), "\"retry\"".into())),
+        "{actions:?}"
+    );
+    assert!(
+        actions.contains(&("\"context_window\"".into(), "\"compact\"".into())),
+        "{actions:?}"
+    );
+    // The refused request and its retry: the retry drops old rounds and is much smaller.
+    let n = o.requests.len();
+    let size = |r: &serde_json::Value| r["messages"].to_string().len();
+    assert!(size(&o.requests[n - 1]) * 10 < size(&o.requests[n - 2]) * 7);
+    assert_eq!(
+        o.result.iterations, 9,
+        "the refused request is not an iteration"
+    );
+}
+
+#[tokio::test]
+async fn an_overflow_with_nothing_to_remove_ends_the_run_with_the_servers_words() {
+    let refusal = "the request exceeds the available context size, try increasing it";
+    let o = reads_then(1, Turn::error(400, refusal), 65_536).await;
+    assert_eq!(o.result.outcome, Outcome::ProviderError);
+    assert!(o.result.error.as_deref().unwrap_or("").contains(refusal));
+    // Another refusal is not retried at all.
+    let o = reads_then(8, Turn::error(400, "invalid `tools` field"), 65_536).await;
+    assert_eq!(o.result.outcome, Outcome::ProviderError);
+    assert!(o.events_of("guardrail").is_empty());
+}

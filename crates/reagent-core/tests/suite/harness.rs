@@ -141,7 +141,8 @@ fn check_event_invariants(events: &[Event], result: &RunResult) {
         .filter(|e| matches!(e.kind, EventKind::RunFinished { .. }))
         .count();
     assert_eq!(finished, 1);
-    // Every model call that returned has its response event (latency and tokens accounted).
+    // Every model call that returned has its response event (latency and tokens accounted);
+    // one the server refused as too long is followed by a `context_overflow` retry instead.
     if result.error.is_none() {
         let count = |t: &str| {
             events
@@ -149,7 +150,14 @@ fn check_event_invariants(events: &[Event], result: &RunResult) {
                 .filter(|e| serde_json::to_value(e).unwrap()["type"] == t)
                 .count()
         };
-        assert_eq!(count("llm_request"), count("llm_response"));
+        let refused = events
+            .iter()
+            .filter(|e| {
+                matches!(&e.kind, EventKind::Guardrail { guardrail, action, .. }
+                    if guardrail == "context_overflow" && action == "retry")
+            })
+            .count();
+        assert_eq!(count("llm_request"), count("llm_response") + refused);
     }
 }
 
