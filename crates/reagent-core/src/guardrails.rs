@@ -42,9 +42,9 @@ impl Repetition {
     /// A sentence for the model and the events.
     pub fn describe(&self) -> String {
         match self {
-            Repetition::SameCall { name, times } => format!(
-                "you called {name} with the same arguments {times} times in a row and got the same result"
-            ),
+            Repetition::SameCall { name, times } => {
+                format!("you called {name} with the same arguments {times} times in a row")
+            }
             Repetition::Cycle { a, b } => format!(
                 "you are alternating between {a} and {b} with the same arguments and results"
             ),
