@@ -4,7 +4,6 @@
 use std::collections::VecDeque;
 use std::time::{Duration, Instant};
 
-use reagent_protocol::ProviderError;
 use serde_json::Value;
 
 use crate::config::Budgets;
@@ -115,30 +114,6 @@ impl RepetitionDetector {
         }
         None
     }
-}
-
-/// Whether a provider error says the prompt did not fit the server's context window:
-/// llama-server (`exceeds the available context size`), OpenAI and vLLM (`maximum context
-/// length`, `context_length_exceeded`), Anthropic (`prompt is too long`).
-pub fn is_context_overflow(err: &ProviderError) -> bool {
-    let ProviderError::Http {
-        status: 400 | 413,
-        message,
-        ..
-    } = err
-    else {
-        return false;
-    };
-    let message = message.to_ascii_lowercase();
-    [
-        "exceeds the available context size",
-        "exceed_context_size",
-        "maximum context length",
-        "context_length_exceeded",
-        "prompt is too long",
-    ]
-    .iter()
-    .any(|m| message.contains(m))
 }
 
 /// JSON with object keys sorted, so `{"a":1,"b":2}` and `{"b":2,"a":1}` compare equal.
@@ -300,26 +275,6 @@ mod tests {
         d.record("b", &json!({}), "2");
         d.record("a", &json!({}), "1-changed");
         assert_eq!(d.record("b", &json!({}), "2"), None);
-    }
-
-    #[test]
-    fn context_overflow_is_told_from_other_refusals() {
-        let http = |status, message: &str| ProviderError::Http {
-            url: "u".into(),
-            status,
-            message: message.into(),
-            retry_after: None,
-        };
-        for words in [
-            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
-            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
-            "prompt is too long: 210000 tokens > 200000 maximum",
-        ] {
-            assert!(is_context_overflow(&http(400, words)), "{words}");
-            assert!(!is_context_overflow(&http(500, words)), "{words}");
-        }
-        assert!(!is_context_overflow(&http(400, "invalid `tools` field")));
-        assert!(!is_context_overflow(&ProviderError::Cancelled));
     }
 
     #[test]

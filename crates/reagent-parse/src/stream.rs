@@ -4,8 +4,8 @@
 //!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
 //! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
-//! possible call start is seen, `push` only appends. One-byte pushes take an inlined path
-//! for the common cases (plain prose: a table lookup and two byte appends; a held word
+//! possible call start is seen, `feed` only appends. One-byte pushes take an inlined path
+//! for the common cases (plain prose: a table lookup and one byte append; a held word
 //! marker prefix that still matches; appending while held), and when no pushed byte could
 //! start a call `finish` skips the pre-scan that [`crate::parse`] would repeat.
 
@@ -66,7 +66,7 @@ pub struct StreamParser {
     /// `finish` may skip its pre-scan.
     trigger_free: bool,
     /// Everything pushed was released, text was seen and nothing is held: a one-byte
-    /// push may take the inlined path in [`StreamParser::push_into`].
+    /// push may take the inlined path in [`StreamParser::feed`].
     live: bool,
     /// Held, and `trigger_free` is settled (false): a push only appends to `buf`.
     append_only: bool,

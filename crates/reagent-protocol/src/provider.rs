@@ -235,6 +235,30 @@ impl ProviderError {
             | ProviderError::Config(_) => false,
         }
     }
+
+    /// Whether the server refused the prompt as longer than its context window:
+    /// llama-server (`exceeds the available context size`), OpenAI and vLLM (`maximum context
+    /// length`, `context_length_exceeded`), Anthropic (`prompt is too long`).
+    pub fn is_context_overflow(&self) -> bool {
+        let ProviderError::Http {
+            status: 400 | 413,
+            message,
+            ..
+        } = self
+        else {
+            return false;
+        };
+        let message = message.to_ascii_lowercase();
+        [
+            "exceeds the available context size",
+            "exceed_context_size",
+            "maximum context length",
+            "context_length_exceeded",
+            "prompt is too long",
+        ]
+        .iter()
+        .any(|m| message.contains(m))
+    }
 }
 
 /// A model backend. Implemented by `reagent-providers`; the loop sees only this trait.
@@ -256,4 +280,29 @@ pub trait Provider: Send + Sync {
         sink: SignalSink<'_>,
         cancel: &CancellationToken,
     ) -> Result<ChatResponse, ProviderError>;
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn context_overflow_is_told_from_other_refusals() {
+        let http = |status, message: &str| ProviderError::Http {
+            url: "u".into(),
+            status,
+            message: message.into(),
+            retry_after: None,
+        };
+        for words in [
+            "request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+            "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            "prompt is too long: 210000 tokens > 200000 maximum",
+        ] {
+            assert!(http(400, words).is_context_overflow(), "{words}");
+            assert!(!http(500, words).is_context_overflow(), "{words}");
+        }
+        assert!(!http(400, "invalid `tools` field").is_context_overflow());
+        assert!(!ProviderError::Cancelled.is_context_overflow());
+    }
 }

@@ -187,9 +187,7 @@ impl OllamaProvider {
             read_stream(resp, url, self.opts.timeout, sink, &mut acc).await?;
         } else {
             let raw = http::read_body(resp, url, self.opts.timeout, started).await?;
-            if !acc.chunk_raw(&raw, None) {
-                acc.chunk(&http::parse_json(&raw, url)?, url, None)?;
-            }
+            acc.take(&raw, url, None, |raw| http::parse_json(raw, url))?;
         }
         acc.finish(url, started, &self.base)
     }

@@ -90,6 +90,22 @@ struct ChunkFunction<'a> {
 }
 
 impl Accumulator {
+    /// Takes one chunk (or the whole non-streamed reply) given as raw JSON: the usual shape
+    /// straight from the bytes, anything else as the `Value` that `parse` makes of them
+    /// (whose error, for bytes that are not JSON, is the caller's to word).
+    pub(crate) fn take(
+        &mut self,
+        raw: &[u8],
+        url: &str,
+        sink: Option<SignalSink<'_>>,
+        parse: impl FnOnce(&[u8]) -> Result<Value, ProviderError>,
+    ) -> Result<(), ProviderError> {
+        if self.chunk_raw(raw, sink) {
+            return Ok(());
+        }
+        self.chunk(&parse(raw)?, url, sink)
+    }
+
     /// Takes one chunk given as raw JSON when it has the usual shape; returns false (having
     /// taken nothing) when it must be read as a `Value` by [`Accumulator::chunk`].
     pub(crate) fn chunk_raw(&mut self, raw: &[u8], sink: Option<SignalSink<'_>>) -> bool {
@@ -236,17 +252,18 @@ pub(crate) async fn read_stream(
     let mut body = BodyStream::new(resp, url, timeout);
     let mut lines = LineBuffer::default();
     let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
-        if line.trim().is_empty() || acc.chunk_raw(line.as_bytes(), Some(sink)) {
+        if line.trim().is_empty() {
             return Ok(());
         }
-        let v: Value = serde_json::from_str(line).map_err(|e| ProviderError::Protocol {
-            url: url.to_owned(),
-            detail: format!(
-                "malformed NDJSON line ({e}): {}",
-                line.chars().take(200).collect::<String>()
-            ),
-        })?;
-        acc.chunk(&v, url, Some(sink))
+        acc.take(line.as_bytes(), url, Some(sink), |raw| {
+            serde_json::from_slice(raw).map_err(|e| ProviderError::Protocol {
+                url: url.to_owned(),
+                detail: format!(
+                    "malformed NDJSON line ({e}): {}",
+                    line.chars().take(200).collect::<String>()
+                ),
+            })
+        })
     };
     while let Some(bytes) = body.next().await? {
         for line in lines.push(&bytes) {

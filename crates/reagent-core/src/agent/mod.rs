@@ -14,7 +14,7 @@ use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 use crate::arguments::ArgumentChecker;
 use crate::config::{AgentConfig, ToolMode};
 use crate::events::EventSink;
-use crate::guardrails::{exhausted_budget, is_context_overflow, is_narration, RepetitionDetector};
+use crate::guardrails::{exhausted_budget, is_narration, RepetitionDetector};
 use crate::history::History;
 use crate::profiles::profile_for;
 use crate::result::RunResult;
@@ -370,22 +370,16 @@ impl Agent {
                 .await
             {
                 Ok(turn) => turn,
-                Err(e) if !state.overflow_retried && is_context_overflow(&e) => {
-                    state.iterations -= 1;
-                    if self.shrink_after_overflow(&mut history, &mut num_ctx, &e, events) {
+                Err(e) => {
+                    if !state.overflow_retried
+                        && e.is_context_overflow()
+                        && self.shrink_after_overflow(&mut history, &mut num_ctx, &e, events)
+                    {
+                        // The refused request is not an iteration: the retry takes its place.
+                        state.iterations -= 1;
                         state.overflow_retried = true;
                         continue;
                     }
-                    return (
-                        Ending {
-                            outcome: Outcome::ProviderError,
-                            answer: state.last_text.clone(),
-                            error: Some(e.to_string()),
-                        },
-                        history,
-                    );
-                }
-                Err(e) => {
                     let outcome = if matches!(e, ProviderError::Cancelled) {
                         Outcome::Cancelled
                     } else {

@@ -85,8 +85,9 @@ impl Agent {
     }
 
     /// After the server refused a request as longer than its context window: take the window
-    /// to be smaller than that request (90% of it) for the rest of the run, compact to fit,
-    /// and say so. False when nothing could be removed, so a retry would fail the same way.
+    /// to be smaller than that request (90% of it) for the rest of the run and compact to fit.
+    /// True (and a `context_overflow` retry event) when the history shrank; false when nothing
+    /// could be removed, so a retry would fail the same way.
     pub(super) fn shrink_after_overflow(
         &self,
         history: &mut History,
@@ -97,17 +98,21 @@ impl Agent {
         let before = history.estimate_tokens();
         let smaller = u32::try_from(before.saturating_mul(9) / 10).unwrap_or(u32::MAX);
         *num_ctx = (*num_ctx).min(smaller.max(1));
+        self.keep_context_in_bounds(history, *num_ctx, events);
+        let after = history.estimate_tokens();
+        if after >= before {
+            return false;
+        }
         events.guardrail(
             "context_overflow",
             "retry",
             format!(
                 "the server refused ~{before} tokens as too long for its context ({error}); \
-                 taking the window as {num_ctx} tokens, compacting and retrying",
+                 taking the window as {num_ctx} tokens, compacted to ~{after}, retrying",
                 num_ctx = *num_ctx
             ),
         );
-        self.keep_context_in_bounds(history, *num_ctx, events);
-        history.estimate_tokens() < before
+        true
     }
 
     /// Ask once, without tools, for the final answer. Weak (constrained-mode) models get a
