@@ -2,12 +2,22 @@
 //! releases plain text as soon as it cannot start a call, and at the end returns exactly
 //! what [`crate::parse`] returns for the whole text.
 //!
+//! A Hermes call (`<tool_call>{json}</tool_call>`, the format of Qwen and most tuned local
+//! models) is cut out of the released text once its closing tag arrives, and the text after
+//! it is released live again. The cut is checked with [`crate::parse`] itself: the held
+//! text must parse to calls and nothing else (and, for the first cut, the whole text so
+//! far must give exactly the released text as content), so what is released after a call is
+//! the content that `finish` will return.
+//!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
 //! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
-//! possible call start is seen, `feed` only appends. One-byte pushes take an inlined path
-//! for the common cases (plain prose: a table lookup and one byte append; a held word
-//! marker prefix that still matches; appending while held), and when no pushed byte could
-//! start a call `finish` skips the pre-scan that [`crate::parse`] would repeat.
+//! possible call start is seen, `feed` only appends and looks for `</tool_call>`. A held
+//! text is parsed at most [`CLOSE_TRIES`] times (once per closing tag tried), the whole
+//! text once (at the first cut), and a cut text is never looked at again. One-byte pushes
+//! take an inlined path for the common cases (plain prose: a table lookup and one byte
+//! append; a held word marker prefix that still matches; appending while held), and when
+//! no pushed byte could start a call `finish` skips the pre-scan that [`crate::parse`]
+//! would repeat.
 
 use crate::{parse, ParseOptions, Parsed};
 
@@ -48,18 +58,32 @@ const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools
 
 /// Streaming parser: `push` chunks, print what it returns, then `finish`.
 ///
-/// The released text is the plain-text prefix of the turn. [`StreamParser::finish`] is
-/// authoritative: in a few formats the final `content` differs from what was released
-/// (thinking forced open and closed later by `</think>`, ReAct transcripts whose only
-/// content is the final answer, formats that drop prose around calls, trimmed whitespace).
+/// The released text is the turn's content as far as it is known: the pushed text, with
+/// completed Hermes calls cut out, and whitespace kept back until some text follows it.
+/// [`StreamParser::finish`] is authoritative: in a few formats the final `content` differs
+/// from what was released (thinking forced open and closed later by `</think>`, ReAct
+/// transcripts whose only content is the final answer, formats that drop prose around
+/// calls, trimmed whitespace).
 #[derive(Debug)]
 pub struct StreamParser {
     opts: ParseOptions,
     buf: String,
-    /// Bytes of `buf` already released (stale while `live`: then all of it is).
+    /// Bytes of `buf` consumed: released, cut out with a call, or owed (see [`Cuts::owed`]).
+    /// Stale while `live`: then all of it is.
     released: usize,
-    /// A possible call start was seen: release nothing more.
+    /// Bytes of `buf` examined and found plain: `buf[released..scanned]` is whitespace kept
+    /// back because no text was released yet. Stale while `live`.
+    scanned: usize,
+    /// A possible call start was seen: release nothing more until it is cut out.
     held: bool,
+    /// Where the held text starts.
+    hold_start: usize,
+    /// Closing tags still worth trying as the end of the held call (0: not a Hermes hold).
+    close_tries: u8,
+    /// Where the search for the held call's closing tag resumes.
+    close_from: usize,
+    /// Set once a call was cut out of the released text.
+    cuts: Option<Box<Cuts>>,
     /// Some non-whitespace text was released.
     seen_text: bool,
     /// `buf` holds no byte that [`crate::parse`] treats as a possible call start, so
@@ -68,12 +92,34 @@ pub struct StreamParser {
     /// Everything pushed was released, text was seen and nothing is held: a one-byte
     /// push may take the inlined path in [`StreamParser::feed`].
     live: bool,
+    /// Like `live`, once a call was cut out: a one-byte push of plain text is appended to
+    /// the buffer and to the released text.
+    live_after_cut: bool,
     /// Held, and `trigger_free` is settled (false): a push only appends to `buf`.
     append_only: bool,
     /// When not empty: the word marker that the unreleased rest of `buf` is a proper
     /// prefix of (everything before it released, nothing held).
     word: &'static [u8],
 }
+
+/// Release state once a call was cut out: the released text is no longer a slice of the
+/// buffer.
+#[derive(Debug, Default)]
+struct Cuts {
+    /// All text released so far.
+    emitted: String,
+    /// Whitespace before and between cut calls, released with the next text.
+    owed: String,
+    /// Stray closers (`}`, `]`) right after a call are noise to skip, as [`crate::parse`] does.
+    skip_closers: bool,
+}
+
+/// The closing tag that may end a held Hermes call.
+const HERMES_CLOSE: &[u8] = b"</tool_call>";
+
+/// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
+/// when a tag appears inside an argument string).
+const CLOSE_TRIES: u8 = 4;
 
 /// [`CLASS`]: plain text wherever it stands.
 const PLAIN: u8 = 1;
@@ -201,10 +247,16 @@ impl StreamParser {
             opts,
             buf: String::new(),
             released: 0,
+            scanned: 0,
             held,
+            hold_start: 0,
+            close_tries: 0,
+            close_from: 0,
+            cuts: None,
             seen_text: false,
             trigger_free: true,
             live: false,
+            live_after_cut: false,
             append_only: false,
             word: b"",
         }
@@ -227,37 +279,42 @@ impl StreamParser {
     }
 
     /// Like [`StreamParser::push`], without copying: the released text is returned as a
-    /// slice of the parser's own buffer (the text kept for [`StreamParser::finish`]). This is
-    /// the cheapest way to stream: nothing is allocated or copied per chunk.
+    /// slice of the parser's own buffer (the text kept for [`StreamParser::finish`]; once a
+    /// call was cut out, the released text it keeps beside it). This is the cheapest way to
+    /// stream: nothing is allocated per chunk.
     #[inline]
     pub fn feed(&mut self, chunk: &str) -> &str {
-        // Token-by-token streams, one ASCII byte: append while held; release plain prose;
-        // hold a letter that may start a word marker, and the letters that continue it.
+        // Token-by-token streams, one ASCII byte: append while held (unless the byte may
+        // close a Hermes call); release plain prose; hold a letter that may start a word
+        // marker, and the letters that continue it.
         if let [c] = *chunk.as_bytes() {
             if c.is_ascii() {
                 let ch = char::from(c);
-                if self.append_only {
+                if self.append_only && (c != b'>' || self.close_tries == 0) {
                     self.buf.push(ch);
                     return "";
                 }
                 if self.live {
                     let class = CLASS[usize::from(c)];
-                    let in_word = || {
-                        let last = self.buf.as_bytes().last();
-                        last.is_some_and(u8::is_ascii_alphanumeric)
-                    };
-                    if class == PLAIN || (class == WORD_START && in_word()) {
+                    if self.continues_text(class) {
                         self.buf.push(ch);
                         return &self.buf[self.buf.len() - 1..];
                     }
                     if class == WORD_START {
                         // A word marker may start here: hold the letter.
                         self.released = self.buf.len();
+                        self.scanned = self.released;
                         self.buf.push(ch);
                         self.live = false;
                         self.word = word_marker(c);
                         return "";
                     }
+                } else if self.live_after_cut && self.continues_text(CLASS[usize::from(c)]) {
+                    self.buf.push(ch);
+                    // `live_after_cut` implies a cut: nothing is inserted here.
+                    let emitted = &mut self.cuts.get_or_insert_with(Box::default).emitted;
+                    emitted.push(ch);
+                    return &emitted[emitted.len() - 1..];
                 } else if self.word.get(self.buf.len() - self.released + 1).is_some()
                     && self.word.get(self.buf.len() - self.released) == Some(&c)
                 {
@@ -270,75 +327,89 @@ impl StreamParser {
         self.feed_slow(chunk)
     }
 
-    /// All the text released so far: a prefix of the pushed text.
-    pub fn released(&self) -> &str {
-        &self.buf[..self.released_len()]
+    /// Whether a byte of this [`CLASS`] is plain text after the buffer's last byte (a
+    /// letter inside a word cannot start a word marker).
+    #[inline]
+    fn continues_text(&self, class: u8) -> bool {
+        class == PLAIN
+            || (class == WORD_START
+                && self
+                    .buf
+                    .as_bytes()
+                    .last()
+                    .is_some_and(u8::is_ascii_alphanumeric))
     }
 
-    /// Bytes of `buf` released so far.
-    fn released_len(&self) -> usize {
-        if self.live {
-            self.buf.len()
-        } else {
-            self.released
+    /// All the text released so far.
+    pub fn released(&self) -> &str {
+        match &self.cuts {
+            Some(cuts) => &cuts.emitted,
+            None if self.live => &self.buf,
+            None => &self.buf[..self.released],
         }
     }
 
     #[inline(never)]
     fn feed_slow(&mut self, chunk: &str) -> &str {
-        if self.live {
+        if self.live || self.live_after_cut {
             self.released = self.buf.len();
+            self.scanned = self.released;
         }
         let before = self.released;
         self.word = b"";
         if self.trigger_free {
             self.trigger_free = crate::scan::next_trigger(chunk.as_bytes(), 0) == chunk.len();
         }
+        let emitted_before = self.cuts.as_ref().map_or(before, |c| c.emitted.len());
         self.release(chunk);
-        self.live = !self.held && self.seen_text && self.released == self.buf.len();
+        let live = !self.held && self.seen_text && self.released == self.buf.len();
+        self.live = live && self.cuts.is_none();
+        self.live_after_cut = live && self.cuts.as_ref().is_some_and(|c| !c.skip_closers);
         self.append_only = self.held && !self.trigger_free;
-        &self.buf[before..self.released]
+        match &self.cuts {
+            Some(cuts) => &cuts.emitted[emitted_before..],
+            None => &self.buf[before..self.released],
+        }
     }
 
     /// Append `chunk` to the buffer and release what is now known to be plain text.
     fn release(&mut self, chunk: &str) {
-        let start = self.released;
-        let old_len = self.buf.len();
         self.buf.push_str(chunk);
-        if self.held {
+        if self.held && !self.try_cut() {
             return;
         }
+        self.scan();
+        while self.held && self.try_cut() {
+            self.scan();
+        }
+    }
+
+    /// Examine `buf` from `scanned`: release plain text, stop at a possible call start.
+    fn scan(&mut self) {
+        if let Some(cuts) = &mut self.cuts {
+            if cuts.skip_closers {
+                let b = self.buf.as_bytes();
+                let mut j = self.scanned;
+                while j < b.len() && matches!(b[j], b'}' | b']') {
+                    j += 1;
+                }
+                cuts.skip_closers = j == b.len();
+                self.released = j;
+                self.scanned = j;
+            }
+        }
+        let start = self.scanned;
         if !self.seen_text {
             // Harmony recipients (` to=functions.f`) open the turn. Only whitespace was
-            // released so far, so the unreleased part is short.
+            // examined so far, so the unexamined part is short.
             let head = self.buf[start..].trim_start();
             if head.starts_with("to=") {
-                self.held = true;
+                self.hold(start, false);
                 return;
             }
             if !head.is_empty() && "to=".starts_with(head) {
                 return;
             }
-        }
-        // Fast path: nothing pending and no byte of the chunk can start anything (a letter
-        // only matters at the start of a word).
-        let cb = chunk.as_bytes();
-        let plain = cb.iter().enumerate().all(|(k, &c)| {
-            !is_trigger(c)
-                || (c.is_ascii_alphabetic()
-                    && match k {
-                        0 => {
-                            old_len > 0 && self.buf.as_bytes()[old_len - 1].is_ascii_alphanumeric()
-                        }
-                        _ => cb[k - 1].is_ascii_alphanumeric(),
-                    })
-        });
-        if start == old_len && plain {
-            self.released = self.buf.len();
-            if !self.seen_text {
-                self.seen_text = !chunk.trim().is_empty();
-            }
-            return;
         }
         let b = self.buf.as_bytes();
         let mut i = start;
@@ -360,9 +431,9 @@ impl StreamParser {
             match could_start(&self.buf[i..end]) {
                 Verdict::No => i += 1,
                 Verdict::Yes => {
-                    self.held = true;
-                    stop = i;
-                    break;
+                    self.emit(i);
+                    self.hold(i, true);
+                    return;
                 }
                 Verdict::NeedMore => {
                     stop = i;
@@ -370,11 +441,103 @@ impl StreamParser {
                 }
             }
         }
-        self.released = stop;
-        let piece = &self.buf[start..stop];
+        self.emit(stop);
+    }
+
+    /// `buf[scanned..stop]` is plain: release it with what was kept back, or keep it back
+    /// too while it is whitespace and no text was released.
+    fn emit(&mut self, stop: usize) {
+        let from = self.scanned;
+        self.scanned = stop;
         if !self.seen_text {
-            self.seen_text = !piece.trim().is_empty();
+            if self.buf[from..stop].trim().is_empty() {
+                return;
+            }
+            self.seen_text = true;
         }
+        if let Some(cuts) = &mut self.cuts {
+            cuts.emitted.push_str(&cuts.owed);
+            cuts.owed.clear();
+            cuts.emitted.push_str(&self.buf[self.released..stop]);
+        }
+        self.released = stop;
+    }
+
+    /// Hold everything from `at`; `may_cut`: a Hermes call there may be cut out later.
+    fn hold(&mut self, at: usize, may_cut: bool) {
+        let hermes = self.opts.format.is_none_or(|f| f == crate::Family::Hermes);
+        self.held = true;
+        self.hold_start = at;
+        self.close_from = at;
+        self.close_tries = if may_cut && hermes { CLOSE_TRIES } else { 0 };
+    }
+
+    /// Look for the end of the held call: when the held text up to a closing tag is only
+    /// Hermes calls, cut it out and resume releasing after it. Returns whether it did.
+    fn try_cut(&mut self) -> bool {
+        while self.close_tries > 0 {
+            let from = self.close_from;
+            let Some(p) = memchr::memmem::find(&self.buf.as_bytes()[from..], HERMES_CLOSE) else {
+                let tail = self.buf.len().saturating_sub(HERMES_CLOSE.len() - 1);
+                self.close_from = tail.max(from);
+                return false;
+            };
+            let end = from + p + HERMES_CLOSE.len();
+            self.close_from = end;
+            self.close_tries -= 1;
+            if self.only_calls(end) {
+                self.cut(end);
+                return true;
+            }
+        }
+        false
+    }
+
+    /// Whether `buf[hold_start..end]` is Hermes calls and nothing the content would keep.
+    fn only_calls(&self, end: usize) -> bool {
+        let held = parse(&self.buf[self.hold_start..end], &self.opts);
+        let calls_only = held.format == Some(crate::Family::Hermes)
+            && !held.calls.is_empty()
+            && held.content.is_none()
+            && !held.truncated
+            && held.errors.is_empty();
+        if !calls_only {
+            return false;
+        }
+        if self.cuts.is_some() {
+            return held.reasoning.is_none();
+        }
+        // First cut: the whole text so far must agree that everything before the hold is
+        // its content (thinking, kept-back whitespace and the family profile all play in).
+        let whole = parse(&self.buf[..end], &self.opts);
+        let before = &self.buf[..self.hold_start];
+        let content_agrees = match &whole.content {
+            Some(c) => c == before,
+            None => before.trim().is_empty(),
+        };
+        content_agrees
+            && whole.calls == held.calls
+            && whole.reasoning == held.reasoning
+            && whole.format == held.format
+            && !whole.truncated
+    }
+
+    /// Cut `buf[hold_start..end]` (a call) out of the released text.
+    fn cut(&mut self, end: usize) {
+        let cuts = self.cuts.get_or_insert_with(|| {
+            Box::new(Cuts {
+                emitted: self.buf[..self.released].to_owned(),
+                ..Cuts::default()
+            })
+        });
+        // Kept-back whitespace before the call stays owed.
+        cuts.owed
+            .push_str(&self.buf[self.released..self.hold_start]);
+        cuts.skip_closers = true;
+        self.held = false;
+        self.close_tries = 0;
+        self.released = end;
+        self.scanned = end;
     }
 
     /// End of stream: the full result, identical to [`crate::parse`] on all pushed text.

@@ -143,16 +143,19 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
         let one = parse(&input, &opts);
         if n % 50 == 0 {
             let mut sp = StreamParser::new(opts.clone());
+            let mut released = String::new();
             let mut at = 0;
             while at < input.len() {
                 let mut next = (at + 1 + rng.below(8)).min(input.len());
                 while !input.is_char_boundary(next) {
                     next += 1;
                 }
-                sp.push(&input[at..next]);
+                released.push_str(sp.feed(&input[at..next]));
                 at = next;
             }
             assert_eq!(sp.finish(), one, "stream/one-shot differ on {input:?}");
+            let sound = crate::streaming::released_is_sound(&input, &released, &one);
+            assert_eq!(sound, Ok(()), "on {input:?}");
         }
         slowest = slowest.max(t0.elapsed());
     }
@@ -198,6 +201,44 @@ fn pathological_inputs_finish_quickly() {
             took < Duration::from_secs(2),
             "{:?}… took {took:?}",
             &input[..input.len().min(24)]
+        );
+    }
+}
+
+#[test]
+fn pathological_streams_finish_quickly() {
+    let n = if cfg!(debug_assertions) {
+        2_000
+    } else {
+        20_000
+    };
+    let call = "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>";
+    let inputs = [
+        // Every call is cut out and the text after it released: each is parsed once.
+        format!("Go.{}", format!("{call} then ").repeat(n)),
+        // A held call whose string holds closing tags: only a few are tried.
+        format!(
+            "<tool_call>{{\"name\": \"f\", \"arguments\": {{\"s\": \"{}",
+            "</tool_call>".repeat(n)
+        ),
+        // Closing tags after a hold that is not a call.
+        format!("<tools>{}", "x</tool_call>".repeat(n)),
+    ];
+    for input in &inputs {
+        let t0 = Instant::now();
+        let mut sp = StreamParser::new(ParseOptions::default());
+        let mut released = 0;
+        for (i, c) in input.char_indices() {
+            released += sp.feed(&input[i..i + c.len_utf8()]).len();
+        }
+        let parsed = sp.finish();
+        let took = t0.elapsed();
+        eprintln!("{:?}… {took:?}, {released} bytes released", &input[..16]);
+        assert_eq!(parsed, parse(input, &ParseOptions::default()));
+        assert!(
+            took < Duration::from_secs(2),
+            "{:?}… took {took:?}",
+            &input[..24]
         );
     }
 }

@@ -236,9 +236,10 @@ async fn streaming_text_arrives_as_deltas_that_add_up_to_the_answer() {
     assert_eq!(o.result.answer, deltas);
 }
 
+/// Call markup never shows as text, and the text after a call streams as it arrives.
 #[tokio::test]
-async fn streaming_never_shows_tool_call_markup_as_text() {
-    let text = "Reading.<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>";
+async fn streaming_shows_the_text_around_a_call_but_not_the_call() {
+    let text = "Reading.\n<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"a.txt\"}}</tool_call>\nI will report what it holds.";
     let o = run(
         ScriptBuilder::new()
             .turn(Turn::text(text))
@@ -247,14 +248,25 @@ async fn streaming_never_shows_tool_call_markup_as_text() {
         |c| c.stream = true,
     )
     .await;
-    let deltas: String = o
-        .events_of("text_delta")
-        .iter()
-        .map(|e| e["text"].as_str().unwrap().to_owned())
-        .collect();
-    assert!(!deltas.contains("tool_call"), "{deltas}");
-    assert!(deltas.starts_with("Reading."), "{deltas}");
     assert_eq!(o.result.tool_calls, 1);
+    let first_reply: Vec<String> = o
+        .events
+        .iter()
+        .map(|e| serde_json::to_value(e).unwrap())
+        .take_while(|v| v["type"] != "tool_call")
+        .filter(|v| v["type"] == "text_delta")
+        .map(|v| v["text"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        first_reply.concat(),
+        "Reading.\n\nI will report what it holds."
+    );
+    // The sentence after the call came in the server's 6-character pieces as they
+    // arrived, not in one block when the reply ended.
+    assert!(
+        first_reply.iter().all(|d| !d.contains("report what")),
+        "{first_reply:?}"
+    );
 }
 
 /// The scripted multi-step task: read the failing code, fix it, check it, finish.
