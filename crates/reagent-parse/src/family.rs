@@ -149,6 +149,16 @@ impl Family {
         matches!(self, Family::MinimaxM1 | Family::Mistral)
     }
 
+    /// Calls wrapped in `<tool_call>…</tool_call>`, and content that is exactly the text
+    /// around them: the streaming parser cuts such a call out once it is closed and
+    /// releases the text after it live.
+    pub fn streams_text_after_calls(self) -> bool {
+        matches!(
+            self,
+            Family::Hermes | Family::Qwen3CoderXml | Family::MinimaxXml | Family::XlamJsonList
+        )
+    }
+
     /// Arguments given as a non-JSON string are kept as that string.
     pub(crate) fn keeps_string_arguments(self) -> bool {
         matches!(self, Family::Hermes)

@@ -2,9 +2,10 @@
 //! releases plain text as soon as it cannot start a call, and at the end returns exactly
 //! what [`crate::parse`] returns for the whole text.
 //!
-//! A Hermes call (`<tool_call>{json}</tool_call>`, the format of Qwen and most tuned local
-//! models) is cut out of the released text once its closing tag arrives, and the text after
-//! it is released live again. The cut is checked with [`crate::parse`] itself: the held
+//! A call wrapped in `<tool_call>…</tool_call>` (Hermes JSON, Qwen3-Coder XML, MiniMax,
+//! xLAM lists: the formats of Qwen and most tuned local models) is cut out of the released
+//! text once its closing tag arrives, and the text after it is released live again, for
+//! the families whose content is exactly the text around their calls. The cut is checked with [`crate::parse`] itself: the held
 //! text must parse to calls and nothing else (and, for the first cut, the whole text so
 //! far must give exactly the released text as content), so what is released after a call is
 //! the content that `finish` will return.
@@ -19,7 +20,7 @@
 //! no pushed byte could start a call `finish` skips the pre-scan that [`crate::parse`]
 //! would repeat.
 
-use crate::{parse, ParseOptions, Parsed};
+use crate::{parse, Family, ParseOptions, Parsed};
 
 /// Longest pending prefix examined before deciding it is plain text.
 const MAX_LOOKAHEAD: usize = 64;
@@ -59,7 +60,7 @@ const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools
 /// Streaming parser: `push` chunks, print what it returns, then `finish`.
 ///
 /// The released text is the turn's content as far as it is known: the pushed text, with
-/// completed Hermes calls cut out, and whitespace kept back until some text follows it.
+/// completed `<tool_call>` calls cut out, and whitespace kept back until some text follows it.
 /// [`StreamParser::finish`] is authoritative: in a few formats the final `content` differs
 /// from what was released (thinking forced open and closed later by `</think>`, ReAct
 /// transcripts whose only content is the final answer, formats that drop prose around
@@ -78,7 +79,7 @@ pub struct StreamParser {
     held: bool,
     /// Where the held text starts.
     hold_start: usize,
-    /// Closing tags still worth trying as the end of the held call (0: not a Hermes hold).
+    /// Closing tags still worth trying as the end of the held call (0: no call to cut out).
     close_tries: u8,
     /// Where the search for the held call's closing tag resumes.
     close_from: usize,
@@ -114,8 +115,8 @@ struct Cuts {
     skip_closers: bool,
 }
 
-/// The closing tag that may end a held Hermes call.
-const HERMES_CLOSE: &[u8] = b"</tool_call>";
+/// The closing tag that may end a held call.
+const CALL_CLOSE: &[u8] = b"</tool_call>";
 
 /// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
 /// when a tag appears inside an argument string).
@@ -238,9 +239,7 @@ impl StreamParser {
             || opts.format.is_some_and(|f| {
                 matches!(
                     f,
-                    crate::Family::ReactText
-                        | crate::Family::ReactJson
-                        | crate::Family::Functionary
+                    Family::ReactText | Family::ReactJson | Family::Functionary
                 )
             });
         StreamParser {
@@ -285,7 +284,7 @@ impl StreamParser {
     #[inline]
     pub fn feed(&mut self, chunk: &str) -> &str {
         // Token-by-token streams, one ASCII byte: append while held (unless the byte may
-        // close a Hermes call); release plain prose; hold a letter that may start a word
+        // close a call); release plain prose; hold a letter that may start a word
         // marker, and the letters that continue it.
         if let [c] = *chunk.as_bytes() {
             if c.is_ascii() {
@@ -463,26 +462,29 @@ impl StreamParser {
         self.released = stop;
     }
 
-    /// Hold everything from `at`; `may_cut`: a Hermes call there may be cut out later.
+    /// Hold everything from `at`; `may_cut`: a call there may be cut out later.
     fn hold(&mut self, at: usize, may_cut: bool) {
-        let hermes = self.opts.format.is_none_or(|f| f == crate::Family::Hermes);
+        let cuttable = self
+            .opts
+            .format
+            .is_none_or(Family::streams_text_after_calls);
         self.held = true;
         self.hold_start = at;
         self.close_from = at;
-        self.close_tries = if may_cut && hermes { CLOSE_TRIES } else { 0 };
+        self.close_tries = if may_cut && cuttable { CLOSE_TRIES } else { 0 };
     }
 
     /// Look for the end of the held call: when the held text up to a closing tag is only
-    /// Hermes calls, cut it out and resume releasing after it. Returns whether it did.
+    /// calls, cut it out and resume releasing after it. Returns whether it did.
     fn try_cut(&mut self) -> bool {
         while self.close_tries > 0 {
             let from = self.close_from;
-            let Some(p) = memchr::memmem::find(&self.buf.as_bytes()[from..], HERMES_CLOSE) else {
-                let tail = self.buf.len().saturating_sub(HERMES_CLOSE.len() - 1);
+            let Some(p) = memchr::memmem::find(&self.buf.as_bytes()[from..], CALL_CLOSE) else {
+                let tail = self.buf.len().saturating_sub(CALL_CLOSE.len() - 1);
                 self.close_from = tail.max(from);
                 return false;
             };
-            let end = from + p + HERMES_CLOSE.len();
+            let end = from + p + CALL_CLOSE.len();
             self.close_from = end;
             self.close_tries -= 1;
             if self.only_calls(end) {
@@ -493,10 +495,11 @@ impl StreamParser {
         false
     }
 
-    /// Whether `buf[hold_start..end]` is Hermes calls and nothing the content would keep.
+    /// Whether `buf[hold_start..end]` is calls of a family that keeps the text around them,
+    /// and nothing the content would keep.
     fn only_calls(&self, end: usize) -> bool {
         let held = parse(&self.buf[self.hold_start..end], &self.opts);
-        let calls_only = held.format == Some(crate::Family::Hermes)
+        let calls_only = held.format.is_some_and(Family::streams_text_after_calls)
             && !held.calls.is_empty()
             && held.content.is_none()
             && !held.truncated
@@ -553,6 +556,16 @@ impl StreamParser {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn families_cut_from_the_stream_keep_all_text_around_calls() {
+        for f in Family::ALL.iter().filter(|f| f.streams_text_after_calls()) {
+            assert!(!f.drops_text_between_calls(), "{f}");
+            assert!(!f.drops_all_content_with_calls(), "{f}");
+            assert!(!f.drops_trailing_text(), "{f}");
+            assert!(!f.trims_content(), "{f}");
+        }
+    }
 
     #[test]
     fn each_word_start_letter_has_one_word_marker() {

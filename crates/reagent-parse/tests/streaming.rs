@@ -183,9 +183,10 @@ fn one_byte_pushes_match_one_shot() {
     }
 }
 
-/// Prose, whitespace, stray closers and Hermes calls (one with a closing tag inside an
-/// argument string): nothing in these texts is held except the calls.
-const HERMES_FRAGMENTS: &[&str] = &[
+/// Prose, whitespace, stray closers and `<tool_call>` calls of the families that keep the
+/// text around them (one with a closing tag inside an argument string): nothing in these
+/// texts is held except the calls.
+const CUT_FRAGMENTS: &[&str] = &[
     "Hello",
     " world",
     "\n",
@@ -197,12 +198,15 @@ const HERMES_FRAGMENTS: &[&str] = &[
     "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>",
     "<tool_call>\n{\"name\": \"g\", \"arguments\": {\"s\": \"x}y\"}}\n</tool_call>",
     "<tool_call>{\"name\": \"h\", \"arguments\": {\"s\": \"</tool_call>\"}}</tool_call>",
+    "<tool_call>\n<function=f>\n<parameter=a>\n1 \n</parameter>\n</function>\n</tool_call>",
+    "<tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n</tool_call>",
+    "<tool_call>[{\"name\": \"f\", \"arguments\": {}}, {\"name\": \"g\", \"arguments\": {}}]</tool_call>",
 ];
 
 proptest! {
     #[test]
-    fn text_after_hermes_calls_is_released_live(
-        parts in prop::collection::vec(prop::sample::select(HERMES_FRAGMENTS), 0..10),
+    fn text_after_calls_is_released_live(
+        parts in prop::collection::vec(prop::sample::select(CUT_FRAGMENTS), 0..10),
         cuts in prop::collection::vec(any::<usize>(), 0..8),
         one_byte in any::<bool>(),
     ) {
@@ -276,13 +280,13 @@ fn calls_after_thinking_are_cut_when_nothing_was_released() {
 }
 
 #[test]
-fn other_families_and_hints_stay_held_after_a_call() {
-    // Qwen3-Coder XML normalises the whitespace around its calls; a Mistral hint drops the
-    // text after them: neither is cut, the text after waits for `finish`.
-    let xml = "<tool_call>\n<function=f>\n<parameter=a>\n1\n</parameter>\n</function>\n</tool_call>\nafter";
+fn calls_of_families_that_drop_text_stay_held() {
+    // GLM drops the text between its calls; a Mistral hint drops the text after them:
+    // neither is cut, the text after waits for `finish`.
+    let glm = "<tool_call>f\n<arg_key>a</arg_key>\n<arg_value>1</arg_value>\n</tool_call> between";
     let hermes = "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call> after";
     let mistral = ParseOptions::with_format(Family::Mistral);
-    for (text, opts) in [(xml, ParseOptions::default()), (hermes, mistral)] {
+    for (text, opts) in [(glm, ParseOptions::default()), (hermes, mistral)] {
         let mut sp = StreamParser::new(opts);
         assert_eq!(sp.push(text), "", "{text}");
     }
