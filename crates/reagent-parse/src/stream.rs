@@ -118,6 +118,10 @@ struct Cuts {
 /// The closing tag that may end a held call.
 const CALL_CLOSE: &[u8] = b"</tool_call>";
 
+/// Plain text appended to a held call to check that it is closed (see
+/// `StreamParser::only_calls`).
+const CUT_PROBE: &str = "x";
+
 /// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
 /// when a tag appears inside an argument string).
 const CLOSE_TRIES: u8 = 4;
@@ -498,10 +502,13 @@ impl StreamParser {
     /// Whether `buf[hold_start..end]` is calls of a family that keeps the text around them,
     /// and nothing the content would keep.
     fn only_calls(&self, end: usize) -> bool {
-        let held = parse(&self.buf[self.hold_start..end], &self.opts);
+        // A text is appended after the held one: it must come back as the whole content, so
+        // the call is closed (a call left open would swallow it) and nothing else is kept.
+        let probed = |text: &str| parse(&[text, CUT_PROBE].concat(), &self.opts);
+        let held = probed(&self.buf[self.hold_start..end]);
         let calls_only = held.format.is_some_and(Family::streams_text_after_calls)
             && !held.calls.is_empty()
-            && held.content.is_none()
+            && held.content.as_deref() == Some(CUT_PROBE)
             && !held.truncated
             && held.errors.is_empty();
         if !calls_only {
@@ -512,13 +519,9 @@ impl StreamParser {
         }
         // First cut: the whole text so far must agree that everything before the hold is
         // its content (thinking, kept-back whitespace and the family profile all play in).
-        let whole = parse(&self.buf[..end], &self.opts);
+        let whole = probed(&self.buf[..end]);
         let before = &self.buf[..self.hold_start];
-        let content_agrees = match &whole.content {
-            Some(c) => c == before,
-            None => before.trim().is_empty(),
-        };
-        content_agrees
+        whole.content == Some([before, CUT_PROBE].concat())
             && whole.calls == held.calls
             && whole.reasoning == held.reasoning
             && whole.format == held.format

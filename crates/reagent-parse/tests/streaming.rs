@@ -291,3 +291,16 @@ fn calls_of_families_that_drop_text_stay_held() {
         assert_eq!(sp.push(text), "", "{text}");
     }
 }
+
+/// Found by `cargo fuzz`: a MiniMax block left open runs to the end of the text, so a
+/// `</tool_call>` inside it does not close a call and the text after it is not content.
+#[test]
+fn a_call_left_open_is_not_cut_at_a_later_closing_tag() {
+    let t = "I'm\n<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n{\"name\": \"g\", \"arguments\": {}}</tool_call> swallowed";
+    for cuts in [vec![], (0..=t.len()).collect()] {
+        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
+        assert_eq!(streamed, parse(t, &ParseOptions::default()));
+        assert_eq!(released, "I'm\n");
+        assert_eq!(streamed.content.as_deref(), Some("I'm\n"));
+    }
+}
