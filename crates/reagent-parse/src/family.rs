@@ -149,13 +149,27 @@ impl Family {
         matches!(self, Family::MinimaxM1 | Family::Mistral)
     }
 
-    /// Calls wrapped in `<tool_call>…</tool_call>`, and content that is exactly the text
-    /// around them: the streaming parser cuts such a call out once it is closed and
-    /// releases the text after it live.
+    /// Calls closed by a tag of their own (`</tool_call>`, `<|tool_call_end|>`, …), and
+    /// content that is exactly the text around them: the streaming parser cuts such a call
+    /// out once it is closed and releases the text after it live.
     pub fn streams_text_after_calls(self) -> bool {
         matches!(
             self,
-            Family::Hermes | Family::Qwen3CoderXml | Family::MinimaxXml | Family::XlamJsonList
+            Family::Hermes
+                | Family::Qwen3CoderXml
+                | Family::MinimaxXml
+                | Family::XlamJsonList
+                | Family::SeedOss
+                | Family::Lfm2Pythonic
+                | Family::Lfm2Json
+                | Family::Gemma4
+                | Family::FunctionGemma
+                | Family::NemotronToolcall
+                | Family::Olmo3Pythonic
+                | Family::CommandR7b
+                | Family::Internlm2
+                | Family::KimiK2
+                | Family::DeepseekV3
         )
     }
 

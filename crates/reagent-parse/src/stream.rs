@@ -115,8 +115,22 @@ struct Cuts {
     skip_closers: bool,
 }
 
-/// The closing tag that may end a held call.
-const CALL_CLOSE: &[u8] = b"</tool_call>";
+/// Closing tags that may end a held call (each ends with `>`, where the search looks).
+const CALL_CLOSERS: &[&str] = &[
+    "</tool_call>",
+    "</minimax:tool_call>",
+    "</seed:tool_call>",
+    "<|tool_call_end|>",
+    "<tool_call|>",
+    "<end_function_call>",
+    "</TOOLCALL>",
+    "</function_calls>",
+    "<|END_ACTION|>",
+    "<|action_end|>",
+    "<|tool_calls_section_end|>",
+    "<｜tool▁calls▁end｜>",
+    "<|tool▁calls▁end|>",
+];
 
 /// Plain text appended to a held call to check that it is closed (see
 /// `StreamParser::only_calls`).
@@ -124,7 +138,7 @@ const CUT_PROBE: &str = "x";
 
 /// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
 /// when a tag appears inside an argument string).
-const CLOSE_TRIES: u8 = 4;
+const CLOSE_TRIES: u8 = 8;
 
 /// [`CLASS`]: plain text wherever it stands.
 const PLAIN: u8 = 1;
@@ -201,6 +215,8 @@ fn could_start_inner(rest: &str) -> Verdict {
     match b[0] {
         b'<' => against(rest, LT_MARKERS),
         b'`' => against(rest, &["```"]),
+        // MiniMax's noise, which `parse` deletes from the whole text before reading it.
+        b']' => against(rest, &["]<]minimax[>["]),
         b'{' => match rest[1..].trim_start().as_bytes().first() {
             None => Verdict::NeedMore,
             Some(b'"') | Some(b'\'') => Verdict::Yes,
@@ -231,7 +247,7 @@ fn could_start_inner(rest: &str) -> Verdict {
 const fn is_trigger(c: u8) -> bool {
     matches!(
         c,
-        b'<' | b'[' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
+        b'<' | b'[' | b']' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
     )
 }
 
@@ -483,13 +499,16 @@ impl StreamParser {
     fn try_cut(&mut self) -> bool {
         while self.close_tries > 0 {
             let from = self.close_from;
-            let Some(p) = memchr::memmem::find(&self.buf.as_bytes()[from..], CALL_CLOSE) else {
-                let tail = self.buf.len().saturating_sub(CALL_CLOSE.len() - 1);
-                self.close_from = tail.max(from);
+            let Some(p) = memchr::memchr(b'>', &self.buf.as_bytes()[from..]) else {
+                self.close_from = self.buf.len();
                 return false;
             };
-            let end = from + p + CALL_CLOSE.len();
+            let end = from + p + 1;
             self.close_from = end;
+            let upto = &self.buf.as_bytes()[self.hold_start..end];
+            if !CALL_CLOSERS.iter().any(|c| upto.ends_with(c.as_bytes())) {
+                continue;
+            }
             self.close_tries -= 1;
             if self.only_calls(end) {
                 self.cut(end);
@@ -506,16 +525,18 @@ impl StreamParser {
         // the call is closed (a call left open would swallow it) and nothing else is kept.
         let probed = |text: &str| parse(&[text, CUT_PROBE].concat(), &self.opts);
         let held = probed(&self.buf[self.hold_start..end]);
-        let calls_only = held.format.is_some_and(Family::streams_text_after_calls)
-            && !held.calls.is_empty()
-            && held.content.as_deref() == Some(CUT_PROBE)
-            && !held.truncated
-            && held.errors.is_empty();
-        if !calls_only {
+        if held.content.as_deref() != Some(CUT_PROBE) || held.truncated || !held.errors.is_empty() {
             return false;
         }
         if self.cuts.is_some() {
-            return held.reasoning.is_none();
+            // After a cut, a control token that content drops (Kimi's section end after
+            // its last call) is cut out too.
+            let calls_or_nothing =
+                held.calls.is_empty() || held.format.is_some_and(Family::streams_text_after_calls);
+            return calls_or_nothing && held.reasoning.is_none();
+        }
+        if held.calls.is_empty() || !held.format.is_some_and(Family::streams_text_after_calls) {
+            return false;
         }
         // First cut: the whole text so far must agree that everything before the hold is
         // its content (thinking, kept-back whitespace and the family profile all play in).

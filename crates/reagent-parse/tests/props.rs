@@ -2,7 +2,7 @@
 //! prose parses back to itself (by auto-detection and with the family hint).
 
 use proptest::prelude::*;
-use reagent_parse::{parse, Family, ParseOptions, ParsedCall, ToolSchema};
+use reagent_parse::{parse, Family, ParseOptions, ParsedCall, StreamParser, ToolSchema};
 use serde_json::{json, Map, Value};
 
 /// A generated call: name plus typed arguments.
@@ -182,6 +182,23 @@ const TEXT_FAMILIES: &[Family] = &[
     Family::FunctionGemma,
 ];
 
+/// Rendered families whose call ends with a closing tag of its own and whose content is
+/// the text around the call: the stream releases the text after the call live.
+const CLOSED_FAMILIES: &[Family] = &[
+    Family::Hermes,
+    Family::Qwen3CoderXml,
+    Family::MinimaxXml,
+    Family::Lfm2Pythonic,
+    Family::Olmo3Pythonic,
+    Family::NemotronToolcall,
+    Family::Internlm2,
+    Family::KimiK2,
+    Family::DeepseekV3,
+    Family::CommandR7b,
+    Family::Gemma4,
+    Family::FunctionGemma,
+];
+
 fn tools_for(c: &Call) -> Vec<ToolSchema> {
     let props: Map<String, Value> = c
         .args
@@ -291,5 +308,44 @@ proptest! {
         let got = parse(&full[..at], &ParseOptions::default());
         prop_assert!(got.calls.is_empty(), "{:?}", got);
         prop_assert!(got.truncated);
+    }
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::default())]
+
+    /// Split anywhere, a call of any closed family embedded in prose streams out as exactly
+    /// the content: everything before the call, then everything after it once it closed.
+    #[test]
+    fn text_around_closed_calls_is_released_live(
+        fam in prop::sample::select(CLOSED_FAMILIES),
+        hinted in any::<bool>(),
+        c in call(xml_string().boxed()),
+        before in prose(),
+        after in prose(),
+        cuts in prop::collection::vec(any::<usize>(), 0..6),
+    ) {
+        prop_assert!(fam.streams_text_after_calls());
+        // The final `.` settles a trailing word that might have begun `Action`.
+        let text = format!("{before}{}{after}.", render(fam, &c));
+        let opts = ParseOptions { format: hinted.then_some(fam), ..ParseOptions::default() };
+        let whole = parse(&text, &opts);
+        prop_assert_eq!(whole.calls.len(), 1, "{:?}", &text);
+        let mut points: Vec<usize> = cuts
+            .iter()
+            .map(|c| c % (text.len() + 1))
+            .filter(|c| text.is_char_boundary(*c))
+            .chain([text.len()])
+            .collect();
+        points.sort_unstable();
+        let mut sp = StreamParser::new(opts);
+        let mut released = String::new();
+        let mut last = 0;
+        for p in points {
+            released.push_str(sp.feed(&text[last..p]));
+            last = p;
+        }
+        prop_assert_eq!(&sp.finish(), &whole);
+        prop_assert_eq!(released.as_str(), whole.content.as_deref().unwrap_or_default(), "{:?}", &text);
     }
 }

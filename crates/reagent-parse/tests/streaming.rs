@@ -57,8 +57,8 @@ const FRAGMENTS: &[&str] = &[
 
 /// The released text is the input with some parts left out, in order; and when it is not
 /// simply a prefix of the input (a call was cut out of it), it is a prefix of the final
-/// content, unless the end of the text turned earlier text into reasoning (a `</think>`
-/// with no opening tag).
+/// content, unless the end of the text re-read the turn: a `</think>` with no opening tag
+/// made earlier text reasoning, or harmony channels (or another format) took over.
 pub(crate) fn released_is_sound(
     input: &str,
     released: &str,
@@ -71,7 +71,11 @@ pub(crate) fn released_is_sound(
         ));
     }
     let content = parsed.content.as_deref().unwrap_or_default();
-    if input.starts_with(released) || parsed.reasoning.is_some() || content.starts_with(released) {
+    let reread = parsed.reasoning.is_some()
+        || !parsed
+            .format
+            .is_some_and(reagent_parse::Family::streams_text_after_calls);
+    if input.starts_with(released) || reread || content.starts_with(released) {
         Ok(())
     } else {
         Err(format!(
@@ -194,7 +198,8 @@ const CUT_FRAGMENTS: &[&str] = &[
     "ok.",
     "é中🎉",
     "}",
-    "]",
+    // A `]` alone at the very end may still begin MiniMax's noise: the space settles it.
+    "] ",
     "<tool_call>{\"name\": \"f\", \"arguments\": {\"a\": 1}}</tool_call>",
     "<tool_call>\n{\"name\": \"g\", \"arguments\": {\"s\": \"x}y\"}}\n</tool_call>",
     "<tool_call>{\"name\": \"h\", \"arguments\": {\"s\": \"</tool_call>\"}}</tool_call>",
@@ -302,5 +307,18 @@ fn a_call_left_open_is_not_cut_at_a_later_closing_tag() {
         assert_eq!(streamed, parse(t, &ParseOptions::default()));
         assert_eq!(released, "I'm\n");
         assert_eq!(streamed.content.as_deref(), Some("I'm\n"));
+    }
+}
+
+/// Found by `cargo fuzz`: `parse` deletes MiniMax's `]<]minimax[>[` noise from the whole
+/// text, so the stream never releases it, even after a cut.
+#[test]
+fn minimax_noise_is_never_released() {
+    let t = "Hi <tool_call>\n<invoke name=\"f\">\n</invoke>\n</tool_call> a]<]minimax[>[b";
+    for cuts in [vec![], (0..=t.len()).collect()] {
+        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
+        assert_eq!(streamed, parse(t, &ParseOptions::default()));
+        assert!(!released.contains("minimax"), "{released:?}");
+        assert_eq!(released_is_sound(t, &released, &streamed), Ok(()));
     }
 }
