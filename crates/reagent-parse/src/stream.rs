@@ -132,9 +132,10 @@ const CALL_CLOSERS: &[&str] = &[
     "<|tool▁calls▁end|>",
 ];
 
-/// Plain text appended to a held call to check that it is closed (see
-/// `StreamParser::only_calls`).
-const CUT_PROBE: &str = "x";
+/// Plain text appended to a held call to check that it is closed and keeps the text after
+/// it as it is (see `StreamParser::only_calls`); it opens with whitespace, which some
+/// malformed calls would swallow.
+const CUT_PROBE: &str = " \nx";
 
 /// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
 /// when a tag appears inside an argument string).

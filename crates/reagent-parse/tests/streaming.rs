@@ -322,3 +322,15 @@ fn minimax_noise_is_never_released() {
         assert_eq!(released_is_sound(t, &released, &streamed), Ok(()));
     }
 }
+
+/// Found by `cargo fuzz`: a call that swallows the whitespace after it (a bare
+/// `<function=` left open) is not cut, so that whitespace is never released.
+#[test]
+fn a_call_that_swallows_the_whitespace_after_it_is_not_cut() {
+    let t = "<t/ol_call><function=first><parameter=a>1</parameter></function></tool_call>\n<tool_call><function=second><parameter=b>2�Џ�rameter>*</eter=a>1</parameter></function><function=</tool_call>\n<tool_call><function_call><function=second><parameter=b>2�Џ�rameter>*</eter=a>1</parameter></function></tool_call>\n<tool_call><function=second><parameter=b>2</parameter></function></tool_call>\n<tool_call>=second><parameter=b>2</parameter></function></tool_call>\n<tool_call><function=third><parameter=c>6</pararemre></functionfunction></tool_call>\n<tool_call><function=third><parameter=c>6</parameter.</f%unction></tool_call>";
+    for cuts in [vec![], (0..=t.len()).step_by(4).collect()] {
+        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
+        assert_eq!(streamed, parse(t, &ParseOptions::default()));
+        assert_eq!(released_is_sound(t, &released, &streamed), Ok(()));
+    }
+}
