@@ -2,23 +2,26 @@
 //! releases plain text as soon as it cannot start a call, and at the end returns exactly
 //! what [`crate::parse`] returns for the whole text.
 //!
-//! A call wrapped in `<tool_call>…</tool_call>` (Hermes JSON, Qwen3-Coder XML, MiniMax,
-//! xLAM lists: the formats of Qwen and most tuned local models) is cut out of the released
-//! text once its closing tag arrives, and the text after it is released live again, for
-//! the families whose content is exactly the text around their calls. The cut is checked with [`crate::parse`] itself: the held
-//! text must parse to calls and nothing else (and, for the first cut, the whole text so
-//! far must give exactly the released text as content), so what is released after a call is
-//! the content that `finish` will return.
+//! A call closed by a tag of its own (`</tool_call>`, `<|tool_call_end|>`, `<tool_call|>`,
+//! … see [`CALL_CLOSERS`]) is cut out of the released text once that tag arrives, and the
+//! text after it is released live again, for the families whose content is exactly the
+//! text around their calls ([`Family::streams_text_after_calls`]). The cut is checked with
+//! [`crate::parse`] itself: the held text, with a probe text appended, must parse to calls
+//! and give the probe back as its whole content (so the call is closed and keeps what
+//! follows it), and before the first cut the whole text so far must give exactly what was
+//! released as its content. What is released after a call is then the content that
+//! `finish` returns, unless later text re-reads the turn (a `</think>` with no opening tag,
+//! harmony channels); `finish` is always exact.
 //!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
 //! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
-//! possible call start is seen, `feed` only appends and looks for `</tool_call>`. A held
-//! text is parsed at most [`CLOSE_TRIES`] times (once per closing tag tried), the whole
-//! text once (at the first cut), and a cut text is never looked at again. One-byte pushes
-//! take an inlined path for the common cases (plain prose: a table lookup and one byte
-//! append; a held word marker prefix that still matches; appending while held), and when
-//! no pushed byte could start a call `finish` skips the pre-scan that [`crate::parse`]
-//! would repeat.
+//! possible call start is seen, `feed` only appends and, on a `>`, compares the closing
+//! tags. A held text is parsed at most [`CLOSE_TRIES`] times (once per closing tag tried,
+//! with the whole text so far before the first cut), and a cut text is never looked at
+//! again. One-byte pushes take an inlined path for the common cases (plain prose: a table
+//! lookup and one byte append; a held word marker prefix that still matches; appending
+//! while held), and when no pushed byte could start a call `finish` skips the pre-scan
+//! that [`crate::parse`] would repeat.
 
 use crate::{parse, Family, ParseOptions, Parsed};
 
