@@ -46,5 +46,7 @@ mod tools;
 pub mod workspace;
 
 pub use config::{FileLimits, ToolsConfig};
-pub use registry::{call_tool, Approver, Tool, ToolContext, ToolRegistry, ToolResult};
+pub use registry::{
+    call_catching_panics, call_tool, Approver, Tool, ToolContext, ToolRegistry, ToolResult,
+};
 pub use workspace::Workspace;

@@ -171,10 +171,23 @@ impl ToolRegistry {
                 self.names().join(", ")
             ));
         };
-        let run = std::panic::AssertUnwindSafe(|| tool.call(args, ctx));
-        std::panic::catch_unwind(run)
-            .unwrap_or_else(|_| ToolResult::err(format!("internal error in tool `{name}`")))
+        call_catching_panics(tool.as_ref(), name, args, ctx)
     }
+}
+
+/// Run `tool` (registered as `name`); a panic becomes an error result instead of unwinding
+/// into the caller. The one place where tool panics are caught, for the registry and the
+/// agent loop alike.
+pub fn call_catching_panics(
+    tool: &dyn Tool,
+    name: &str,
+    args: &Value,
+    ctx: &ToolContext,
+) -> ToolResult {
+    let run = std::panic::AssertUnwindSafe(|| tool.call(args, ctx));
+    std::panic::catch_unwind(run).unwrap_or_else(|_| {
+        ToolResult::err(format!("the tool `{name}` failed internally (it panicked)"))
+    })
 }
 
 /// Call `name` in `registry` (see [`ToolRegistry::call`]).

@@ -1,11 +1,10 @@
 //! The steps of an iteration that are not the loop itself: checking and running one tool call,
 //! keeping the context within the window, and asking for a final answer.
 
-use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 
 use reagent_protocol::{ChatRequest, EventKind, Message, ProviderError, ToolCall, ToolChoice};
-use reagent_tools::{ToolContext, ToolResult};
+use reagent_tools::{call_catching_panics, ToolContext, ToolResult};
 
 use super::{Agent, RunState};
 use crate::arguments::ArgumentChecker;
@@ -34,14 +33,16 @@ impl Agent {
             );
         };
         let result = if tool.is_quick(&args) {
-            std::panic::catch_unwind(AssertUnwindSafe(|| tool.call(&args, ctx)))
-                .unwrap_or_else(|_| ToolResult::err("the tool failed internally (it panicked)"))
+            call_catching_panics(tool.as_ref(), &call.name, &args, ctx)
         } else {
             let ctx = ctx.clone();
             let run_args = args.clone();
-            tokio::task::spawn_blocking(move || tool.call(&run_args, &ctx))
-                .await
-                .unwrap_or_else(|e| ToolResult::err(format!("the tool failed internally: {e}")))
+            let name = call.name.clone();
+            tokio::task::spawn_blocking(move || {
+                call_catching_panics(tool.as_ref(), &name, &run_args, &ctx)
+            })
+            .await
+            .unwrap_or_else(|e| ToolResult::err(format!("the tool was stopped: {e}")))
         };
         (args, result)
     }

@@ -149,7 +149,10 @@ fn a_panicking_tool_becomes_an_error_and_registry_edits_work() {
     reg.register(std::sync::Arc::new(Panics));
     assert_eq!(reg.names()[0], "boom");
     let r = reg.call("boom", &json!({}), &fx.ctx);
-    assert_eq!(r, ToolResult::err("internal error in tool `boom`"));
+    assert_eq!(
+        r,
+        ToolResult::err("the tool `boom` failed internally (it panicked)")
+    );
     assert!(reg.remove("boom"));
     assert!(!reg.remove("boom"));
     assert_eq!(reg.names(), ALL);
