@@ -226,45 +226,57 @@ proptest! {
     }
 }
 
+/// Pushes `steps` (chunk, text it must release) through one parser, then checks the
+/// released total and the final result.
+fn check_releases(steps: &[(&str, &str)], content: &str, calls: usize) {
+    let mut sp = StreamParser::new(ParseOptions::default());
+    for (chunk, want) in steps {
+        assert_eq!(sp.push(chunk), *want, "pushing {chunk:?}");
+    }
+    assert_eq!(sp.released(), content);
+    let p = sp.finish();
+    assert_eq!(p.calls.len(), calls);
+    assert_eq!(p.content.as_deref(), Some(content));
+}
+
 #[test]
 fn text_after_a_call_is_released_as_it_streams() {
-    let mut sp = StreamParser::new(ParseOptions::default());
-    assert_eq!(sp.push("Let me look.\n"), "Let me look.\n");
-    assert_eq!(
-        sp.push("<tool_call>\n{\"name\": \"read\", \"arguments\": "),
-        ""
-    );
-    assert_eq!(sp.push("{\"path\": \"a\"}}\n</tool_call>"), "");
-    // Whitespace after the call comes out with the text that follows it.
-    assert_eq!(sp.push("\n"), "\n");
-    assert_eq!(sp.push("I will wait"), "I will wait");
-    assert_eq!(sp.push(" for it."), " for it.");
-    assert_eq!(sp.released(), "Let me look.\n\nI will wait for it.");
-    let p = sp.finish();
-    assert_eq!(p.calls.len(), 1);
-    assert_eq!(
-        p.content.as_deref(),
-        Some("Let me look.\n\nI will wait for it.")
+    check_releases(
+        &[
+            ("Let me look.\n", "Let me look.\n"),
+            ("<tool_call>\n{\"name\": \"read\", \"arguments\": ", ""),
+            ("{\"path\": \"a\"}}\n</tool_call>", ""),
+            // Text came before the call, so the whitespace after it is content at once.
+            ("\n", "\n"),
+            ("I will wait", "I will wait"),
+            (" for it.", " for it."),
+        ],
+        "Let me look.\n\nI will wait for it.",
+        1,
     );
 }
 
 #[test]
 fn whitespace_around_calls_waits_for_text() {
-    let mut sp = StreamParser::new(ParseOptions::default());
-    assert_eq!(sp.push("\n"), "");
-    assert_eq!(
-        sp.push("<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>"),
-        ""
+    // No text yet: whitespace before, between and after the calls is kept back (a reply of
+    // calls alone prints nothing), and a stray `}` after a call is dropped as `parse` does.
+    check_releases(
+        &[
+            ("\n", ""),
+            (
+                "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+                "",
+            ),
+            ("}\n", ""),
+            (
+                "<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>\n",
+                "",
+            ),
+            ("Done", "\n\n\nDone"),
+        ],
+        "\n\n\nDone",
+        2,
     );
-    assert_eq!(sp.push("}\n"), "");
-    assert_eq!(
-        sp.push("<tool_call>{\"name\": \"g\", \"arguments\": {}}</tool_call>\n"),
-        ""
-    );
-    assert_eq!(sp.push("Done"), "\n\n\nDone");
-    let p = sp.finish();
-    assert_eq!(p.calls.len(), 2);
-    assert_eq!(p.content.as_deref(), Some("\n\n\nDone"));
 }
 
 #[test]
@@ -297,14 +309,25 @@ fn calls_of_families_that_drop_text_stay_held() {
     }
 }
 
+/// Streams `t` whole and in `step`-byte chunks: each gives the one-shot result and sound
+/// released text. Returns both streams' released text and result.
+fn stream_checked(t: &str, step: usize) -> [(String, reagent_parse::Parsed); 2] {
+    let opts = ParseOptions::default();
+    let whole = stream(t, &[], &opts);
+    let chunked = stream(t, &(0..=t.len()).step_by(step).collect::<Vec<_>>(), &opts);
+    for (released, streamed) in [&whole, &chunked] {
+        assert_eq!(streamed, &parse(t, &opts));
+        assert_eq!(released_is_sound(t, released, streamed), Ok(()));
+    }
+    [whole, chunked]
+}
+
 /// Found by `cargo fuzz`: a MiniMax block left open runs to the end of the text, so a
 /// `</tool_call>` inside it does not close a call and the text after it is not content.
 #[test]
 fn a_call_left_open_is_not_cut_at_a_later_closing_tag() {
     let t = "I'm\n<minimax:tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n{\"name\": \"g\", \"arguments\": {}}</tool_call> swallowed";
-    for cuts in [vec![], (0..=t.len()).collect()] {
-        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
-        assert_eq!(streamed, parse(t, &ParseOptions::default()));
+    for (released, streamed) in stream_checked(t, 1) {
         assert_eq!(released, "I'm\n");
         assert_eq!(streamed.content.as_deref(), Some("I'm\n"));
     }
@@ -315,11 +338,8 @@ fn a_call_left_open_is_not_cut_at_a_later_closing_tag() {
 #[test]
 fn minimax_noise_is_never_released() {
     let t = "Hi <tool_call>\n<invoke name=\"f\">\n</invoke>\n</tool_call> a]<]minimax[>[b";
-    for cuts in [vec![], (0..=t.len()).collect()] {
-        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
-        assert_eq!(streamed, parse(t, &ParseOptions::default()));
+    for (released, _) in stream_checked(t, 1) {
         assert!(!released.contains("minimax"), "{released:?}");
-        assert_eq!(released_is_sound(t, &released, &streamed), Ok(()));
     }
 }
 
@@ -328,9 +348,7 @@ fn minimax_noise_is_never_released() {
 #[test]
 fn a_call_that_swallows_the_whitespace_after_it_is_not_cut() {
     let t = "<t/ol_call><function=first><parameter=a>1</parameter></function></tool_call>\n<tool_call><function=second><parameter=b>2�Џ�rameter>*</eter=a>1</parameter></function><function=</tool_call>\n<tool_call><function_call><function=second><parameter=b>2�Џ�rameter>*</eter=a>1</parameter></function></tool_call>\n<tool_call><function=second><parameter=b>2</parameter></function></tool_call>\n<tool_call>=second><parameter=b>2</parameter></function></tool_call>\n<tool_call><function=third><parameter=c>6</pararemre></functionfunction></tool_call>\n<tool_call><function=third><parameter=c>6</parameter.</f%unction></tool_call>";
-    for cuts in [vec![], (0..=t.len()).step_by(4).collect()] {
-        let (released, streamed) = stream(t, &cuts, &ParseOptions::default());
-        assert_eq!(streamed, parse(t, &ParseOptions::default()));
-        assert_eq!(released_is_sound(t, &released, &streamed), Ok(()));
+    for (released, streamed) in stream_checked(t, 4) {
+        assert!(streamed.content.unwrap_or_default().starts_with(&released));
     }
 }
