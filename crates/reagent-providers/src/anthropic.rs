@@ -65,17 +65,22 @@ impl AnthropicProvider {
         }
     }
 
-    /// Checks the server answers `GET /v1/models`.
-    pub async fn health(&self) -> Result<(), ProviderError> {
-        let url = format!("{}/v1/models", self.base);
+    /// `GET url` with the API headers; a non-success status is an error.
+    async fn get(&self, url: &str) -> Result<reqwest::Response, ProviderError> {
         http::send_ok(
-            self.headers(self.client.get(&url)),
-            &url,
+            self.headers(self.client.get(url)),
+            url,
             self.opts.timeout,
             HINT,
         )
         .await
-        .map(drop)
+    }
+
+    /// Checks the server answers `GET /v1/models`.
+    pub async fn health(&self) -> Result<(), ProviderError> {
+        self.get(&format!("{}/v1/models", self.base))
+            .await
+            .map(drop)
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
@@ -90,15 +95,9 @@ impl AnthropicProvider {
 
     /// Checks the model exists (`GET /v1/models/{model}`); the API reports no context length.
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
-        let url = format!("{}/v1/models/{model}", self.base);
-        http::send_ok(
-            self.headers(self.client.get(&url)),
-            &url,
-            self.opts.timeout,
-            HINT,
-        )
-        .await
-        .map_err(|e| self.classify(model, e))?;
+        self.get(&format!("{}/v1/models/{model}", self.base))
+            .await
+            .map_err(|e| self.classify(model, e))?;
         Ok(ModelInfo {
             context_length: None,
             capabilities: Capabilities {

@@ -67,17 +67,22 @@ impl GeminiProvider {
         format!("{}/v1beta/models/{model}", self.base)
     }
 
-    /// Checks the server answers `GET /v1beta/models`.
-    pub async fn health(&self) -> Result<(), ProviderError> {
-        let url = format!("{}/v1beta/models", self.base);
+    /// `GET url` with the API key; a non-success status is an error.
+    async fn get(&self, url: &str) -> Result<reqwest::Response, ProviderError> {
         http::send_ok(
-            self.auth(self.client.get(&url)),
-            &url,
+            self.auth(self.client.get(url)),
+            url,
             self.opts.timeout,
             HINT,
         )
         .await
-        .map(drop)
+    }
+
+    /// Checks the server answers `GET /v1beta/models`.
+    pub async fn health(&self) -> Result<(), ProviderError> {
+        self.get(&format!("{}/v1beta/models", self.base))
+            .await
+            .map(drop)
     }
 
     fn classify(&self, model: &str, err: ProviderError) -> ProviderError {
@@ -93,14 +98,7 @@ impl GeminiProvider {
     async fn model(&self, model: &str) -> Result<ModelInfo, ProviderError> {
         let started = Instant::now();
         let url = self.model_url(model);
-        let resp = http::send_ok(
-            self.auth(self.client.get(&url)),
-            &url,
-            self.opts.timeout,
-            HINT,
-        )
-        .await
-        .map_err(|e| self.classify(model, e))?;
+        let resp = self.get(&url).await.map_err(|e| self.classify(model, e))?;
         let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
         Ok(ModelInfo {
             context_length: v
@@ -277,7 +275,7 @@ impl Accumulator {
         url: &str,
         sink: Option<SignalSink<'_>>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = v.get("error") {
+        if let Some(err) = reply::reported_error(v) {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)

@@ -54,7 +54,7 @@ impl Done {
 #[derive(Deserialize)]
 struct Chunk<'a> {
     #[serde(borrow)]
-    message: Option<ChunkMessage<'a>>,
+    message: Option<Object<ChunkMessage<'a>>>,
     done: Option<bool>,
     #[serde(borrow)]
     done_reason: Option<Cow<'a, str>>,
@@ -71,13 +71,13 @@ struct ChunkMessage<'a> {
     #[serde(borrow)]
     thinking: Option<Cow<'a, str>>,
     #[serde(borrow)]
-    tool_calls: Option<Vec<ChunkCall<'a>>>,
+    tool_calls: Option<Vec<Object<ChunkCall<'a>>>>,
 }
 
 #[derive(Deserialize)]
 struct ChunkCall<'a> {
     #[serde(borrow)]
-    function: ChunkFunction<'a>,
+    function: Object<ChunkFunction<'a>>,
     #[serde(borrow)]
     id: Option<Cow<'a, str>>,
 }
@@ -87,6 +87,27 @@ struct ChunkFunction<'a> {
     #[serde(borrow)]
     name: Cow<'a, str>,
     arguments: Option<Value>,
+}
+
+/// A struct read only from a JSON object. Derived `Deserialize` also reads a struct from an
+/// array of its fields in order, which the lenient reading rightly treats as malformed.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct OnlyMaps<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for OnlyMaps<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("a JSON object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(OnlyMaps(std::marker::PhantomData))
+            .map(Object)
+    }
 }
 
 impl Accumulator {
@@ -109,15 +130,15 @@ impl Accumulator {
     /// Takes one chunk given as raw JSON when it has the usual shape; returns false (having
     /// taken nothing) when it must be read as a `Value` by [`Accumulator::chunk`].
     pub(crate) fn chunk_raw(&mut self, raw: &[u8], sink: Option<SignalSink<'_>>) -> bool {
-        let Ok(chunk) = serde_json::from_slice::<Chunk>(raw) else {
+        let Ok(Object(chunk)) = serde_json::from_slice::<Object<Chunk>>(raw) else {
             return false;
         };
-        let Some(msg) = chunk.message.filter(|_| chunk.error.is_none()) else {
+        let Some(Object(msg)) = chunk.message.filter(|_| chunk.error.is_none()) else {
             return false;
         };
         self.text(msg.thinking.as_deref(), msg.content.as_deref(), sink);
-        for call in msg.tool_calls.unwrap_or_default() {
-            let f = call.function;
+        for Object(call) in msg.tool_calls.unwrap_or_default() {
+            let Object(f) = call.function;
             self.call(
                 call.id.as_deref(),
                 &f.name,
@@ -143,7 +164,7 @@ impl Accumulator {
         url: &str,
         sink: Option<SignalSink<'_>>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = v.get("error") {
+        if let Some(err) = reply::reported_error(v) {
             let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
             return Err(reply::error_mid_reply(url, &message));
         }
@@ -277,4 +298,39 @@ pub(crate) async fn read_stream(
         handle(&rest, acc)?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Found by the raw-versus-lenient proptest: both readings agree on these chunks.
+    #[test]
+    fn odd_chunks_read_the_same_both_ways() {
+        let chunks = [
+            // `"error": null` is no error.
+            r#"{"message": {"content": "hi"}, "done": true, "error": null}"#,
+            // A function given as an array is malformed, not a struct read field by field.
+            r#"{"message": {"tool_calls": [{"function": ["f", null]}]}, "done": true}"#,
+            r#"{"message": ["hi", null, null], "done": true}"#,
+        ];
+        for raw in chunks {
+            let v: Value = serde_json::from_str(raw).unwrap_or_default();
+            let mut fast = Accumulator::default();
+            let mut lenient = Accumulator::default();
+            let took = fast.chunk_raw(raw.as_bytes(), None);
+            let fast_result = if took {
+                Ok(())
+            } else {
+                fast.chunk(&v, "u", None)
+            };
+            let lenient_result = lenient.chunk(&v, "u", None);
+            assert_eq!(
+                fast_result.map_err(|e| e.to_string()),
+                lenient_result.map_err(|e| e.to_string()),
+                "{raw}"
+            );
+            assert_eq!(fast.content, lenient.content, "{raw}");
+        }
+    }
 }

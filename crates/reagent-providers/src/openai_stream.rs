@@ -44,7 +44,7 @@ impl StreamState {
         url: &str,
         sink: SignalSink<'_>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = v.get("error") {
+        if let Some(err) = reply::reported_error(v) {
             let msg = err
                 .get("message")
                 .and_then(Value::as_str)

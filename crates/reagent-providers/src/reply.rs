@@ -59,6 +59,12 @@ pub(crate) fn parse_arguments(v: Value) -> Value {
     }
 }
 
+/// The `error` field of a reply or a stream chunk, when the server reported one (some
+/// servers send `"error": null` in chunks that are fine).
+pub(crate) fn reported_error(v: &Value) -> Option<&Value> {
+    v.get("error").filter(|e| !e.is_null())
+}
+
 /// The error a server reported inside a reply or a stream chunk (an `error` field).
 pub(crate) fn error_mid_reply(url: &str, message: &str) -> ProviderError {
     ProviderError::Protocol {
@@ -75,6 +81,16 @@ pub(crate) fn short(v: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_null_error_field_is_no_error() {
+        assert_eq!(reported_error(&serde_json::json!({"error": null})), None);
+        assert_eq!(reported_error(&serde_json::json!({"done": true})), None);
+        assert_eq!(
+            reported_error(&serde_json::json!({"error": "boom"})),
+            Some(&Value::String("boom".into()))
+        );
+    }
 
     #[test]
     fn arguments_are_parsed_when_json() {
