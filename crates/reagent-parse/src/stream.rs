@@ -3,9 +3,11 @@
 //! what [`crate::parse`] returns for the whole text.
 //!
 //! A call closed by a tag of its own (`</tool_call>`, `<|tool_call_end|>`, `<tool_call|>`,
-//! … see [`CALL_CLOSERS`]) is cut out of the released text once that tag arrives, and the
+//! … see [`CLOSERS`]) is cut out of the released text once that tag arrives, and the
 //! text after it is released live again, for the families whose content is exactly the
-//! text around their calls ([`Family::streams_text_after_calls`]). The cut is checked with
+//! text around their calls ([`Family::streams_text_after_calls`]). A think block
+//! (`<think>…</think>`, or thinking forced open by a prefill) is cut the same way once it
+//! closes, so the answer after it streams too. The cut is checked with
 //! [`crate::parse`] itself: the held text, with a probe text appended, must parse to calls
 //! and give the probe back as its whole content (so the call is closed and keeps what
 //! follows it), and before the first cut the whole text so far must give exactly what was
@@ -71,6 +73,8 @@ const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools
 #[derive(Debug)]
 pub struct StreamParser {
     opts: ParseOptions,
+    /// `opts` without the prefill, for held texts that do not start the turn.
+    held_opts: Option<Box<ParseOptions>>,
     buf: String,
     /// Bytes of `buf` consumed: released, cut out with a call, or owed (see [`Cuts::owed`]).
     /// Stale while `live`: then all of it is.
@@ -116,10 +120,30 @@ struct Cuts {
     owed: String,
     /// Stray closers (`}`, `]`) right after a call are noise to skip, as [`crate::parse`] does.
     skip_closers: bool,
+    /// Right after a think block: whitespace is dropped, as [`crate::parse`] trims the start
+    /// of the text after thinking.
+    skip_ws: bool,
+    /// A think block followed text: content gets a line break before what comes after it
+    /// (owed once text, or a call, follows).
+    think_gap: bool,
 }
 
-/// Closing tags that may end a held call (each ends with `>`, where the search looks).
-const CALL_CLOSERS: &[&str] = &[
+/// What a held text turned out to be.
+enum Settled {
+    /// Calls (or a control token that content drops).
+    Calls,
+    /// A think block: reasoning only.
+    Thinking,
+}
+
+/// Closing tags that may end a held call or think block (each ends with `>`, where the
+/// search looks).
+const CLOSERS: &[&str] = &[
+    "</think>",
+    "</thinking>",
+    "</seed:think>",
+    "</mm:think>",
+    "<|END_THINKING|>",
     "</tool_call>",
     "</minimax:tool_call>",
     "</seed:tool_call>",
@@ -266,14 +290,24 @@ impl StreamParser {
                     Family::ReactText | Family::ReactJson | Family::Functionary
                 )
             });
+        // Thinking forced open may be cut once its close tag arrives.
+        let prefilled = !opts.prefill.is_empty();
+        let cuttable = prefilled && opts.format.is_none_or(Family::streams_text_after_calls);
+        let held_opts = prefilled.then(|| {
+            Box::new(ParseOptions {
+                prefill: String::new(),
+                ..opts.clone()
+            })
+        });
         StreamParser {
             opts,
+            held_opts,
             buf: String::new(),
             released: 0,
             scanned: 0,
             held,
             hold_start: 0,
-            close_tries: 0,
+            close_tries: if cuttable { CLOSE_TRIES } else { 0 },
             close_from: 0,
             cuts: None,
             seen_text: false,
@@ -387,7 +421,11 @@ impl StreamParser {
         self.release(chunk);
         let live = !self.held && self.seen_text && self.released == self.buf.len();
         self.live = live && self.cuts.is_none();
-        self.live_after_cut = live && self.cuts.as_ref().is_some_and(|c| !c.skip_closers);
+        self.live_after_cut = live
+            && self
+                .cuts
+                .as_ref()
+                .is_some_and(|c| !c.skip_closers && !c.skip_ws && !c.think_gap);
         self.append_only = self.held && !self.trigger_free;
         match &self.cuts {
             Some(cuts) => &cuts.emitted[emitted_before..],
@@ -419,6 +457,13 @@ impl StreamParser {
                 cuts.skip_closers = j == b.len();
                 self.released = j;
                 self.scanned = j;
+            }
+            if cuts.skip_ws {
+                let rest = &self.buf[self.scanned..];
+                let skipped = rest.len() - rest.trim_start().len();
+                cuts.skip_ws = skipped == rest.len();
+                self.released = self.scanned + skipped;
+                self.scanned = self.released;
             }
         }
         let start = self.scanned;
@@ -471,6 +516,9 @@ impl StreamParser {
     /// too while it is whitespace and no text was released.
     fn emit(&mut self, stop: usize) {
         let from = self.scanned;
+        if stop == from {
+            return;
+        }
         self.scanned = stop;
         if !self.seen_text {
             if self.buf[from..stop].trim().is_empty() {
@@ -479,6 +527,9 @@ impl StreamParser {
             self.seen_text = true;
         }
         if let Some(cuts) = &mut self.cuts {
+            if std::mem::take(&mut cuts.think_gap) {
+                cuts.emitted.push('\n');
+            }
             cuts.emitted.push_str(&cuts.owed);
             cuts.owed.clear();
             cuts.emitted.push_str(&self.buf[self.released..stop]);
@@ -510,12 +561,12 @@ impl StreamParser {
             let end = from + p + 1;
             self.close_from = end;
             let upto = &self.buf.as_bytes()[self.hold_start..end];
-            if !CALL_CLOSERS.iter().any(|c| upto.ends_with(c.as_bytes())) {
+            if !CLOSERS.iter().any(|c| upto.ends_with(c.as_bytes())) {
                 continue;
             }
             self.close_tries -= 1;
-            if self.only_calls(end) {
-                self.cut(end);
+            if let Some(settled) = self.settles(end) {
+                self.cut(end, settled);
                 return true;
             }
         }
@@ -523,38 +574,54 @@ impl StreamParser {
     }
 
     /// Whether `buf[hold_start..end]` is calls of a family that keeps the text around them,
-    /// and nothing the content would keep.
-    fn only_calls(&self, end: usize) -> bool {
-        // A text is appended after the held one: it must come back as the whole content, so
-        // the call is closed (a call left open would swallow it) and nothing else is kept.
-        let probed = |text: &str| parse(&[text, CUT_PROBE].concat(), &self.opts);
-        let held = probed(&self.buf[self.hold_start..end]);
-        if held.content.as_deref() != Some(CUT_PROBE) || held.truncated || !held.errors.is_empty() {
-            return false;
+    /// or a think block, and nothing the content would keep.
+    fn settles(&self, end: usize) -> Option<Settled> {
+        // A text is appended after the held one: it must come back as the whole content
+        // (after a think block, without its leading whitespace, which `parse` trims), so the
+        // call or block is closed (one left open would swallow it) and nothing else is kept.
+        let opts = match &self.held_opts {
+            Some(opts) if self.hold_start > 0 => opts,
+            _ => &self.opts,
+        };
+        let probed = |text: &str, opts: &ParseOptions| parse(&[text, CUT_PROBE].concat(), opts);
+        let held = probed(&self.buf[self.hold_start..end], opts);
+        if held.truncated || !held.errors.is_empty() {
+            return None;
         }
+        let calls = held.format.is_some_and(Family::streams_text_after_calls);
+        let settled = if held.content.as_deref() == Some(CUT_PROBE) {
+            // After a cut, a control token that content drops (Kimi's section end after its
+            // last call) is cut out too.
+            let nothing = held.calls.is_empty() && self.cuts.is_some();
+            ((calls || nothing) && held.reasoning.is_none()).then_some(Settled::Calls)
+        } else {
+            let thought = held.content.as_deref() == Some(CUT_PROBE.trim_start())
+                && held.calls.is_empty()
+                && held.reasoning.is_some();
+            thought.then_some(Settled::Thinking)
+        }?;
         if self.cuts.is_some() {
-            // After a cut, a control token that content drops (Kimi's section end after
-            // its last call) is cut out too.
-            let calls_or_nothing =
-                held.calls.is_empty() || held.format.is_some_and(Family::streams_text_after_calls);
-            return calls_or_nothing && held.reasoning.is_none();
-        }
-        if held.calls.is_empty() || !held.format.is_some_and(Family::streams_text_after_calls) {
-            return false;
+            return Some(settled);
         }
         // First cut: the whole text so far must agree that everything before the hold is
         // its content (thinking, kept-back whitespace and the family profile all play in).
-        let whole = probed(&self.buf[..end]);
+        let whole = probed(&self.buf[..end], &self.opts);
         let before = &self.buf[..self.hold_start];
-        whole.content == Some([before, CUT_PROBE].concat())
+        let gap = match settled {
+            Settled::Thinking if !before.trim().is_empty() => "\n",
+            _ => "",
+        };
+        let probe = held.content.as_deref().unwrap_or_default();
+        let agrees = whole.content == Some([before, gap, probe].concat())
             && whole.calls == held.calls
             && whole.reasoning == held.reasoning
             && whole.format == held.format
-            && !whole.truncated
+            && !whole.truncated;
+        agrees.then_some(settled)
     }
 
-    /// Cut `buf[hold_start..end]` (a call) out of the released text.
-    fn cut(&mut self, end: usize) {
+    /// Cut `buf[hold_start..end]` (calls or a think block) out of the released text.
+    fn cut(&mut self, end: usize, settled: Settled) {
         let cuts = self.cuts.get_or_insert_with(|| {
             Box::new(Cuts {
                 emitted: self.buf[..self.released].to_owned(),
@@ -564,7 +631,20 @@ impl StreamParser {
         // Kept-back whitespace before the call stays owed.
         cuts.owed
             .push_str(&self.buf[self.released..self.hold_start]);
-        cuts.skip_closers = true;
+        match settled {
+            Settled::Calls => {
+                // A call after a think block that followed text: the line break `parse`
+                // puts after thinking is now sure to be content.
+                if std::mem::take(&mut cuts.think_gap) {
+                    cuts.emitted.push('\n');
+                }
+                cuts.skip_closers = true;
+            }
+            Settled::Thinking => {
+                cuts.skip_ws = true;
+                cuts.think_gap = self.seen_text;
+            }
+        }
         self.held = false;
         self.close_tries = 0;
         self.released = end;

@@ -64,8 +64,10 @@ pub(crate) fn released_is_sound(
     released: &str,
     parsed: &reagent_parse::Parsed,
 ) -> Result<(), String> {
+    // The only text of its own the stream adds is the line break that follows thinking
+    // (`parse` puts one between text before and after a think block).
     let mut rest = input.chars();
-    if !released.chars().all(|c| rest.any(|d| d == c)) {
+    if !released.chars().all(|c| c == '\n' || rest.any(|d| d == c)) {
         return Err(format!(
             "released {released:?} is not drawn in order from the input"
         ));
@@ -187,9 +189,9 @@ fn one_byte_pushes_match_one_shot() {
     }
 }
 
-/// Prose, whitespace, stray closers and `<tool_call>` calls of the families that keep the
-/// text around them (one with a closing tag inside an argument string): nothing in these
-/// texts is held except the calls.
+/// Prose, whitespace, stray closers, think blocks and `<tool_call>` calls of the families
+/// that keep the text around them (one with a closing tag inside an argument string):
+/// nothing in these texts is held except the calls and the thinking.
 const CUT_FRAGMENTS: &[&str] = &[
     "Hello",
     " world",
@@ -206,6 +208,8 @@ const CUT_FRAGMENTS: &[&str] = &[
     "<tool_call>\n<function=f>\n<parameter=a>\n1 \n</parameter>\n</function>\n</tool_call>",
     "<tool_call>\n<invoke name=\"f\">\n<parameter name=\"a\">1</parameter>\n</invoke>\n</tool_call>",
     "<tool_call>[{\"name\": \"f\", \"arguments\": {}}, {\"name\": \"g\", \"arguments\": {}}]</tool_call>",
+    "<think>plan</think>",
+    "<think>\nweigh it\n</think>\n\n",
 ];
 
 proptest! {
@@ -351,4 +355,55 @@ fn a_call_that_swallows_the_whitespace_after_it_is_not_cut() {
     for (released, streamed) in stream_checked(t, 4) {
         assert!(streamed.content.unwrap_or_default().starts_with(&released));
     }
+}
+
+#[test]
+fn the_answer_after_thinking_is_released_as_it_streams() {
+    check_releases(
+        &[
+            ("<think>\nWhich file", ""),
+            ("? a.txt\n</think>", ""),
+            // `parse` trims the start of the text after thinking: so does the stream.
+            ("\n\n", ""),
+            ("The answer", "The answer"),
+            (" is 42.", " is 42."),
+        ],
+        "The answer is 42.",
+        0,
+    );
+    // Text before the block: a line break separates it from what follows.
+    check_releases(
+        &[
+            ("Hi. ", "Hi. "),
+            ("<think>plan</think> ", ""),
+            ("Done.", "\nDone."),
+        ],
+        "Hi. \nDone.",
+        0,
+    );
+}
+
+#[test]
+fn thinking_forced_open_by_the_prompt_is_cut_at_its_close() {
+    let opts = ParseOptions {
+        prefill: "<think>\n".to_string(),
+        ..ParseOptions::default()
+    };
+    let mut sp = StreamParser::new(opts.clone());
+    let out: Vec<String> = [
+        "weighing it",
+        "</think>\n\n",
+        "Answer",
+        ": 42",
+        "<tool_call>{\"name\": \"f\", \"arguments\": {}}</tool_call>",
+        " then more",
+    ]
+    .iter()
+    .map(|c| sp.push(c))
+    .collect();
+    assert_eq!(out, ["", "", "Answer", ": 42", "", " then more"]);
+    let p = sp.finish();
+    assert_eq!(p.reasoning.as_deref(), Some("weighing it"));
+    assert_eq!(p.content.as_deref(), Some("Answer: 42 then more"));
+    assert_eq!(p.calls.len(), 1);
 }
