@@ -499,8 +499,11 @@ impl StreamParser {
             match could_start(&self.buf[i..end]) {
                 Verdict::No => i += 1,
                 Verdict::Yes => {
+                    // MiniMax's noise is deleted from the whole text before it is read, which
+                    // can join the text around it into anything: nothing after it is cut.
+                    let may_cut = b[i] != b']';
                     self.emit(i);
-                    self.hold(i, true);
+                    self.hold(i, may_cut);
                     return;
                 }
                 Verdict::NeedMore => {

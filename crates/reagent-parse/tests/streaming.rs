@@ -58,7 +58,8 @@ const FRAGMENTS: &[&str] = &[
 /// The released text is the input with some parts left out, in order; and when it is not
 /// simply a prefix of the input (a call was cut out of it), it is a prefix of the final
 /// content, unless the end of the text re-read the turn: a `</think>` with no opening tag
-/// made earlier text reasoning, or harmony channels (or another format) took over.
+/// made earlier text reasoning, harmony channels (or another format) took over, or
+/// MiniMax's `]<]minimax[>[` noise, which `parse` deletes first, joined text around it.
 pub(crate) fn released_is_sound(
     input: &str,
     released: &str,
@@ -74,6 +75,7 @@ pub(crate) fn released_is_sound(
     }
     let content = parsed.content.as_deref().unwrap_or_default();
     let reread = parsed.reasoning.is_some()
+        || input.contains("]<]minimax[>[")
         || !parsed
             .format
             .is_some_and(reagent_parse::Family::streams_text_after_calls);
