@@ -118,14 +118,22 @@ struct Cuts {
     emitted: String,
     /// Whitespace before and between cut calls, released with the next text.
     owed: String,
-    /// Stray closers (`}`, `]`) right after a call are noise to skip, as [`crate::parse`] does.
-    skip_closers: bool,
-    /// Right after a think block: whitespace is dropped, as [`crate::parse`] trims the start
-    /// of the text after thinking.
-    skip_ws: bool,
+    /// What to drop from the text right after the last cut, as [`crate::parse`] drops it.
+    skip: Skip,
     /// A think block followed text: content gets a line break before what comes after it
     /// (owed once text, or a call, follows).
     think_gap: bool,
+}
+
+/// Text right after a cut that [`crate::parse`] leaves out of the content.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Skip {
+    #[default]
+    Nothing,
+    /// Stray closers (`}`, `]`) right after a call.
+    Closers,
+    /// Whitespace right after a think block (the text after thinking is trimmed).
+    Whitespace,
 }
 
 /// What a held text turned out to be.
@@ -425,7 +433,7 @@ impl StreamParser {
             && self
                 .cuts
                 .as_ref()
-                .is_some_and(|c| !c.skip_closers && !c.skip_ws && !c.think_gap);
+                .is_some_and(|c| c.skip == Skip::Nothing && !c.think_gap);
         self.append_only = self.held && !self.trigger_free;
         match &self.cuts {
             Some(cuts) => &cuts.emitted[emitted_before..],
@@ -436,34 +444,32 @@ impl StreamParser {
     /// Append `chunk` to the buffer and release what is now known to be plain text.
     fn release(&mut self, chunk: &str) {
         self.buf.push_str(chunk);
-        if self.held && !self.try_cut() {
-            return;
-        }
-        self.scan();
-        while self.held && self.try_cut() {
+        loop {
+            if self.held && !self.try_cut() {
+                return;
+            }
             self.scan();
+            if !self.held {
+                return;
+            }
         }
     }
 
     /// Examine `buf` from `scanned`: release plain text, stop at a possible call start.
     fn scan(&mut self) {
         if let Some(cuts) = &mut self.cuts {
-            if cuts.skip_closers {
-                let b = self.buf.as_bytes();
-                let mut j = self.scanned;
-                while j < b.len() && matches!(b[j], b'}' | b']') {
-                    j += 1;
-                }
-                cuts.skip_closers = j == b.len();
-                self.released = j;
-                self.scanned = j;
-            }
-            if cuts.skip_ws {
+            if cuts.skip != Skip::Nothing {
+                // Right after a cut nothing is kept back: `released == scanned`.
                 let rest = &self.buf[self.scanned..];
-                let skipped = rest.len() - rest.trim_start().len();
-                cuts.skip_ws = skipped == rest.len();
-                self.released = self.scanned + skipped;
-                self.scanned = self.released;
+                let kept = match cuts.skip {
+                    Skip::Closers => rest.trim_start_matches(['}', ']']),
+                    _ => rest.trim_start(),
+                };
+                if !kept.is_empty() {
+                    cuts.skip = Skip::Nothing;
+                }
+                self.scanned += rest.len() - kept.len();
+                self.released = self.scanned;
             }
         }
         let start = self.scanned;
@@ -641,10 +647,10 @@ impl StreamParser {
                 if std::mem::take(&mut cuts.think_gap) {
                     cuts.emitted.push('\n');
                 }
-                cuts.skip_closers = true;
+                cuts.skip = Skip::Closers;
             }
             Settled::Thinking => {
-                cuts.skip_ws = true;
+                cuts.skip = Skip::Whitespace;
                 cuts.think_gap = self.seen_text;
             }
         }
