@@ -120,10 +120,7 @@ impl State {
                     .pointer("/error/message")
                     .and_then(Value::as_str)
                     .map_or_else(|| short(v), str::to_owned);
-                return Err(ProviderError::Protocol {
-                    url: url.to_owned(),
-                    detail: format!("the server reported an error mid-stream: {msg}"),
-                });
+                return Err(reply::error_mid_reply(url, &msg));
             }
             // ping, content_block_stop and event types added later
             _ => {}

@@ -275,13 +275,7 @@ impl Accumulator {
         url: &str,
         sink: Option<SignalSink<'_>>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = reply::reported_error(v) {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| short(err), str::to_owned);
-            return Err(reply::error_mid_reply(url, &msg));
-        }
+        reply::check_reported_error(v, url)?;
         if let Some(u) = v.get("usageMetadata").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }

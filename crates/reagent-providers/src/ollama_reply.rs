@@ -164,10 +164,7 @@ impl Accumulator {
         url: &str,
         sink: Option<SignalSink<'_>>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = reply::reported_error(v) {
-            let message = err.as_str().map_or_else(|| err.to_string(), str::to_owned);
-            return Err(reply::error_mid_reply(url, &message));
-        }
+        reply::check_reported_error(v, url)?;
         let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
             if v.get("done").and_then(Value::as_bool) == Some(true) {
                 self.done = Some(Done::from_value(v));

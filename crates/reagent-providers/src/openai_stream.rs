@@ -44,16 +44,7 @@ impl StreamState {
         url: &str,
         sink: SignalSink<'_>,
     ) -> Result<(), ProviderError> {
-        if let Some(err) = reply::reported_error(v) {
-            let msg = err
-                .get("message")
-                .and_then(Value::as_str)
-                .map_or_else(|| err.to_string(), str::to_owned);
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("the server reported an error mid-stream: {msg}"),
-            });
-        }
+        reply::check_reported_error(v, url)?;
         if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
             self.usage = Some(u.clone());
         }
@@ -193,10 +184,7 @@ pub(crate) async fn read_stream(
             ),
         })?;
         if ev.event.as_deref() == Some("error") {
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("the server reported an error mid-stream: {}", short(&v)),
-            });
+            return Err(reply::error_mid_reply(url, &short(&v)));
         }
         state.chunk(&v, url, sink)?;
     }

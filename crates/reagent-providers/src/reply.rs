@@ -59,10 +59,18 @@ pub(crate) fn parse_arguments(v: Value) -> Value {
     }
 }
 
-/// The `error` field of a reply or a stream chunk, when the server reported one (some
-/// servers send `"error": null` in chunks that are fine).
-pub(crate) fn reported_error(v: &Value) -> Option<&Value> {
-    v.get("error").filter(|e| !e.is_null())
+/// Fails with the error a server reported in the `error` field of a reply or a stream
+/// chunk, worded with its own message (`"error": "..."` or `"error": {"message": "..."}`). Some servers
+/// send `"error": null` in chunks that are fine: that is no error.
+pub(crate) fn check_reported_error(v: &Value, url: &str) -> Result<(), ProviderError> {
+    let Some(err) = v.get("error").filter(|e| !e.is_null()) else {
+        return Ok(());
+    };
+    let message = err
+        .as_str()
+        .or_else(|| err.get("message").and_then(Value::as_str))
+        .map_or_else(|| short(err), str::to_owned);
+    Err(error_mid_reply(url, &message))
 }
 
 /// The error a server reported inside a reply or a stream chunk (an `error` field).
@@ -84,11 +92,14 @@ mod tests {
 
     #[test]
     fn a_null_error_field_is_no_error() {
-        assert_eq!(reported_error(&serde_json::json!({"error": null})), None);
-        assert_eq!(reported_error(&serde_json::json!({"done": true})), None);
+        let worded = |v: Value| check_reported_error(&v, "u").map_err(|e| e.to_string());
+        assert_eq!(worded(serde_json::json!({"error": null})), Ok(()));
+        assert_eq!(worded(serde_json::json!({"done": true})), Ok(()));
+        let boom = Err(error_mid_reply("u", "boom").to_string());
+        assert_eq!(worded(serde_json::json!({"error": "boom"})), boom);
         assert_eq!(
-            reported_error(&serde_json::json!({"error": "boom"})),
-            Some(&Value::String("boom".into()))
+            worded(serde_json::json!({"error": {"message": "boom"}})),
+            boom
         );
     }
 
