@@ -287,6 +287,12 @@ const fn is_trigger(c: u8) -> bool {
     )
 }
 
+/// Whether held text may be cut out of the stream under these options: with no family hint,
+/// or a hint whose content is the text around its calls.
+fn hint_allows_cuts(opts: &ParseOptions) -> bool {
+    opts.format.is_none_or(Family::streams_text_after_calls)
+}
+
 impl StreamParser {
     /// A parser with these options.
     pub fn new(opts: ParseOptions) -> Self {
@@ -300,7 +306,7 @@ impl StreamParser {
             });
         // Thinking forced open may be cut once its close tag arrives.
         let prefilled = !opts.prefill.is_empty();
-        let cuttable = prefilled && opts.format.is_none_or(Family::streams_text_after_calls);
+        let cuttable = prefilled && hint_allows_cuts(&opts);
         let held_opts = prefilled.then(|| {
             Box::new(ParseOptions {
                 prefill: String::new(),
@@ -548,10 +554,7 @@ impl StreamParser {
 
     /// Hold everything from `at`; `may_cut`: a call there may be cut out later.
     fn hold(&mut self, at: usize, may_cut: bool) {
-        let cuttable = self
-            .opts
-            .format
-            .is_none_or(Family::streams_text_after_calls);
+        let cuttable = hint_allows_cuts(&self.opts);
         self.held = true;
         self.hold_start = at;
         self.close_from = at;
