@@ -7,7 +7,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use reagent_core::{Agent, AgentConfig, ToolMode};
-use reagent_protocol::{Event, EventKind, Provider};
+use reagent_protocol::{Event, EventKind, Guardrail, GuardrailAction, Provider};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
@@ -89,7 +89,7 @@ pub fn is_compaction(event: &Event) -> bool {
     match &event.kind {
         EventKind::Guardrail {
             guardrail, action, ..
-        } => guardrail == "context_window" && action == "compact",
+        } => *guardrail == Guardrail::ContextWindow && *action == GuardrailAction::Compact,
         _ => false,
     }
 }

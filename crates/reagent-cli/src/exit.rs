@@ -32,7 +32,7 @@ impl ExitCode {
             Outcome::BudgetExhausted => ExitCode::BudgetExhausted,
             Outcome::GuardrailStop => ExitCode::GuardrailStop,
             Outcome::ProviderError => ExitCode::ProviderError,
-            Outcome::Cancelled => ExitCode::Cancelled,
+            Outcome::Cancelled | Outcome::Interrupted => ExitCode::Cancelled,
         }
     }
 }

@@ -93,7 +93,7 @@ impl Progress {
                 self.line(&format!("  -> {name} {args}  [{mark}, {duration_ms} ms] {}", one_line(summary, 100)));
             }
             EventKind::Guardrail { guardrail, action, detail } => {
-                self.line(&format!("  !! guardrail {guardrail}: {action} ({detail})"));
+                self.line(&format!("  !! guardrail {}: {} ({detail})", guardrail.as_str(), action.as_str()));
             }
             EventKind::Nudge { reason, count } => self.line(&format!("  .. nudge {count} ({reason})")),
             EventKind::Retry { attempt, delay_ms, error } => {

@@ -1,13 +1,16 @@
 //! Delivering [`Event`]s to whoever listens: a callback, a channel, or nothing.
 
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
-use reagent_protocol::{Event, EventKind};
+use reagent_protocol::{Event, EventKind, Guardrail, GuardrailAction};
 
-/// Where a run's events go. Cheap to clone.
+/// Where a run's events go: numbers them (`seq`, gapless from 1), stamps them and hands them to
+/// a handler. Cheap to clone; clones share the numbering.
 #[derive(Clone)]
 pub struct EventSink {
     run_id: Arc<str>,
+    seq: Arc<AtomicU64>,
     handler: Arc<dyn Fn(Event) + Send + Sync>,
 }
 
@@ -16,6 +19,7 @@ impl EventSink {
     pub fn new(run_id: &str, handler: Arc<dyn Fn(Event) + Send + Sync>) -> Self {
         EventSink {
             run_id: run_id.into(),
+            seq: Arc::new(AtomicU64::new(0)),
             handler,
         }
     }
@@ -36,16 +40,22 @@ impl EventSink {
         &self.run_id
     }
 
-    /// Stamp and deliver one event.
+    /// Number, stamp and deliver one event.
     pub fn emit(&self, kind: EventKind) {
-        (self.handler)(Event::now(&self.run_id, kind));
+        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        (self.handler)(Event::new(&self.run_id, seq, kind));
     }
 
     /// Emit a `guardrail` event.
-    pub fn guardrail(&self, guardrail: &str, action: &str, detail: impl Into<String>) {
+    pub fn guardrail(
+        &self,
+        guardrail: Guardrail,
+        action: GuardrailAction,
+        detail: impl Into<String>,
+    ) {
         self.emit(EventKind::Guardrail {
-            guardrail: guardrail.to_owned(),
-            action: action.to_owned(),
+            guardrail,
+            action,
             detail: detail.into(),
         });
     }

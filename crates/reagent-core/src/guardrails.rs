@@ -182,12 +182,12 @@ pub enum BudgetKind {
 }
 
 impl BudgetKind {
-    /// Guardrail name in events.
-    pub fn guardrail_name(self) -> &'static str {
+    /// The guardrail that reports it.
+    pub fn guardrail(self) -> reagent_protocol::Guardrail {
         match self {
-            BudgetKind::Tokens => "budget_tokens",
-            BudgetKind::Time => "budget_time",
-            BudgetKind::ToolCalls => "budget_tool_calls",
+            BudgetKind::Tokens => reagent_protocol::Guardrail::BudgetTokens,
+            BudgetKind::Time => reagent_protocol::Guardrail::BudgetTime,
+            BudgetKind::ToolCalls => reagent_protocol::Guardrail::BudgetToolCalls,
         }
     }
 }

@@ -7,8 +7,9 @@ use std::time::Duration;
 
 use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
 use reagent_protocol::{
-    CancellationToken, ChatRequest, ChatResponse, ChatSignal, EventKind, FinishReason, Message,
-    ModelOptions, Provider, ProviderError, ToolCall, ToolChoice, ToolSpec, Usage, WireCache,
+    CancellationToken, ChatRequest, ChatResponse, ChatSignal, EventKind, FinishReason, Guardrail,
+    GuardrailAction, Message, ModelOptions, Provider, ProviderError, ToolCall, ToolChoice,
+    ToolSpec, Usage, WireCache,
 };
 
 use crate::config::ToolMode;
@@ -123,8 +124,8 @@ impl TurnSetup<'_> {
                 ));
                 let doubled = options.num_predict.unwrap_or(1024).saturating_mul(2);
                 self.events.guardrail(
-                    "truncation",
-                    "retry",
+                    Guardrail::Truncation,
+                    GuardrailAction::Retry,
                     format!(
                         "reply cut off at {} tokens; retrying once with num_predict={doubled}",
                         response.usage.completion_tokens

@@ -1,37 +1,63 @@
 //! The event stream of a run: the one wire format every consumer reads.
 //!
-//! Serialized as one JSON object per line, each with `type`, `run_id` and `ts` (RFC 3339, UTC,
-//! milliseconds) plus the fields of its kind. The schema is documented in the README; fields are
-//! only ever added, never renamed.
+//! Serialized as one JSON object per line, each with `schema_version`, `run_id`, `seq` (gapless
+//! per run, from 1), `ts` (RFC 3339, UTC, milliseconds) and `type`, plus the fields of its kind.
+//! The events of a run are complete: the conversation can be rebuilt from them alone
+//! (`reagent_core::rebuild_transcript`). The JSON Schema is generated from these types into
+//! `schema/events.schema.json`; fields are only ever added, never renamed.
 
+use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::message::ToolCall;
+
+/// The version of the event schema written into every event. Raised when a kind or field is
+/// added; old readers keep working because nothing is renamed or removed.
+pub const SCHEMA_VERSION: u32 = 2;
+
 /// One event of a run.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct Event {
+    /// [`SCHEMA_VERSION`] of the writer (events written before versioning read as 1).
+    #[serde(default = "first_schema_version")]
+    pub schema_version: u32,
     /// The run this belongs to.
     pub run_id: String,
-    /// When it happened (RFC 3339, UTC).
+    /// Position in the run, from 1, without gaps (events written before versioning read as 0).
+    #[serde(default)]
+    pub seq: u64,
+    /// When it happened (RFC 3339, UTC, milliseconds).
     pub ts: String,
     /// What happened.
     #[serde(flatten)]
     pub kind: EventKind,
 }
 
+fn first_schema_version() -> u32 {
+    1
+}
+
 impl Event {
-    /// An event stamped with the current time.
-    pub fn now(run_id: &str, kind: EventKind) -> Self {
+    /// Event number `seq` of `run_id`, stamped with the current time.
+    pub fn new(run_id: &str, seq: u64, kind: EventKind) -> Self {
         Event {
+            schema_version: SCHEMA_VERSION,
             run_id: run_id.to_owned(),
+            seq,
             ts: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
             kind,
         }
     }
+
+    /// The `type` name of this event's kind, as serialized.
+    pub fn type_name(&self) -> &'static str {
+        self.kind.type_name()
+    }
 }
 
 /// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Outcome {
     /// The model answered without a tool call or called `task_complete`.
@@ -46,9 +72,23 @@ pub enum Outcome {
     ProviderError,
     /// Cancelled by the user (Ctrl-C) or the caller.
     Cancelled,
+    /// The process running it died or was stopped before the run finished (set by the store
+    /// when it finds a run that never wrote `run_finished`).
+    Interrupted,
 }
 
 impl Outcome {
+    /// Every outcome, in declaration order.
+    pub const ALL: [Outcome; 7] = [
+        Outcome::Completed,
+        Outcome::MaxIterations,
+        Outcome::BudgetExhausted,
+        Outcome::GuardrailStop,
+        Outcome::ProviderError,
+        Outcome::Cancelled,
+        Outcome::Interrupted,
+    ];
+
     /// The snake_case name used in JSON.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -58,12 +98,49 @@ impl Outcome {
             Outcome::GuardrailStop => "guardrail_stop",
             Outcome::ProviderError => "provider_error",
             Outcome::Cancelled => "cancelled",
+            Outcome::Interrupted => "interrupted",
         }
     }
 }
 
+impl std::str::FromStr for Outcome {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Self, Self::Err> {
+        Outcome::ALL
+            .into_iter()
+            .find(|o| o.as_str() == s)
+            .ok_or_else(|| {
+                let names: Vec<&str> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
+                format!(
+                    "unknown outcome '{s}' (expected one of {})",
+                    names.join(", ")
+                )
+            })
+    }
+}
+
+/// Why a run that ended in error failed, as a type a program can act on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ErrorKind {
+    /// Nothing answered at the server's address, or it did not answer in time.
+    ServerUnreachable,
+    /// The server does not have the model.
+    ModelNotFound,
+    /// The prompt did not fit the server's context window, even after compaction.
+    ContextOverflow,
+    /// The server refused the request (an HTTP 4xx other than the above).
+    RefusedRequest,
+    /// The server failed (HTTP 5xx) or sent a reply that could not be read.
+    ServerError,
+    /// The run was cancelled.
+    Cancelled,
+    /// Anything else: bad configuration, a bug.
+    Internal,
+}
+
 /// State of one endpoint of a pool.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PoolEndpointState {
     /// Base URL.
     pub url: String,
@@ -75,14 +152,107 @@ pub struct PoolEndpointState {
     pub failures: u32,
 }
 
+/// Which guardrail fired. Serialized as the snake_case names events always carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Guardrail {
+    /// `max_iterations` reached.
+    MaxIterations,
+    /// The same call again and again, or an A→B→A→B cycle.
+    Repetition,
+    /// A reply cut off by the generation limit.
+    Truncation,
+    /// The token budget ran out.
+    BudgetTokens,
+    /// The wall-time budget ran out.
+    BudgetTime,
+    /// The tool-call budget ran out.
+    BudgetToolCalls,
+    /// The prompt approached or passed the context window.
+    ContextWindow,
+    /// The server refused the prompt as too long, or it still does not fit after compaction.
+    ContextOverflow,
+    /// Asking for the final answer failed.
+    FinalAnswer,
+}
+
+impl Guardrail {
+    /// The name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Guardrail::MaxIterations => "max_iterations",
+            Guardrail::Repetition => "repetition",
+            Guardrail::Truncation => "truncation",
+            Guardrail::BudgetTokens => "budget_tokens",
+            Guardrail::BudgetTime => "budget_time",
+            Guardrail::BudgetToolCalls => "budget_tool_calls",
+            Guardrail::ContextWindow => "context_window",
+            Guardrail::ContextOverflow => "context_overflow",
+            Guardrail::FinalAnswer => "final_answer",
+        }
+    }
+}
+
+/// What a guardrail did. Serialized as the snake_case names events always carried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum GuardrailAction {
+    /// Told the model what went wrong and let it go on.
+    Hint,
+    /// Ended the run.
+    Stop,
+    /// Sent the request again.
+    Retry,
+    /// Compacted the history.
+    Compact,
+    /// Asked for the final answer without tools.
+    FinalAnswer,
+    /// Only warned.
+    Warn,
+    /// The guardrail's own step failed.
+    Failed,
+}
+
+impl GuardrailAction {
+    /// The name used in JSON.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            GuardrailAction::Hint => "hint",
+            GuardrailAction::Stop => "stop",
+            GuardrailAction::Retry => "retry",
+            GuardrailAction::Compact => "compact",
+            GuardrailAction::FinalAnswer => "final_answer",
+            GuardrailAction::Warn => "warn",
+            GuardrailAction::Failed => "failed",
+        }
+    }
+}
+
+/// Why the loop added a user message of its own (not a tool result).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum UserMessageReason {
+    /// A nudge after an empty or narrating reply.
+    Nudge,
+    /// A hint after a repetition.
+    RepetitionHint,
+    /// The request for a final answer (budget or repetition).
+    FinalAnswerRequest,
+    /// A follow-up message given to a session after a run ended.
+    FollowUp,
+}
+
 /// The kinds of event, tagged by `type`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(tag = "type", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum EventKind {
     /// The run begins.
     RunStarted {
-        /// The task as given.
+        /// The task as given (for a follow-up run: the follow-up message).
         task: String,
         /// Model name.
         model: String,
@@ -96,6 +266,16 @@ pub enum EventKind {
         num_ctx: u32,
         /// Names of the tools offered.
         tools: Vec<String>,
+        /// The session this run belongs to (a session holds one or more runs).
+        #[serde(default)]
+        session_id: String,
+        /// The system prompt the conversation opens with.
+        #[serde(default)]
+        system_prompt: String,
+        /// Whether the run continues a session's earlier conversation (a follow-up or a resume)
+        /// instead of starting a new one.
+        #[serde(default)]
+        follow_up: bool,
     },
     /// A request is about to be sent.
     LlmRequest {
@@ -129,10 +309,43 @@ pub enum EventKind {
         /// Endpoint that answered.
         endpoint: String,
     },
-    /// A piece of streamed answer text (not written to `--events` files).
+    /// The assistant message the loop appended to the conversation.
+    AssistantMessage {
+        /// 1-based loop iteration.
+        iteration: u32,
+        /// The text as kept in the conversation (in the text modes, with the call markup).
+        content: String,
+        /// Reasoning kept apart from the content.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        reasoning: Option<String>,
+        /// The tool calls extracted from the reply.
+        calls: Vec<ToolCall>,
+        /// The structured calls the message itself carries (native mode).
+        #[serde(default, skip_serializing_if = "Vec::is_empty")]
+        tool_calls: Vec<ToolCall>,
+        /// Which extraction layer found the calls.
+        parse_layer: Option<String>,
+    },
+    /// A piece of streamed answer text (opt-in for subscribers; never stored).
     TextDelta {
         /// The text.
         text: String,
+    },
+    /// A piece of streamed reasoning (opt-in for subscribers; never stored).
+    ReasoningDelta {
+        /// The text.
+        text: String,
+    },
+    /// A tool is about to run.
+    ToolCallStarted {
+        /// 1-based loop iteration.
+        iteration: u32,
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Arguments after coercion.
+        arguments: Value,
     },
     /// A tool ran.
     ToolCall {
@@ -151,13 +364,27 @@ pub enum EventKind {
         /// One-line summary of the result or the error.
         summary: String,
     },
+    /// The result of a tool call as the model is given it.
+    ToolResult {
+        /// 1-based loop iteration.
+        iteration: u32,
+        /// Call id.
+        call_id: String,
+        /// Tool name.
+        name: String,
+        /// Whether the tool succeeded.
+        ok: bool,
+        /// The result (`{"ok":...}` JSON), up to the configured cap.
+        output: String,
+        /// Whether `output` was cut at the cap.
+        truncated: bool,
+    },
     /// A guardrail fired.
     Guardrail {
-        /// Which one: `max_iterations`, `repetition`, `truncation`, `budget_tokens`,
-        /// `budget_time`, `budget_tool_calls`, `context_window`, `context_overflow`...
-        guardrail: String,
-        /// What it did: `hint`, `stop`, `retry`, `compact`, `final_answer`, `warn`.
-        action: String,
+        /// Which one.
+        guardrail: Guardrail,
+        /// What it did.
+        action: GuardrailAction,
         /// Human-readable detail.
         detail: String,
     },
@@ -167,6 +394,40 @@ pub enum EventKind {
         reason: String,
         /// How many nudges so far in this run.
         count: u32,
+    },
+    /// The loop added a user message of its own (nudge, hint, final-answer request, follow-up).
+    UserMessage {
+        /// Why it was added.
+        reason: UserMessageReason,
+        /// Its text.
+        content: String,
+    },
+    /// The history was compacted: the oldest rounds removed and a digest appended.
+    Compaction {
+        /// Rounds (an assistant turn with its results) removed.
+        rounds_removed: usize,
+        /// Messages removed after the pinned opening (system prompt and task).
+        messages_removed: usize,
+        /// Estimated prompt tokens before.
+        estimated_tokens_before: u64,
+        /// Estimated prompt tokens after.
+        estimated_tokens_after: u64,
+        /// The digest message appended in their place.
+        digest: String,
+    },
+    /// A command waits for a person's approval.
+    ApprovalRequested {
+        /// Id of this approval, unique in the run.
+        approval_id: String,
+        /// The command to approve.
+        command: String,
+    },
+    /// A person (or the policy) answered an approval.
+    ApprovalDecided {
+        /// Id of the approval.
+        approval_id: String,
+        /// Whether the command may run.
+        approved: bool,
     },
     /// A provider call is retried.
     Retry {
@@ -203,5 +464,116 @@ pub enum EventKind {
         /// Error text when the outcome is an error.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         error: Option<String>,
+        /// The kind of error, when the outcome is an error.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        error_kind: Option<ErrorKind>,
+        /// The final answer.
+        #[serde(default)]
+        answer: String,
     },
+}
+
+impl EventKind {
+    /// The `type` name, as serialized.
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            EventKind::RunStarted { .. } => "run_started",
+            EventKind::LlmRequest { .. } => "llm_request",
+            EventKind::LlmResponse { .. } => "llm_response",
+            EventKind::AssistantMessage { .. } => "assistant_message",
+            EventKind::TextDelta { .. } => "text_delta",
+            EventKind::ReasoningDelta { .. } => "reasoning_delta",
+            EventKind::ToolCallStarted { .. } => "tool_call_started",
+            EventKind::ToolCall { .. } => "tool_call",
+            EventKind::ToolResult { .. } => "tool_result",
+            EventKind::Guardrail { .. } => "guardrail",
+            EventKind::Nudge { .. } => "nudge",
+            EventKind::UserMessage { .. } => "user_message",
+            EventKind::Compaction { .. } => "compaction",
+            EventKind::ApprovalRequested { .. } => "approval_requested",
+            EventKind::ApprovalDecided { .. } => "approval_decided",
+            EventKind::Retry { .. } => "retry",
+            EventKind::PoolState { .. } => "pool_state",
+            EventKind::RunFinished { .. } => "run_finished",
+        }
+    }
+
+    /// Whether this is a streamed delta (text or reasoning): opt-in for subscribers, never
+    /// written to the store or an events file.
+    pub fn is_delta(&self) -> bool {
+        matches!(
+            self,
+            EventKind::TextDelta { .. } | EventKind::ReasoningDelta { .. }
+        )
+    }
+}
+
+/// The JSON Schema of [`Event`], as published in `schema/events.schema.json`.
+pub fn event_schema() -> Value {
+    serde_json::to_value(schemars::schema_for!(Event)).unwrap_or(Value::Null)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn type_names_match_the_serialized_tag() {
+        let kinds = [
+            EventKind::TextDelta { text: "a".into() },
+            EventKind::UserMessage {
+                reason: UserMessageReason::FollowUp,
+                content: "b".into(),
+            },
+            EventKind::Guardrail {
+                guardrail: Guardrail::BudgetToolCalls,
+                action: GuardrailAction::FinalAnswer,
+                detail: String::new(),
+            },
+        ];
+        for kind in kinds {
+            let event = Event::new("r", 1, kind);
+            let v = serde_json::to_value(&event).expect("serializes");
+            assert_eq!(v["type"], event.type_name());
+            assert_eq!(v["seq"], 1);
+            assert_eq!(v["schema_version"], SCHEMA_VERSION);
+            let back: Event = serde_json::from_value(v).expect("reads back");
+            assert_eq!(back, event);
+        }
+    }
+
+    #[test]
+    fn guardrail_names_serialize_to_the_old_strings() {
+        let v = serde_json::to_value(EventKind::Guardrail {
+            guardrail: Guardrail::BudgetToolCalls,
+            action: GuardrailAction::FinalAnswer,
+            detail: "d".into(),
+        })
+        .expect("serializes");
+        assert_eq!(v["guardrail"], "budget_tool_calls");
+        assert_eq!(v["action"], "final_answer");
+        assert_eq!(
+            Guardrail::ContextOverflow.as_str(),
+            serde_json::to_value(Guardrail::ContextOverflow).expect("serializes")
+        );
+        assert_eq!(
+            GuardrailAction::Compact.as_str(),
+            serde_json::to_value(GuardrailAction::Compact).expect("serializes")
+        );
+    }
+
+    #[test]
+    fn an_event_of_the_first_schema_still_reads() {
+        let old = r#"{"run_id":"r","ts":"2026-01-01T00:00:00.000Z","type":"nudge","reason":"empty_reply","count":1}"#;
+        let e: Event = serde_json::from_str(old).expect("reads");
+        assert_eq!((e.schema_version, e.seq), (1, 0));
+    }
+
+    #[test]
+    fn outcomes_parse_from_their_names() {
+        for o in Outcome::ALL {
+            assert_eq!(o.as_str().parse::<Outcome>(), Ok(o));
+        }
+        assert!("finished".parse::<Outcome>().is_err());
+    }
 }

@@ -10,8 +10,9 @@
 //!
 //! Design decision: the loop (`reagent-core`) depends only on the [`Provider`] trait, never on a
 //! concrete backend, and wire formats of providers never leak in here: each provider crate
-//! converts at its own edge. [`Event`] *is* a wire format (documented in the README), so it alone
-//! derives `Serialize`.
+//! converts at its own edge. [`Event`] *is* a wire format (its JSON Schema is generated into
+//! `schema/events.schema.json`); [`Message`] and [`ToolCall`] serialize too, for session
+//! snapshots and the store.
 //!
 //! ```
 //! use reagent_protocol::{Message, Role};
@@ -25,7 +26,10 @@ mod message;
 mod provider;
 mod wire;
 
-pub use event::{Event, EventKind, Outcome, PoolEndpointState};
+pub use event::{
+    event_schema, ErrorKind, Event, EventKind, Guardrail, GuardrailAction, Outcome,
+    PoolEndpointState, UserMessageReason, SCHEMA_VERSION,
+};
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use provider::{
     CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, FinishReason,

@@ -1,9 +1,11 @@
 //! Conversation types: messages, tool calls and tool specifications.
 
+use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 /// Who wrote a message.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
+#[serde(rename_all = "lowercase")]
 pub enum Role {
     /// Instructions from the runtime.
     System,
@@ -28,7 +30,7 @@ impl Role {
 }
 
 /// One tool call made by the model.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct ToolCall {
     /// Call id: the server's when it gave one, otherwise one reagent made up (`call_N`).
     pub id: String,
@@ -39,19 +41,23 @@ pub struct ToolCall {
 }
 
 /// One message of the conversation.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, schemars::JsonSchema)]
 pub struct Message {
     /// Author.
     pub role: Role,
     /// Visible text (for tool messages: the JSON result).
     pub content: String,
     /// Reasoning kept apart from content (`thinking`, `<think>` blocks), assistant only.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub reasoning: Option<String>,
     /// Tool calls, assistant only.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub tool_calls: Vec<ToolCall>,
     /// For tool messages: the tool that produced this result.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_name: Option<String>,
     /// For tool messages: the id of the call this answers.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_call_id: Option<String>,
 }
 

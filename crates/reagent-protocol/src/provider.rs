@@ -6,14 +6,15 @@ use std::time::Duration;
 use async_trait::async_trait;
 use serde_json::Value;
 
-use crate::event::PoolEndpointState;
+use crate::event::{ErrorKind, PoolEndpointState};
 use crate::message::{Message, ToolSpec};
 use crate::wire::WireCache;
 
 pub use tokio_util::sync::CancellationToken;
 
 /// Generation options. `None` leaves the server's default.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ModelOptions {
     /// Context window to allocate (Ollama `num_ctx`); reagent always sets it for Ollama.
     pub num_ctx: Option<u32>,
@@ -224,6 +225,22 @@ pub enum ProviderError {
 }
 
 impl ProviderError {
+    /// The kind of error a run that ends with this error reports.
+    pub fn kind(&self) -> ErrorKind {
+        match self {
+            ProviderError::Unreachable { .. } | ProviderError::Timeout { .. } => {
+                ErrorKind::ServerUnreachable
+            }
+            ProviderError::ModelNotFound { .. } => ErrorKind::ModelNotFound,
+            ProviderError::Http { status: 413, .. } => ErrorKind::ContextOverflow,
+            ProviderError::Http { .. } if self.is_context_overflow() => ErrorKind::ContextOverflow,
+            ProviderError::Http { status, .. } if *status < 500 => ErrorKind::RefusedRequest,
+            ProviderError::Http { .. } | ProviderError::Protocol { .. } => ErrorKind::ServerError,
+            ProviderError::Cancelled => ErrorKind::Cancelled,
+            ProviderError::Config(_) => ErrorKind::Internal,
+        }
+    }
+
     /// Whether retrying the same request may succeed: connection errors, timeouts, 429 and 5xx.
     pub fn is_retryable(&self) -> bool {
         match self {

@@ -6,8 +6,8 @@ use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use reagent_protocol::{
-    CancellationToken, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
-    ProviderError, ToolSpec, WireCache,
+    CancellationToken, EventKind, Guardrail, GuardrailAction, Message, ModelInfo, ModelOptions,
+    Outcome, Provider, ProviderError, ToolSpec, WireCache,
 };
 use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
 
@@ -174,6 +174,8 @@ impl Agent {
             model_ms: state.model_time.as_millis() as u64,
             files_changed: files_changed.clone(),
             error: ending.error.clone(),
+            error_kind: None,
+            answer: ending.answer.clone(),
         });
         RunResult {
             run_id: events.run_id().to_owned(),
@@ -269,12 +271,15 @@ impl Agent {
             workspace: self.workspace.root().display().to_string(),
             num_ctx,
             tools: specs.iter().map(|s| s.name.clone()).collect(),
+            session_id: String::new(),
+            system_prompt: String::new(),
+            follow_up: false,
         });
         let estimate = history.estimate_tokens();
         if estimate > u64::from(num_ctx) {
             events.guardrail(
-                "context_window",
-                "warn",
+                Guardrail::ContextWindow,
+                GuardrailAction::Warn,
                 format!("the opening prompt (~{estimate} tokens) will not fit num_ctx={num_ctx}; raise --num-ctx"),
             );
         }
@@ -343,14 +348,14 @@ impl Agent {
             if let Some((kind, detail)) =
                 exhausted_budget(&self.config.budgets, state.started, used, state.tool_calls)
             {
-                events.guardrail(kind.guardrail_name(), "final_answer", detail);
+                events.guardrail(kind.guardrail(), GuardrailAction::FinalAnswer, detail);
                 let answer = self.final_answer(&setup, task, &mut history, state).await;
                 return (Ending::new(Outcome::BudgetExhausted, answer), history);
             }
             if state.iterations >= self.config.max_iterations {
                 events.guardrail(
-                    "max_iterations",
-                    "stop",
+                    Guardrail::MaxIterations,
+                    GuardrailAction::Stop,
                     format!("{} iterations reached", state.iterations),
                 );
                 return (
@@ -469,16 +474,16 @@ impl Agent {
                 if mode == ToolMode::Constrained {
                     // A weak model under a schema repeats its last call forever and ignores
                     // hints; the results are in: ask for the answer in plain text.
-                    events.guardrail("repetition", "final_answer", detail);
+                    events.guardrail(Guardrail::Repetition, GuardrailAction::FinalAnswer, detail);
                     let answer = self.final_answer(&setup, task, &mut history, state).await;
                     return (Ending::new(Outcome::Completed, answer), history);
                 }
                 if !state.repetition_hinted {
                     state.repetition_hinted = true;
-                    events.guardrail("repetition", "hint", detail.clone());
+                    events.guardrail(Guardrail::Repetition, GuardrailAction::Hint, detail.clone());
                     history.push_other(Message::user(prompts::repetition_hint(&detail)));
                 } else {
-                    events.guardrail("repetition", "stop", detail);
+                    events.guardrail(Guardrail::Repetition, GuardrailAction::Stop, detail);
                     return (
                         Ending::new(Outcome::GuardrailStop, state.last_text.clone()),
                         history,

@@ -3,7 +3,10 @@
 
 use std::sync::Arc;
 
-use reagent_protocol::{ChatRequest, EventKind, Message, ProviderError, ToolCall, ToolChoice};
+use reagent_protocol::{
+    ChatRequest, EventKind, Guardrail, GuardrailAction, Message, ProviderError, ToolCall,
+    ToolChoice,
+};
 use reagent_tools::{call_catching_panics, ToolContext, ToolResult};
 
 use super::{Agent, RunState};
@@ -61,8 +64,8 @@ impl Agent {
         let low_water = (f64::from(num_ctx) * self.config.compaction.low_water_ratio) as u64;
         if let Some(c) = history.compact(self.config.compaction.keep_recent_rounds, low_water) {
             events.guardrail(
-                "context_window",
-                "compact",
+                Guardrail::ContextWindow,
+                GuardrailAction::Compact,
                 format!(
                     "~{} tokens passed {}% of num_ctx={num_ctx}: the {} oldest messages folded \
                      into a digest, now ~{} tokens",
@@ -76,8 +79,8 @@ impl Agent {
         let now = history.estimate_tokens();
         if now > limit {
             events.guardrail(
-                "context_overflow",
-                "warn",
+                Guardrail::ContextOverflow,
+                GuardrailAction::Warn,
                 format!(
                     "~{now} tokens still exceed {limit} after compaction; the server may truncate"
                 ),
@@ -105,8 +108,8 @@ impl Agent {
             return false;
         }
         events.guardrail(
-            "context_overflow",
-            "retry",
+            Guardrail::ContextOverflow,
+            GuardrailAction::Retry,
             format!(
                 "the server refused ~{before} tokens as too long for its context ({error}); \
                  taking the window as {num_ctx} tokens, compacted to ~{after}, retrying",
@@ -174,9 +177,11 @@ impl Agent {
                 }
             }
             Err(e) => {
-                setup
-                    .events
-                    .guardrail("final_answer", "failed", e.to_string());
+                setup.events.guardrail(
+                    Guardrail::FinalAnswer,
+                    GuardrailAction::Failed,
+                    e.to_string(),
+                );
                 state.last_text.clone()
             }
         }

@@ -5,7 +5,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reagent_core::{Agent, AgentConfig, EventSink, RunResult};
-use reagent_protocol::{CancellationToken, Event, EventKind};
+use reagent_protocol::{CancellationToken, Event, EventKind, Guardrail, GuardrailAction};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
 use reagent_testkit::{ScriptBuilder, ScriptedOllama};
@@ -154,7 +154,7 @@ fn check_event_invariants(events: &[Event], result: &RunResult) {
             .iter()
             .filter(|e| {
                 matches!(&e.kind, EventKind::Guardrail { guardrail, action, .. }
-                    if guardrail == "context_overflow" && action == "retry")
+                    if *guardrail == Guardrail::ContextOverflow && *action == GuardrailAction::Retry)
             })
             .count();
         assert_eq!(count("llm_request"), count("llm_response") + refused);
