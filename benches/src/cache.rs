@@ -250,7 +250,7 @@ pub async fn run_cache(
             .rows,
     );
     if let Some(error) = result.error {
-        return Err(BenchError::Incomplete(error));
+        return Err(BenchError::Incomplete(error.message));
     }
     Ok(CacheReport {
         outcome: result.outcome,

@@ -16,7 +16,7 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reagent_core::{Agent, ArgumentChecker, EventSink, RunResult, ToolMode};
+use reagent_core::{ArgumentChecker, EventSink, RunResult, ToolMode};
 use reagent_protocol::{CancellationToken, EventKind, Outcome, Provider};
 use reagent_tools::{ToolRegistry, ToolsConfig};
 use serde_json::{json, Value};
@@ -153,7 +153,7 @@ fn setup(config: &ManyConfig, plan: Plan) -> AgentSetup {
 /// Start `runs` runs of `agent`; `started` counts the first model requests sent. Each run
 /// yields its result and the number of its tool calls that failed.
 fn spawn_runs(
-    agent: &Arc<Agent>,
+    agent: &Arc<runner::BenchAgent>,
     runs: usize,
     started: &Arc<AtomicUsize>,
 ) -> JoinSet<(RunResult, usize)> {

@@ -6,8 +6,8 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reagent_core::{Agent, AgentConfig, ToolMode};
-use reagent_protocol::{Event, EventKind, Guardrail, GuardrailAction, Provider};
+use reagent_core::{Agent, AgentConfig, EventSink, RunResult, ToolMode};
+use reagent_protocol::{CancellationToken, Event, EventKind, Guardrail, GuardrailAction, Provider};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
@@ -58,13 +58,33 @@ pub fn ollama(base_url: &str) -> Result<Arc<dyn Provider>, BenchError> {
     Ok(Arc::new(provider))
 }
 
+/// An agent and the workspace its runs work in.
+pub struct BenchAgent {
+    agent: Arc<Agent>,
+    workspace: Arc<Workspace>,
+}
+
+impl BenchAgent {
+    /// Run `task` to the end in a new session.
+    pub async fn run(
+        &self,
+        task: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunResult {
+        self.agent
+            .run(self.workspace.clone(), task, events, cancel)
+            .await
+    }
+}
+
 /// An agent over `workspace` offering [`BENCH_TOOL`] alone: the same one tool the peers offer
 /// (same task, same tools), so the figures compare runtimes, not tool catalogues.
 pub fn agent(
     provider: Arc<dyn Provider>,
     workspace: &Path,
     setup: &AgentSetup,
-) -> Result<Agent, BenchError> {
+) -> Result<BenchAgent, BenchError> {
     let ws = Workspace::open(workspace)
         .map_err(|e| BenchError::Setup(format!("workspace {}: {e}", workspace.display())))?;
     let mut tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
@@ -73,12 +93,10 @@ pub fn agent(
             tools.remove(&name);
         }
     }
-    Ok(Agent::new(
-        provider,
-        Arc::new(tools),
-        Arc::new(ws),
-        setup.config(),
-    ))
+    Ok(BenchAgent {
+        agent: Arc::new(Agent::new(provider, Arc::new(tools), setup.config())),
+        workspace: Arc::new(ws),
+    })
 }
 
 /// The one tool every agent of the benchmark offers.

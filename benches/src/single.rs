@@ -144,7 +144,7 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
             "the warm-up run ended {} after {} tool calls: {}",
             warmed.outcome.as_str(),
             warmed.tool_calls,
-            warmed.error.unwrap_or_default()
+            warmed.error.map(|e| e.message).unwrap_or_default()
         )));
     }
     let agent = runner::agent(provider, &config.workspace, &setup(config.iterations))?;

@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use reagent_core::{Agent, AgentConfig, Budgets, EventSink, RunResult, ToolMode};
-use reagent_protocol::{CancellationToken, Event, EventKind, Outcome};
+use reagent_protocol::{CancellationToken, Event, Outcome};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
@@ -163,7 +163,7 @@ impl EventsFile {
     }
 
     fn write(&self, event: &Event) {
-        if matches!(event.kind, EventKind::TextDelta { .. }) {
+        if event.kind.is_delta() {
             return;
         }
         if let (Ok(mut w), Ok(line)) = (self.0.lock(), serde_json::to_string(event)) {
@@ -181,12 +181,7 @@ pub(crate) async fn execute(
         .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
     let provider = reagent_providers::build_provider(&plan.provider)?;
     let tools = ToolRegistry::workspace_tools(&plan.tools);
-    let mut agent = Agent::new(
-        provider,
-        Arc::new(tools),
-        Arc::new(workspace),
-        plan.agent.clone(),
-    );
+    let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
     if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {
         agent = agent.with_approver(approver);
     }
@@ -207,7 +202,9 @@ pub(crate) async fn execute(
             }
         }),
     );
-    let result = agent.run(&plan.task, &sink, cancel).await;
+    let result = Arc::new(agent)
+        .run(Arc::new(workspace), &plan.task, &sink, cancel)
+        .await;
     Ok((result, progress))
 }
 
@@ -246,7 +243,8 @@ pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
             "files_changed": result.files_changed,
             "run_id": result.run_id,
             "tool_mode": result.tool_mode.as_str(),
-            "error": result.error,
+            "error": result.error.as_ref().map(|e| &e.message),
+            "error_kind": result.error.as_ref().map(|e| e.kind),
         });
         println!("{out}");
         return;
@@ -257,7 +255,7 @@ pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
         println!("{}", result.answer);
     }
     if result.outcome != Outcome::Completed {
-        let why = result.error.as_deref().unwrap_or("");
+        let why = result.error.as_ref().map_or("", |e| e.message.as_str());
         eprintln!("reagent: run ended: {} {why}", result.outcome.as_str());
     }
 }

@@ -102,12 +102,19 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
             "run_started",
             "llm_request",
             "llm_response",
+            "assistant_message",
+            "tool_call_started",
             "tool_call",
+            "tool_result",
             "llm_request",
             "llm_response",
+            "assistant_message",
             "run_finished"
         ]
     );
+    let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert_eq!(seqs, (1..=11).collect::<Vec<u64>>(), "gapless from 1");
+    assert!(lines.iter().all(|e| e["schema_version"] == 2));
     for e in &lines {
         assert_eq!(e["run_id"], r["run_id"]);
         assert!(e["ts"].as_str().unwrap().ends_with('Z'));

@@ -178,21 +178,20 @@ async fn library_run(
     config.options.num_predict = Some(128);
     config.options.temperature = Some(0.0);
     config.options.seed = Some(1);
-    let agent = Agent::new(
-        recording.clone(),
-        Arc::new(tools),
-        Arc::new(Workspace::open(ws.path()).unwrap()),
-        config,
-    );
+    let agent = Arc::new(Agent::new(recording.clone(), Arc::new(tools), config));
+    let workspace = Arc::new(Workspace::open(ws.path()).unwrap());
     let seen = Arc::new(Mutex::new(Vec::new()));
     let sink_seen = seen.clone();
     let sink = EventSink::new(
         &reagent_core::new_run_id(),
         Arc::new(move |e: Event| sink_seen.lock().unwrap().push(e)),
     );
-    let result = tokio::time::timeout(RUN_LIMIT, agent.run(TASK, &sink, &CancellationToken::new()))
-        .await
-        .expect("the run did not finish in time");
+    let result = tokio::time::timeout(
+        RUN_LIMIT,
+        agent.run(workspace, TASK, &sink, &CancellationToken::new()),
+    )
+    .await
+    .expect("the run did not finish in time");
     let events = seen.lock().unwrap().clone();
     let calls = events
         .iter()

@@ -3,9 +3,11 @@
 use std::time::Duration;
 
 use reagent_protocol::ModelOptions;
+use serde::{Deserialize, Serialize};
 
 /// How tools are offered to the model.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum ToolMode {
     /// Native when the server says the model supports tools, else constrained when the server
     /// supports JSON-Schema output, else prompt.
@@ -49,7 +51,8 @@ impl std::str::FromStr for ToolMode {
 
 /// Limits checked at the start of every iteration. When one runs out, the model is asked once,
 /// without tools, for its final answer.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Budgets {
     /// Total tokens (prompt + completion) over the run.
     pub max_total_tokens: Option<u64>,
@@ -60,7 +63,8 @@ pub struct Budgets {
 }
 
 /// Settings of the context-window guardrail.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct CompactionConfig {
     /// Compact when the estimated prompt passes this share of the context window.
     pub trigger_ratio: f64,
@@ -81,8 +85,10 @@ impl Default for CompactionConfig {
     }
 }
 
-/// Everything that shapes one run.
-#[derive(Debug, Clone)]
+/// Everything that shapes one run. Serializable (a server or hub receives it as JSON); absent
+/// fields take [`AgentConfig::new`]'s defaults.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(default)]
 pub struct AgentConfig {
     /// Model name as the server knows it.
     pub model: String,
@@ -114,6 +120,16 @@ pub struct AgentConfig {
     pub parse_format: Option<String>,
     /// Model profiles consulted before the built-in ones.
     pub profiles: Vec<crate::profiles::ModelProfile>,
+    /// A tool's output is copied into its `tool_result` event up to this many bytes (the rest is
+    /// cut and the event marked `truncated`); default 256 KiB.
+    pub event_output_cap: usize,
+}
+
+impl Default for AgentConfig {
+    /// The defaults of [`AgentConfig::new`] with an empty model name.
+    fn default() -> Self {
+        AgentConfig::new("")
+    }
 }
 
 impl AgentConfig {
@@ -137,6 +153,7 @@ impl AgentConfig {
             system_prompt: None,
             parse_format: None,
             profiles: Vec::new(),
+            event_output_cap: 256 * 1024,
         }
     }
 }

@@ -35,14 +35,25 @@ impl EventSink {
         )
     }
 
+    /// The `seq` of the last numbered event emitted (0 before the first).
+    pub fn last_seq(&self) -> u64 {
+        self.seq.load(Ordering::Relaxed)
+    }
+
     /// The run's id.
     pub fn run_id(&self) -> &str {
         &self.run_id
     }
 
-    /// Number, stamp and deliver one event.
+    /// Number, stamp and deliver one event. A delta (streamed text or reasoning) takes no number
+    /// of its own: it carries the `seq` of the event before it, so the numbered events, which
+    /// are what is stored and resumed from, stay gapless.
     pub fn emit(&self, kind: EventKind) {
-        let seq = self.seq.fetch_add(1, Ordering::Relaxed) + 1;
+        let seq = if kind.is_delta() {
+            self.seq.load(Ordering::Relaxed)
+        } else {
+            self.seq.fetch_add(1, Ordering::Relaxed) + 1
+        };
         (self.handler)(Event::new(&self.run_id, seq, kind));
     }
 

@@ -2,14 +2,14 @@
 //! detection for nudges, and budget checks.
 
 use std::collections::VecDeque;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::config::Budgets;
 
 /// One executed call as the repetition detector sees it.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct CallRecord {
     name: String,
     /// Arguments in canonical JSON form (keys sorted).
@@ -51,8 +51,9 @@ impl Repetition {
     }
 }
 
-/// Detects the same call repeated, or an A→B→A→B cycle.
-#[derive(Debug, Clone)]
+/// Detects the same call repeated, or an A→B→A→B cycle. Serializable: it is part of a session
+/// snapshot.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RepetitionDetector {
     threshold: usize,
     /// The latest calls, oldest first: only as many as a check looks at (the threshold, and
@@ -195,7 +196,7 @@ impl BudgetKind {
 /// Check the budgets against what the run has used so far.
 pub fn exhausted_budget(
     budgets: &Budgets,
-    started: Instant,
+    elapsed: Duration,
     tokens: u64,
     tool_calls: u32,
 ) -> Option<(BudgetKind, String)> {
@@ -205,7 +206,6 @@ pub fn exhausted_budget(
         }
     }
     if let Some(max) = budgets.max_wall_time {
-        let elapsed = started.elapsed();
         if elapsed >= max {
             return Some((
                 BudgetKind::Time,
@@ -329,7 +329,7 @@ mod tests {
             max_wall_time: None,
             max_tool_calls: Some(2),
         };
-        let t = Instant::now();
+        let t = Duration::from_millis(5);
         assert_eq!(exhausted_budget(&b, t, 99, 1), None);
         assert_eq!(
             exhausted_budget(&b, t, 100, 1).map(|x| x.0),

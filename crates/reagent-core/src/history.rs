@@ -24,14 +24,17 @@ const DIGEST_LINE_MAX_BYTES: usize = 180;
 pub struct Compaction {
     /// Old messages folded into the "earlier steps" digest.
     pub folded: usize,
+    /// Rounds (assistant turns) among them.
+    pub rounds: usize,
     /// Estimated prompt tokens before.
     pub before_tokens: u64,
     /// Estimated prompt tokens after.
     pub after_tokens: u64,
 }
 
-/// Messages of a run plus the bookkeeping compaction needs.
-#[derive(Debug, Clone, Default)]
+/// Messages of a run plus the bookkeeping compaction needs. Serializable (as part of a session
+/// snapshot) with its compaction state and token calibration.
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct History {
     /// Shared with the requests built from them (and a provider's wire cache): appending or
     /// sending copies pointers, and a message changed while shared is copied first.
@@ -59,6 +62,11 @@ impl History {
             fixed_overhead_tokens: (fixed_overhead_bytes as f64 / DEFAULT_BYTES_PER_TOKEN) as u64,
             bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
         }
+    }
+
+    /// Whether nothing has been added yet (a session that has not started).
+    pub fn is_empty(&self) -> bool {
+        self.messages.is_empty()
     }
 
     /// All messages, in order.
@@ -109,6 +117,19 @@ impl History {
             let ratio = sent_bytes as f64 / text_tokens as f64;
             self.bytes_per_token = ratio.clamp(1.5, DEFAULT_BYTES_PER_TOKEN);
         }
+    }
+
+    /// Count the text bytes and round starts again from the messages (after reading a snapshot,
+    /// so a hand-edited one cannot skew the estimate or the compaction boundaries).
+    pub(crate) fn recount(&mut self) {
+        self.text_bytes = self.messages.iter().map(|m| message_bytes(m)).sum();
+        self.round_start = self
+            .messages
+            .iter()
+            .enumerate()
+            .map(|(i, m)| i >= self.pinned && m.role == Role::Assistant)
+            .collect();
+        self.pinned = self.pinned.min(self.messages.len());
     }
 
     /// Bytes of message text (what [`History::calibrate`] relates to prompt tokens).
@@ -183,6 +204,7 @@ impl History {
         self.round_start.push(false);
         Some(Compaction {
             folded: old.len(),
+            rounds: old.iter().filter(|m| m.role == Role::Assistant).count(),
             before_tokens,
             after_tokens: self.estimate_tokens(),
         })

@@ -1,51 +1,67 @@
 //! # reagent-core
 //!
-//! The agent loop. An [`Agent`] holds a [`Provider`](reagent_protocol::Provider), a
-//! [`ToolRegistry`](reagent_tools::ToolRegistry), a workspace and an [`AgentConfig`]; each
-//! [`Agent::run`] sends the task, extracts the tool calls the model emits (natively, in a
-//! constrained JSON shape, or buried in text), runs them, feeds the results back and repeats,
-//! under guardrails: max iterations, repetition (hint, then stop), nudges for empty or narrating
-//! replies, one retry of truncated replies, token/time/tool-call budgets (ending with a final
-//! answer), and context-window compaction. Every step is an [`Event`](reagent_protocol::Event)
-//! delivered to an [`EventSink`].
+//! The agent loop. An [`Agent`] holds what sessions share: a
+//! [`Provider`](reagent_protocol::Provider), a [`ToolRegistry`](reagent_tools::ToolRegistry) and an
+//! [`AgentConfig`]. A [`Session`] is one conversation of an agent over a workspace, as a value:
+//! given a task (and later follow-ups) with [`Session::push_user`], stepped one loop iteration at
+//! a time with [`Session::step`] or run to the end, cancelled for one run without ending it,
+//! snapshotted and resumed. Each run sends the task, extracts the tool calls the model emits
+//! (natively, in a constrained JSON shape, or buried in text), runs them, feeds the results back
+//! and repeats, under guardrails: max iterations, repetition (hint, then stop), nudges for empty
+//! or narrating replies, one retry of truncated replies, token/time/tool-call budgets (ending with
+//! a final answer), and context-window compaction. Every step is an
+//! [`Event`](reagent_protocol::Event) delivered to an [`EventSink`]; the events are complete
+//! ([`rebuild_transcript`] rebuilds the conversation from them) and an [`EventBus`] fans them out
+//! to live subscribers.
 //!
 //! Architecture invariant: this crate knows no HTTP and no concrete provider, and never prints.
 //!
 //! ```no_run
 //! # async fn demo(provider: std::sync::Arc<dyn reagent_protocol::Provider>) -> std::io::Result<()> {
 //! use std::sync::Arc;
-//! use reagent_core::{Agent, AgentConfig, EventSink};
+//! use reagent_core::{Agent, AgentConfig, EventSink, Session};
 //! use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 //!
-//! let workspace = Arc::new(Workspace::open(std::path::Path::new("."))?);
 //! let tools = Arc::new(ToolRegistry::workspace_tools(&ToolsConfig::default()));
-//! let agent = Agent::new(provider, tools, workspace, AgentConfig::new("qwen3:8b"));
+//! let agent = Arc::new(Agent::new(provider, tools, AgentConfig::new("qwen3:8b")));
+//! let workspace = Arc::new(Workspace::open(std::path::Path::new("."))?);
+//! let mut session = Session::new(agent, workspace);
 //! let events = EventSink::new(&reagent_core::new_run_id(), Arc::new(|e| println!("{e:?}")));
-//! let result = agent.run("list the files", &events, &Default::default()).await;
+//! let result = session.run("list the files", &events, &Default::default()).await;
 //! println!("{:?}: {}", result.outcome, result.answer);
+//! // A follow-up continues the same conversation, as a new run.
+//! session.push_user("now count them");
+//! let next = EventSink::new(&reagent_core::new_run_id(), Arc::new(|e| println!("{e:?}")));
+//! let result = session.run_to_end(&next, &Default::default()).await;
 //! # Ok(()) }
 //! ```
 #![deny(missing_docs)]
 
 mod agent;
 mod arguments;
+mod bus;
 mod config;
 mod events;
 pub mod guardrails;
 mod history;
 mod profiles;
 mod prompts;
+mod rebuild;
 mod result;
+mod session;
 pub mod tool_mode;
 mod turn;
 
 pub use agent::Agent;
 pub use arguments::ArgumentChecker;
+pub use bus::{EventBus, Received, Subscription};
 pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode};
 pub use events::EventSink;
 pub use history::{digest_rounds, Compaction, History, DIGEST_PREFIX};
 pub use profiles::{profile_for, ModelProfile};
-pub use result::RunResult;
+pub use rebuild::{rebuild_transcript, RebuildError};
+pub use result::{RunError, RunResult};
+pub use session::{Session, SessionSettings, SessionSnapshot, Step, SNAPSHOT_VERSION};
 
 /// A fresh run id (a UUID v4 without dashes).
 pub fn new_run_id() -> String {

@@ -3,7 +3,8 @@
 //! `[options]`) always win over a profile.
 
 /// Defaults and quirks of one model family.
-#[derive(Debug, Clone, PartialEq, Default)]
+#[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
+#[serde(default)]
 pub struct ModelProfile {
     /// Which model names it applies to: a lowercase fragment of the name (`qwen3`, `smollm`).
     pub matches: String,

@@ -25,8 +25,8 @@ pub(crate) struct TurnSetup<'a> {
     pub(crate) options: ModelOptions,
     pub(crate) stream: bool,
     pub(crate) retry_truncated: bool,
-    pub(crate) parse: ParseOptions,
-    pub(crate) constrained_schema: Option<serde_json::Value>,
+    pub(crate) parse: &'a ParseOptions,
+    pub(crate) constrained_schema: Option<&'a serde_json::Value>,
     /// The run's encoded messages, shared by its requests.
     pub(crate) wire: WireCache,
     pub(crate) events: &'a EventSink,
@@ -43,6 +43,10 @@ pub(crate) struct Turn {
     pub(crate) calls: Vec<ToolCall>,
     /// A final answer given in the constrained shape.
     pub(crate) final_answer: Option<String>,
+    /// Which extraction layer found the calls.
+    pub(crate) layer: Option<String>,
+    /// The reply text as the server sent it, when the message keeps something else.
+    pub(crate) raw: Option<String>,
     /// Tokens used, retries included.
     pub(crate) usage: Usage,
     /// Time spent waiting for the model, retries included.
@@ -90,7 +94,7 @@ impl TurnSetup<'_> {
                 },
                 tool_choice: ToolChoice::Auto,
                 options: options.clone(),
-                response_schema: self.constrained_schema.clone(),
+                response_schema: self.constrained_schema.cloned(),
                 stream: self.stream,
                 wire: self.wire.clone(),
             };
@@ -148,6 +152,7 @@ impl TurnSetup<'_> {
     ) -> Result<ChatResponse, ProviderError> {
         let live_text = request.stream && live_text;
         let live = Mutex::new(StreamParser::new(self.parse.clone()));
+        let stream = request.stream;
         let events = self.events;
         let sink = |signal: ChatSignal| match signal {
             ChatSignal::Content(piece) if live_text => {
@@ -158,6 +163,9 @@ impl TurnSetup<'_> {
                 if !released.is_empty() {
                     events.emit(EventKind::TextDelta { text: released });
                 }
+            }
+            ChatSignal::Reasoning(text) if stream => {
+                events.emit(EventKind::ReasoningDelta { text });
             }
             ChatSignal::Content(_) | ChatSignal::Reasoning(_) => {}
             ChatSignal::Retry {
@@ -208,7 +216,7 @@ impl TurnSetup<'_> {
         let mut layer: Option<String> = None;
         let mut calls = std::mem::take(&mut message.tool_calls);
         let raw = std::mem::take(&mut message.content);
-        let parsed = reagent_parse::parse(&raw, &self.parse);
+        let parsed = reagent_parse::parse(&raw, self.parse);
         if message.reasoning.is_none() {
             message.reasoning = parsed.reasoning.clone();
         }
@@ -260,16 +268,14 @@ impl TurnSetup<'_> {
             latency,
             &finish,
             endpoint,
-            layer,
+            layer.clone(),
             calls.len(),
         ));
         // The history keeps what the model wrote: native calls as structured calls, text calls
         // as the text itself (so the model sees its own format again).
-        message.content = if self.mode == ToolMode::Native {
-            text.clone()
-        } else {
-            raw
-        };
+        let kept_raw = self.mode != ToolMode::Native || text == raw;
+        message.content = if kept_raw { raw.clone() } else { text.clone() };
+        let raw = (!kept_raw).then_some(raw);
         if self.mode == ToolMode::Native {
             message.tool_calls = calls.clone();
         }
@@ -278,6 +284,8 @@ impl TurnSetup<'_> {
             text,
             calls,
             final_answer,
+            layer,
+            raw,
             usage,
             model_time,
         }

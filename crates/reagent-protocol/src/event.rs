@@ -325,6 +325,10 @@ pub enum EventKind {
         tool_calls: Vec<ToolCall>,
         /// Which extraction layer found the calls.
         parse_layer: Option<String>,
+        /// The reply text as the server sent it, when `content` differs from it (native mode
+        /// keeps the text without call markup): what `reagent runs replay` feeds the parser.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        raw: Option<String>,
     },
     /// A piece of streamed answer text (opt-in for subscribers; never stored).
     TextDelta {

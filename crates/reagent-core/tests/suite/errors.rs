@@ -3,7 +3,7 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use reagent_protocol::{CancellationToken, Outcome};
+use reagent_protocol::{CancellationToken, ErrorKind, Outcome};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
 
@@ -35,7 +35,8 @@ async fn server_down_says_how_to_start_it() {
     .await;
     assert_eq!(o.result.outcome, Outcome::ProviderError);
     let err = o.result.error.unwrap();
-    assert!(err.contains("ollama serve"), "{err}");
+    assert_eq!(err.kind, ErrorKind::ServerUnreachable);
+    assert!(err.message.contains("ollama serve"), "{err}");
 }
 
 #[tokio::test]
@@ -50,7 +51,8 @@ async fn model_not_found_says_ollama_pull() {
     .await;
     assert_eq!(o.result.outcome, Outcome::ProviderError);
     let err = o.result.error.unwrap();
-    assert!(err.contains("ollama pull qwen3:8b"), "{err}");
+    assert_eq!(err.kind, ErrorKind::ModelNotFound);
+    assert!(err.message.contains("ollama pull qwen3:8b"), "{err}");
 }
 
 #[tokio::test]
@@ -75,7 +77,9 @@ async fn a_server_slower_than_the_timeout_is_a_provider_error() {
         "the timeout did not cut the call short"
     );
     assert_eq!(o.result.outcome, Outcome::ProviderError);
-    assert!(o.result.error.unwrap().contains("did not answer within"));
+    let err = o.result.error.unwrap();
+    assert_eq!(err.kind, ErrorKind::ServerUnreachable);
+    assert!(err.message.contains("did not answer within"));
 }
 
 #[tokio::test]

@@ -441,7 +441,11 @@ async fn an_overflow_with_nothing_to_remove_ends_the_run_with_the_servers_words(
     let refusal = "the request exceeds the available context size, try increasing it";
     let o = reads_then(1, Turn::error(400, refusal), 65_536).await;
     assert_eq!(o.result.outcome, Outcome::ProviderError);
-    assert!(o.result.error.as_deref().unwrap_or("").contains(refusal));
+    assert!(o
+        .result
+        .error
+        .as_ref()
+        .is_some_and(|e| e.message.contains(refusal)));
     // Another refusal is not retried at all.
     let o = reads_then(8, Turn::error(400, "invalid `tools` field"), 65_536).await;
     assert_eq!(o.result.outcome, Outcome::ProviderError);

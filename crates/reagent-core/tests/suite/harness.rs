@@ -4,7 +4,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use reagent_core::{Agent, AgentConfig, EventSink, RunResult};
+use reagent_core::{Agent, AgentConfig, EventSink, RunResult, Session};
 use reagent_protocol::{CancellationToken, Event, EventKind, Guardrail, GuardrailAction};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
@@ -93,16 +93,13 @@ pub(crate) async fn run_with_tools(
     let mut config = AgentConfig::new(MODEL);
     tune(&mut config);
     let workspace = Workspace::open(dir.path()).unwrap();
-    let agent = Agent::new(provider, Arc::new(tools), Arc::new(workspace), config);
-    let events = Arc::new(Mutex::new(Vec::new()));
-    let seen = events.clone();
-    let sink = EventSink::new(
-        &reagent_core::new_run_id(),
-        Arc::new(move |e| seen.lock().unwrap().push(e)),
-    );
-    let result = agent.run("do the task", &sink, cancel).await;
+    let agent = Arc::new(Agent::new(provider, Arc::new(tools), config));
+    let mut session = Session::new(agent, Arc::new(workspace));
+    let (sink, events) = recording_sink();
+    let result = session.run("do the task", &sink, cancel).await;
     let events = events.lock().unwrap().clone();
     check_event_invariants(&events, &result);
+    check_events_rebuild(&events, &session);
     Outcome {
         result,
         events,
@@ -118,9 +115,60 @@ impl Outcome {
     }
 }
 
-/// Invariants every run keeps: run_started first (unless setup failed), run_finished last and
-/// agreeing with the result, one run_id throughout.
-fn check_event_invariants(events: &[Event], result: &RunResult) {
+/// A sink for a new run that keeps every event it is given.
+pub(crate) fn recording_sink() -> (EventSink, Arc<Mutex<Vec<Event>>>) {
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let seen = events.clone();
+    let sink = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |e| seen.lock().unwrap().push(e)),
+    );
+    (sink, events)
+}
+
+/// The published event schema, compiled once.
+fn schema() -> &'static jsonschema::Validator {
+    static SCHEMA: std::sync::OnceLock<jsonschema::Validator> = std::sync::OnceLock::new();
+    SCHEMA.get_or_init(|| {
+        let path = concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/../../schema/events.schema.json"
+        );
+        let text = std::fs::read_to_string(path).unwrap();
+        jsonschema::validator_for(&serde_json::from_str(&text).unwrap()).unwrap()
+    })
+}
+
+/// The session's conversation can be rebuilt from the events alone.
+pub(crate) fn check_events_rebuild(events: &[Event], session: &Session) {
+    let rebuilt = reagent_core::rebuild_transcript(events).unwrap();
+    let held: Vec<reagent_protocol::Message> =
+        session.messages().iter().map(|m| (**m).clone()).collect();
+    assert_eq!(
+        rebuilt.len(),
+        held.len(),
+        "rebuilt {rebuilt:#?}\nheld {held:#?}"
+    );
+    for (i, (r, h)) in rebuilt.iter().zip(&held).enumerate() {
+        assert_eq!(r, h, "message {i} differs");
+    }
+}
+
+/// Invariants every run keeps: each event valid against the published schema, `seq` gapless
+/// from 1 (deltas repeat the seq before them), run_started first (unless setup failed),
+/// run_finished last and agreeing with the result, one run_id throughout.
+pub(crate) fn check_event_invariants(events: &[Event], result: &RunResult) {
+    for e in events {
+        let v = serde_json::to_value(e).unwrap();
+        let errors: Vec<String> = schema().iter_errors(&v).map(|e| e.to_string()).collect();
+        assert!(errors.is_empty(), "event {v} breaks the schema: {errors:?}");
+    }
+    let numbered: Vec<u64> = events
+        .iter()
+        .filter(|e| !e.kind.is_delta())
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(numbered, (1..=numbered.len() as u64).collect::<Vec<_>>());
     let last = events.last().expect("a run emits events");
     match &last.kind {
         EventKind::RunFinished {
@@ -130,6 +178,7 @@ fn check_event_invariants(events: &[Event], result: &RunResult) {
             ..
         } => {
             assert_eq!(*outcome, result.outcome);
+            assert_eq!(last.seq, numbered.len() as u64);
             assert_eq!(*iterations, result.iterations);
             assert_eq!(*tool_calls, result.tool_calls);
         }

@@ -373,15 +373,22 @@ async fn an_agent_asks_about_its_model_once() {
     )
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let agent = Agent::new(
+    let agent = Arc::new(Agent::new(
         Arc::new(provider),
         Arc::new(ToolRegistry::workspace_tools(&ToolsConfig::default())),
-        Arc::new(Workspace::open(dir.path()).unwrap()),
         AgentConfig::new(super::harness::MODEL),
-    );
-    let sink = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
+    ));
+    let workspace = Arc::new(Workspace::open(dir.path()).unwrap());
     for answer in ["First.", "Second."] {
-        let result = agent.run("say it", &sink, &CancellationToken::new()).await;
+        let sink = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
+        let result = agent
+            .run(
+                workspace.clone(),
+                "say it",
+                &sink,
+                &CancellationToken::new(),
+            )
+            .await;
         assert_eq!(result.answer, answer);
     }
     let shows = server

@@ -1,0 +1,162 @@
+//! The [`Agent`]: what every session of it shares — the provider, the tools, the configuration,
+//! the compiled argument schemas and what the server said about the model. It holds no
+//! conversation: that is a [`Session`](crate::Session)'s, so one agent serves many sessions, at
+//! once.
+
+use std::sync::{Arc, OnceLock};
+
+use reagent_protocol::{
+    CancellationToken, ModelInfo, ModelOptions, Provider, ProviderError, ToolSpec,
+};
+use reagent_tools::{Approver, ToolRegistry, Workspace};
+
+use crate::arguments::ArgumentChecker;
+use crate::config::{AgentConfig, ToolMode};
+use crate::events::EventSink;
+use crate::profiles::profile_for;
+use crate::result::RunResult;
+use crate::session::{Session, SessionSettings};
+use crate::{prompts, tool_mode};
+
+/// An agent: a provider, the tools and a configuration. Sessions (conversations over a
+/// workspace) are started from it; many may run at once.
+pub struct Agent {
+    pub(crate) provider: Arc<dyn Provider>,
+    pub(crate) tools: Arc<ToolRegistry>,
+    pub(crate) config: AgentConfig,
+    pub(crate) approver: Option<Arc<dyn Approver>>,
+    /// The tools' specs, in registry order (stable across iterations and runs), shared with
+    /// every request (so a provider encodes them once).
+    pub(crate) specs: Arc<[ToolSpec]>,
+    /// Compiled argument schemas, shared by every session of this agent.
+    pub(crate) checker: ArgumentChecker,
+    /// What the server said about the model, asked by the first session that got an answer and
+    /// reused by the others (one model per agent: no `/api/show` round trip per run).
+    model_info: OnceLock<ModelInfo>,
+}
+
+impl Agent {
+    /// An agent calling `tools`, talking to `provider`.
+    pub fn new(provider: Arc<dyn Provider>, tools: Arc<ToolRegistry>, config: AgentConfig) -> Self {
+        let specs: Arc<[ToolSpec]> = tools.specs().into();
+        let checker = ArgumentChecker::new(&specs);
+        Agent {
+            provider,
+            tools,
+            config,
+            approver: None,
+            specs,
+            checker,
+            model_info: OnceLock::new(),
+        }
+    }
+
+    /// Commands matching an `ask` rule go to `approver` (without one they are refused).
+    pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
+        self.approver = Some(approver);
+        self
+    }
+
+    /// The configuration.
+    pub fn config(&self) -> &AgentConfig {
+        &self.config
+    }
+
+    /// The provider's short name (`ollama`, `openai`...).
+    pub fn provider_name(&self) -> &str {
+        self.provider.name()
+    }
+
+    /// Run `task` to the end in a new session over `workspace`. Events go to `events`; `cancel`
+    /// stops the run cleanly (the result and the `run_finished` event are still produced).
+    pub async fn run(
+        self: &Arc<Self>,
+        workspace: Arc<Workspace>,
+        task: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunResult {
+        Session::new(self.clone(), workspace)
+            .run(task, events, cancel)
+            .await
+    }
+
+    /// Ask the server about the model, and settle what stays fixed for a session: the tool
+    /// mode, the context window, the generation options and the system prompt.
+    pub(crate) async fn settle(
+        &self,
+        cancel: &CancellationToken,
+    ) -> Result<SessionSettings, ProviderError> {
+        let info = match self.model_info.get() {
+            Some(known) => Ok(known.clone()),
+            None => tokio::select! {
+                info = self.provider.model_info(&self.config.model) => info,
+                () = cancel.cancelled() => Err(ProviderError::Cancelled),
+            },
+        };
+        let info = match info {
+            Ok(info) => self.model_info.get_or_init(|| info).clone(),
+            Err(
+                e @ (ProviderError::Unreachable { .. }
+                | ProviderError::ModelNotFound { .. }
+                | ProviderError::Cancelled),
+            ) => return Err(e),
+            Err(e) => {
+                tracing::warn!("could not read model info, using defaults: {e}");
+                ModelInfo::default()
+            }
+        };
+        let profile = profile_for(&self.config.model, &self.config.profiles);
+        let mode = tool_mode::resolve(self.config.tool_mode, &info.capabilities);
+        let cap = self.config.default_ctx_cap;
+        let num_ctx = self
+            .config
+            .options
+            .num_ctx
+            .unwrap_or_else(|| info.context_length.map_or(cap, |c| c.min(cap)));
+        let options = ModelOptions {
+            num_ctx: Some(num_ctx),
+            temperature: self.config.options.temperature.or(profile.temperature),
+            think: self
+                .config
+                .options
+                .think
+                .or(if info.capabilities.thinking == Some(true) {
+                    profile.think
+                } else {
+                    None
+                }),
+            ..self.config.options.clone()
+        };
+        let system_prompt = prompts::system_prompt(
+            self.config.system_prompt.as_deref(),
+            mode,
+            &self.specs,
+            profile.system_hint.as_deref(),
+        );
+        let format = self
+            .config
+            .parse_format
+            .clone()
+            .or(profile.parse_format.clone());
+        Ok(SessionSettings {
+            mode,
+            options,
+            num_ctx,
+            format,
+            system_prompt,
+        })
+    }
+
+    /// Bytes of what is sent besides the messages (the tool schemas, in native mode).
+    pub(crate) fn schema_bytes(&self, mode: ToolMode) -> usize {
+        if mode == ToolMode::Native {
+            self.specs
+                .iter()
+                .map(|s| s.to_function_json().to_string().len())
+                .sum()
+        } else {
+            0
+        }
+    }
+}

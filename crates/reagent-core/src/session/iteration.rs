@@ -1,0 +1,286 @@
+//! One iteration of the loop — checks, context, model turn, calls, repetition — and the
+//! pieces it is made of.
+
+use std::ops::ControlFlow::{self, Break, Continue};
+use std::time::Instant;
+
+use reagent_protocol::{
+    CancellationToken, EventKind, Guardrail, GuardrailAction, Message, Outcome, ProviderError,
+    ToolCall, UserMessageReason,
+};
+use reagent_tools::ToolResult;
+
+use super::{Ending, RunState, Session};
+use crate::config::ToolMode;
+use crate::events::EventSink;
+use crate::guardrails::{exhausted_budget, is_narration, Repetition};
+use crate::prompts;
+use crate::turn::Turn;
+
+/// The tool that ends a run.
+const TASK_COMPLETE: &str = "task_complete";
+
+impl Session {
+    /// One iteration: limits, context, one model turn, its tool calls, repetition. `Break`
+    /// ends the run.
+    pub(super) async fn iterate(
+        &mut self,
+        run: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        self.check_limits(run, events, cancel).await?;
+        self.keep_context_in_bounds(events);
+        run.iterations += 1;
+        let turn = match self.request_turn(run, events, cancel).await {
+            Ok(turn) => turn,
+            Err(error) => return self.after_failed_turn(run, &error, events),
+        };
+        let (calls, text) = self.record_reply(run, turn, events)?;
+        if calls.is_empty() {
+            return self.answer_or_nudge(run, text, events);
+        }
+        match self.run_calls(run, calls, events, cancel).await? {
+            Some(repetition) => self.on_repetition(run, repetition, events, cancel).await,
+            None => Continue(()),
+        }
+    }
+
+    /// The tool mode in force.
+    pub(super) fn mode(&self) -> ToolMode {
+        self.settled
+            .as_ref()
+            .map_or(ToolMode::Prompt, |s| s.settings.mode)
+    }
+
+    /// Cancellation, budgets (which end with a final answer) and the iteration limit.
+    async fn check_limits(
+        &mut self,
+        run: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        if cancel.is_cancelled() {
+            return Break(Ending::failed(
+                &ProviderError::Cancelled,
+                run.last_text.clone(),
+            ));
+        }
+        let used = run.prompt_tokens + run.completion_tokens;
+        let config = &self.agent.config;
+        if let Some((kind, detail)) =
+            exhausted_budget(&config.budgets, run.elapsed(), used, run.tool_calls)
+        {
+            events.guardrail(kind.guardrail(), GuardrailAction::FinalAnswer, detail);
+            let answer = self.final_answer(run, events, cancel).await;
+            return Break(Ending::new(Outcome::BudgetExhausted, answer));
+        }
+        if run.iterations >= config.max_iterations {
+            events.guardrail(
+                Guardrail::MaxIterations,
+                GuardrailAction::Stop,
+                format!("{} iterations reached", run.iterations),
+            );
+            return Break(Ending::new(Outcome::MaxIterations, run.last_text.clone()));
+        }
+        Continue(())
+    }
+
+    /// Send the history and get the model's turn; calibrate the token estimate with its usage.
+    async fn request_turn(
+        &mut self,
+        run: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<Turn, ProviderError> {
+        let sent_bytes = self.history.text_bytes();
+        let sent_messages = self.history.messages().len();
+        let turn = {
+            let setup = self.turn_setup(events, cancel)?;
+            setup
+                .run(
+                    run.iterations,
+                    self.history.messages(),
+                    self.history.estimate_tokens(),
+                )
+                .await?
+        };
+        run.account(&turn);
+        run.overflow_retried = false;
+        self.history
+            .calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
+        Ok(turn)
+    }
+
+    /// A refused prompt that was too long is retried once after compaction; any other error
+    /// ends the run.
+    fn after_failed_turn(
+        &mut self,
+        run: &mut RunState,
+        error: &ProviderError,
+        events: &EventSink,
+    ) -> ControlFlow<Ending> {
+        if !run.overflow_retried
+            && error.is_context_overflow()
+            && self.shrink_after_overflow(error, events)
+        {
+            // The refused request is not an iteration: the retry takes its place.
+            run.iterations -= 1;
+            run.overflow_retried = true;
+            return Continue(());
+        }
+        Break(Ending::failed(error, run.last_text.clone()))
+    }
+
+    /// Append the model's message; a final answer in the constrained shape ends the run.
+    fn record_reply(
+        &mut self,
+        run: &mut RunState,
+        turn: Turn,
+        events: &EventSink,
+    ) -> ControlFlow<Ending, (Vec<ToolCall>, String)> {
+        let Turn {
+            message,
+            text,
+            calls,
+            final_answer,
+            layer,
+            raw,
+            ..
+        } = turn;
+        self.record_assistant(run.iterations, message, &calls, layer, raw, events);
+        if !text.trim().is_empty() {
+            run.last_text = text.clone();
+        }
+        match final_answer {
+            Some(answer) => Break(Ending::new(Outcome::Completed, answer)),
+            None => Continue((calls, text)),
+        }
+    }
+
+    /// Append an assistant message to the history and record it in the events.
+    pub(super) fn record_assistant(
+        &mut self,
+        iteration: u32,
+        message: Message,
+        calls: &[ToolCall],
+        parse_layer: Option<String>,
+        raw: Option<String>,
+        events: &EventSink,
+    ) {
+        events.emit(EventKind::AssistantMessage {
+            iteration,
+            content: message.content.clone(),
+            reasoning: message.reasoning.clone(),
+            calls: calls.to_vec(),
+            tool_calls: message.tool_calls.clone(),
+            parse_layer,
+            raw,
+        });
+        self.history.push_assistant(message);
+    }
+
+    /// A reply without calls: nudged when empty or only narrating (a few times), else the
+    /// answer.
+    fn answer_or_nudge(
+        &mut self,
+        run: &mut RunState,
+        text: String,
+        events: &EventSink,
+    ) -> ControlFlow<Ending> {
+        let reason = if text.trim().is_empty() {
+            "empty_reply"
+        } else if is_narration(&text) {
+            "narration"
+        } else {
+            return Break(Ending::new(Outcome::Completed, text));
+        };
+        if run.nudges >= self.agent.config.max_nudges {
+            return Break(Ending::new(Outcome::Completed, text));
+        }
+        run.nudges += 1;
+        events.emit(EventKind::Nudge {
+            reason: reason.to_owned(),
+            count: run.nudges,
+        });
+        let nudge = prompts::nudge(reason, self.mode());
+        self.push_loop_message(UserMessageReason::Nudge, nudge, events);
+        Continue(())
+    }
+
+    /// Run the calls in order and append their results; `task_complete` ends the run. Returns
+    /// the repetition the calls completed, if any.
+    async fn run_calls(
+        &mut self,
+        run: &mut RunState,
+        calls: Vec<ToolCall>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending, Option<Repetition>> {
+        let ctx = self.tool_context(events, cancel);
+        let mode = self.mode();
+        let mut repeated = None;
+        for call in calls {
+            let started = Instant::now();
+            let (args, result) = self.execute(&call, &ctx, run.iterations, events).await;
+            run.tool_calls += 1;
+            if let ToolResult::Ok { changed, .. } = &result {
+                run.files_changed.extend(changed.iter().cloned());
+            }
+            let result_json = result.to_json().to_string();
+            self.record_tool_result(
+                run.iterations,
+                &call,
+                &args,
+                &result,
+                &result_json,
+                started,
+                events,
+            );
+            self.history
+                .push_tool_result(prompts::tool_result_message(mode, &call, &result_json));
+            if call.name == TASK_COMPLETE && result.is_ok() {
+                let summary = args.get("summary").and_then(|s| s.as_str());
+                return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));
+            }
+            if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
+                repeated = Some(r);
+            }
+        }
+        Continue(repeated)
+    }
+
+    /// A repetition: in constrained mode (weak models ignore hints) the plain question for the
+    /// answer; otherwise a hint the first time and a stop the next.
+    async fn on_repetition(
+        &mut self,
+        run: &mut RunState,
+        repetition: Repetition,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        let detail = repetition.describe();
+        if self.mode() == ToolMode::Constrained {
+            events.guardrail(Guardrail::Repetition, GuardrailAction::FinalAnswer, detail);
+            let answer = self.final_answer(run, events, cancel).await;
+            return Break(Ending::new(Outcome::Completed, answer));
+        }
+        if run.repetition_hinted {
+            events.guardrail(Guardrail::Repetition, GuardrailAction::Stop, detail);
+            return Break(Ending::new(Outcome::GuardrailStop, run.last_text.clone()));
+        }
+        run.repetition_hinted = true;
+        events.guardrail(Guardrail::Repetition, GuardrailAction::Hint, detail.clone());
+        let hint = prompts::repetition_hint(&detail);
+        self.push_loop_message(UserMessageReason::RepetitionHint, hint, events);
+        Continue(())
+    }
+}
+
+impl RunState {
+    fn account(&mut self, turn: &Turn) {
+        self.prompt_tokens += turn.usage.prompt_tokens;
+        self.completion_tokens += turn.usage.completion_tokens;
+        self.model_time += turn.model_time;
+    }
+}

@@ -1,0 +1,484 @@
+//! A [`Session`]: one conversation of an [`Agent`] over a workspace, as a value.
+//!
+//! A session owns everything that changes while the agent works: the history (with its
+//! compaction state and token calibration), the repetition detector, the settled tool mode and
+//! context window, the provider's wire cache, and the run in progress. Each user message starts
+//! a *run* (the first one is the task, later ones are follow-ups given with
+//! [`Session::push_user`]); a run is stepped one loop iteration at a time with
+//! [`Session::step`], or to its end with [`Session::run_to_end`]. Cancelling ends the run, not the
+//! session: a follow-up can be given afterwards. [`Session::snapshot`] captures the whole state
+//! as a serializable value and [`Session::resume`] continues from it, in this process or another.
+
+use std::collections::{BTreeSet, VecDeque};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use reagent_parse::ParseOptions;
+use reagent_protocol::{
+    CancellationToken, ErrorKind, EventKind, Message, ModelOptions, Outcome, ProviderError,
+    UserMessageReason, WireCache,
+};
+use reagent_tools::Workspace;
+use serde::{Deserialize, Serialize};
+
+use crate::agent::Agent;
+use crate::config::ToolMode;
+use crate::events::EventSink;
+use crate::guardrails::RepetitionDetector;
+use crate::history::History;
+use crate::result::{RunError, RunResult};
+use crate::tool_mode;
+use crate::turn::TurnSetup;
+
+mod iteration;
+mod steps;
+
+/// The version of [`SessionSnapshot`]'s layout.
+pub const SNAPSHOT_VERSION: u32 = 1;
+
+/// What stays fixed for a session once the server has been asked about the model.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSettings {
+    /// The tool mode in force (never `auto`).
+    pub mode: ToolMode,
+    /// Generation options sent with every request.
+    pub options: ModelOptions,
+    /// The context window the loop keeps the prompt within (smaller than asked for after the
+    /// server refused a prompt as too long).
+    pub num_ctx: u32,
+    /// The parser format hint, if any.
+    pub format: Option<String>,
+    /// The system prompt the conversation opened with.
+    pub system_prompt: String,
+}
+
+/// [`SessionSettings`] plus what is derived from them for every request.
+struct Settled {
+    settings: SessionSettings,
+    parse: ParseOptions,
+    constrained_schema: Option<serde_json::Value>,
+}
+
+impl Settled {
+    fn new(agent: &Agent, settings: SessionSettings) -> Self {
+        let format = settings.format.as_deref().and_then(|f| f.parse().ok());
+        Settled {
+            parse: TurnSetup::parse_options(&agent.specs, format),
+            constrained_schema: (settings.mode == ToolMode::Constrained)
+                .then(|| tool_mode::constrained_schema(&agent.specs)),
+            settings,
+        }
+    }
+}
+
+/// Counters and state of the run in progress.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub(crate) struct RunState {
+    /// The run's id (its events carry it).
+    pub(crate) run_id: String,
+    /// The user message that started the run (the task, or a follow-up).
+    pub(crate) task: String,
+    /// Wall time spent before the session was last resumed.
+    pub(crate) elapsed_before: Duration,
+    #[serde(skip, default = "Instant::now")]
+    pub(crate) resumed_at: Instant,
+    pub(crate) iterations: u32,
+    pub(crate) tool_calls: u32,
+    pub(crate) prompt_tokens: u64,
+    pub(crate) completion_tokens: u64,
+    pub(crate) model_time: Duration,
+    pub(crate) files_changed: BTreeSet<String>,
+    pub(crate) last_text: String,
+    pub(crate) nudges: u32,
+    pub(crate) repetition_hinted: bool,
+    /// The last request was refused as longer than the server's context and the history was
+    /// compacted for a retry (reset by the next reply, so each overflow gets one retry).
+    pub(crate) overflow_retried: bool,
+}
+
+impl RunState {
+    fn new(run_id: &str, task: &str) -> Self {
+        RunState {
+            run_id: run_id.to_owned(),
+            task: task.to_owned(),
+            elapsed_before: Duration::ZERO,
+            resumed_at: Instant::now(),
+            iterations: 0,
+            tool_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            model_time: Duration::ZERO,
+            files_changed: BTreeSet::new(),
+            last_text: String::new(),
+            nudges: 0,
+            repetition_hinted: false,
+            overflow_retried: false,
+        }
+    }
+
+    /// Wall time of the run so far.
+    pub(crate) fn elapsed(&self) -> Duration {
+        self.elapsed_before + self.resumed_at.elapsed()
+    }
+}
+
+/// How a run ended, before it is wrapped up into a [`RunResult`].
+pub(crate) struct Ending {
+    pub(crate) outcome: Outcome,
+    pub(crate) answer: String,
+    pub(crate) error: Option<RunError>,
+}
+
+impl Ending {
+    pub(crate) fn new(outcome: Outcome, answer: impl Into<String>) -> Self {
+        Ending {
+            outcome,
+            answer: answer.into(),
+            error: None,
+        }
+    }
+
+    /// A run ended by a provider error (a cancellation is its own outcome).
+    pub(crate) fn failed(error: &ProviderError, answer: String) -> Self {
+        let kind = error.kind();
+        Ending {
+            outcome: if kind == ErrorKind::Cancelled {
+                Outcome::Cancelled
+            } else {
+                Outcome::ProviderError
+            },
+            answer,
+            error: Some(RunError {
+                kind,
+                message: error.to_string(),
+            }),
+        }
+    }
+}
+
+/// What one [`Session::step`] did.
+#[derive(Debug)]
+pub enum Step {
+    /// The run goes on: call `step` again.
+    Continue,
+    /// The run ended; the session waits for a follow-up.
+    Finished(Box<RunResult>),
+    /// No run in progress and no user message waiting: nothing to do.
+    Idle,
+}
+
+/// A session's whole state, serializable: resume it with [`Session::resume`].
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    /// [`SNAPSHOT_VERSION`] of the writer.
+    pub version: u32,
+    /// The session's id.
+    pub session_id: String,
+    /// The settings, once the first run has started.
+    pub settings: Option<SessionSettings>,
+    /// The conversation, with its compaction state and token calibration.
+    pub(crate) history: History,
+    pub(crate) repetition: RepetitionDetector,
+    /// User messages waiting to start a run.
+    pub pending: Vec<String>,
+    /// The run in progress, if the snapshot was taken mid-run.
+    pub(crate) run: Option<RunState>,
+}
+
+impl SessionSnapshot {
+    /// The conversation's messages.
+    pub fn messages(&self) -> Vec<Message> {
+        self.history
+            .messages()
+            .iter()
+            .map(|m| (**m).clone())
+            .collect()
+    }
+
+    /// The id of the run that was in progress when the snapshot was taken.
+    pub fn running(&self) -> Option<&str> {
+        self.run.as_ref().map(|r| r.run_id.as_str())
+    }
+}
+
+/// One conversation of an [`Agent`] over a workspace. `Send + 'static`: a server or worker may
+/// own thousands.
+pub struct Session {
+    id: String,
+    agent: Arc<Agent>,
+    workspace: Arc<Workspace>,
+    history: History,
+    settled: Option<Settled>,
+    repetition: RepetitionDetector,
+    /// The session's encoded messages, shared by its requests.
+    wire: WireCache,
+    pending: VecDeque<String>,
+    run: Option<RunState>,
+}
+
+impl Session {
+    /// A new, empty session of `agent` over `workspace`.
+    pub fn new(agent: Arc<Agent>, workspace: Arc<Workspace>) -> Self {
+        let repetition = RepetitionDetector::new(agent.config.repetition_threshold);
+        Session {
+            id: crate::new_run_id(),
+            agent,
+            workspace,
+            history: History::default(),
+            settled: None,
+            repetition,
+            wire: WireCache::default(),
+            pending: VecDeque::new(),
+            run: None,
+        }
+    }
+
+    /// Continue a session from `snapshot`, with `agent` (normally configured as the one that
+    /// took it) over `workspace`. A run that was in progress goes on at its next step.
+    pub fn resume(agent: Arc<Agent>, workspace: Arc<Workspace>, snapshot: SessionSnapshot) -> Self {
+        let mut history = snapshot.history;
+        history.recount();
+        Session {
+            id: snapshot.session_id,
+            settled: snapshot.settings.map(|s| Settled::new(&agent, s)),
+            agent,
+            workspace,
+            history,
+            repetition: snapshot.repetition,
+            wire: WireCache::default(),
+            pending: snapshot.pending.into(),
+            run: snapshot.run.map(|mut run| {
+                run.resumed_at = Instant::now();
+                run
+            }),
+        }
+    }
+
+    /// The whole state, serializable.
+    pub fn snapshot(&self) -> SessionSnapshot {
+        SessionSnapshot {
+            version: SNAPSHOT_VERSION,
+            session_id: self.id.clone(),
+            settings: self.settled.as_ref().map(|s| s.settings.clone()),
+            history: self.history.clone(),
+            repetition: self.repetition.clone(),
+            pending: self.pending.iter().cloned().collect(),
+            run: self.run.as_ref().map(|run| RunState {
+                elapsed_before: run.elapsed(),
+                ..run.clone()
+            }),
+        }
+    }
+
+    /// The session's id.
+    pub fn id(&self) -> &str {
+        &self.id
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Arc<Message>] {
+        self.history.messages()
+    }
+
+    /// The workspace the session works in.
+    pub fn workspace(&self) -> &Arc<Workspace> {
+        &self.workspace
+    }
+
+    /// Whether a run is in progress.
+    pub fn is_running(&self) -> bool {
+        self.run.is_some()
+    }
+
+    /// Give the session a user message: the task of a new session, or a follow-up after a run
+    /// ended. It starts the next run at the next [`Session::step`] (a message given while a run
+    /// is in progress waits for that run to end).
+    pub fn push_user(&mut self, message: impl Into<String>) {
+        self.pending.push_back(message.into());
+    }
+
+    /// Give `message` and run to the end of the run it starts.
+    pub async fn run(
+        &mut self,
+        message: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunResult {
+        self.push_user(message);
+        self.run_to_end(events, cancel).await
+    }
+
+    /// Step until the run in progress (or the one a waiting message starts) ends. `None` when
+    /// there was nothing to run.
+    pub async fn run_to_end(
+        &mut self,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> RunResult {
+        loop {
+            match self.step(events, cancel).await {
+                Step::Continue => {}
+                Step::Finished(result) => return *result,
+                Step::Idle => return self.idle_result(events),
+            }
+        }
+    }
+
+    /// One iteration of the loop (starting a run first when a user message waits).
+    pub async fn step(&mut self, events: &EventSink, cancel: &CancellationToken) -> Step {
+        let mut run = match self.run.take() {
+            Some(run) => run,
+            None => match self.pending.pop_front() {
+                Some(message) => match self.begin_run(&message, events, cancel).await {
+                    Ok(run) => run,
+                    Err(ending) => {
+                        let run = RunState::new(events.run_id(), &message);
+                        return Step::Finished(Box::new(self.finish(run, ending, events)));
+                    }
+                },
+                None => return Step::Idle,
+            },
+        };
+        match self.iterate(&mut run, events, cancel).await {
+            std::ops::ControlFlow::Continue(()) => {
+                self.run = Some(run);
+                Step::Continue
+            }
+            std::ops::ControlFlow::Break(ending) => {
+                Step::Finished(Box::new(self.finish(run, ending, events)))
+            }
+        }
+    }
+
+    /// Start a run with `message`: settle the session on its first run, open or continue the
+    /// conversation, and emit `run_started`.
+    async fn begin_run(
+        &mut self,
+        message: &str,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<RunState, Ending> {
+        let settled = match self.settled.take() {
+            Some(settled) => settled,
+            None => {
+                let settings = self
+                    .agent
+                    .settle(cancel)
+                    .await
+                    .map_err(|e| Ending::failed(&e, String::new()))?;
+                Settled::new(&self.agent, settings)
+            }
+        };
+        let settings = self.settled.insert(settled).settings.clone();
+        let follow_up = !self.history.is_empty();
+        if !follow_up {
+            self.history = History::new(
+                vec![
+                    Message::system(settings.system_prompt.clone()),
+                    Message::user(message),
+                ],
+                self.agent.schema_bytes(settings.mode),
+            );
+        }
+        events.emit(EventKind::RunStarted {
+            task: message.to_owned(),
+            model: self.agent.config.model.clone(),
+            provider: self.agent.provider.name().to_owned(),
+            tool_mode: settings.mode.as_str().to_owned(),
+            workspace: self.workspace.root().display().to_string(),
+            num_ctx: settings.num_ctx,
+            tools: self.agent.specs.iter().map(|s| s.name.clone()).collect(),
+            session_id: self.id.clone(),
+            system_prompt: settings.system_prompt.clone(),
+            follow_up,
+        });
+        if follow_up {
+            self.push_loop_message(UserMessageReason::FollowUp, message.to_owned(), events);
+        }
+        let (estimate, num_ctx) = (self.history.estimate_tokens(), settings.num_ctx);
+        if estimate > u64::from(num_ctx) {
+            events.guardrail(
+                reagent_protocol::Guardrail::ContextWindow,
+                reagent_protocol::GuardrailAction::Warn,
+                format!("the prompt (~{estimate} tokens) will not fit num_ctx={num_ctx}; raise --num-ctx"),
+            );
+        }
+        Ok(RunState::new(events.run_id(), message))
+    }
+
+    /// Append a user message of the loop's own (nudge, hint, final-answer request, follow-up)
+    /// and record it in the events.
+    pub(crate) fn push_loop_message(
+        &mut self,
+        reason: UserMessageReason,
+        content: String,
+        events: &EventSink,
+    ) {
+        events.emit(EventKind::UserMessage {
+            reason,
+            content: content.clone(),
+        });
+        self.history.push_other(Message::user(content));
+    }
+
+    /// Wrap up a run: emit `run_finished` and build its result.
+    fn finish(&mut self, run: RunState, ending: Ending, events: &EventSink) -> RunResult {
+        let result = self.result(run, ending);
+        events.emit(EventKind::RunFinished {
+            outcome: result.outcome,
+            iterations: result.iterations,
+            tool_calls: result.tool_calls,
+            prompt_tokens: result.prompt_tokens,
+            completion_tokens: result.completion_tokens,
+            wall_ms: result.wall_time.as_millis() as u64,
+            model_ms: result.model_time.as_millis() as u64,
+            files_changed: result.files_changed.clone(),
+            error: result.error.as_ref().map(|e| e.message.clone()),
+            error_kind: result.error.as_ref().map(|e| e.kind),
+            answer: result.answer.clone(),
+        });
+        result
+    }
+
+    fn result(&self, run: RunState, ending: Ending) -> RunResult {
+        let wall_time = run.elapsed();
+        RunResult {
+            run_id: run.run_id,
+            session_id: self.id.clone(),
+            outcome: ending.outcome,
+            answer: ending.answer,
+            iterations: run.iterations,
+            tool_calls: run.tool_calls,
+            prompt_tokens: run.prompt_tokens,
+            completion_tokens: run.completion_tokens,
+            files_changed: run.files_changed.into_iter().collect(),
+            last_assistant_text: run.last_text,
+            transcript: self
+                .history
+                .messages()
+                .iter()
+                .map(|m| (**m).clone())
+                .collect(),
+            error: ending.error,
+            tool_mode: self
+                .settled
+                .as_ref()
+                .map_or(self.agent.config.tool_mode, |s| s.settings.mode),
+            wall_time,
+            model_time: run.model_time,
+        }
+    }
+
+    /// The result of `run_to_end` when there was nothing to run (no events: no run happened).
+    fn idle_result(&self, events: &EventSink) -> RunResult {
+        let ending = Ending {
+            outcome: Outcome::Completed,
+            answer: String::new(),
+            error: Some(RunError {
+                kind: ErrorKind::Internal,
+                message: "nothing to run: give the session a user message first".to_owned(),
+            }),
+        };
+        self.result(RunState::new(events.run_id(), ""), ending)
+    }
+}
