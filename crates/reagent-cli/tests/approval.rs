@@ -64,6 +64,24 @@ async fn run_in_terminal(answer: &'static str) -> (tempfile::TempDir, Vec<Value>
     (dir, events)
 }
 
+/// The approval asked and answered, as events: (command asked, decision).
+fn approval(events: &[Value]) -> (String, bool) {
+    let asked = events
+        .iter()
+        .find(|e| e["type"] == "approval_requested")
+        .expect("an approval_requested event");
+    let decided = events
+        .iter()
+        .find(|e| e["type"] == "approval_decided")
+        .expect("an approval_decided event");
+    assert_eq!(asked["approval_id"], decided["approval_id"]);
+    assert!(asked["seq"].as_u64() < decided["seq"].as_u64());
+    (
+        asked["command"].as_str().unwrap().to_owned(),
+        decided["approved"].as_bool().unwrap(),
+    )
+}
+
 fn tool_call(events: &[Value]) -> &Value {
     events
         .iter()
@@ -75,6 +93,7 @@ fn tool_call(events: &[Value]) -> &Value {
 async fn allowing_at_the_prompt_runs_the_command() {
     let (dir, events) = run_in_terminal("y\n").await;
     assert_eq!(tool_call(&events)["ok"], true, "{events:?}");
+    assert_eq!(approval(&events), ("touch approved".to_owned(), true));
     assert!(dir.path().join("ws/approved").exists());
 }
 
@@ -83,6 +102,7 @@ async fn denying_at_the_prompt_is_a_tool_error_and_runs_nothing() {
     let (dir, events) = run_in_terminal("n\n").await;
     let call = tool_call(&events);
     assert_eq!(call["ok"], false);
+    assert_eq!(approval(&events), ("touch approved".to_owned(), false));
     assert!(
         call["summary"].as_str().unwrap().contains("denied"),
         "{call}"

@@ -47,6 +47,7 @@ mod history;
 mod profiles;
 mod prompts;
 mod rebuild;
+mod replay;
 mod result;
 mod session;
 pub mod tool_mode;
@@ -60,6 +61,7 @@ pub use events::EventSink;
 pub use history::{digest_rounds, Compaction, History, DIGEST_PREFIX};
 pub use profiles::{profile_for, ModelProfile};
 pub use rebuild::{rebuild_transcript, RebuildError};
+pub use replay::{replay, Decision, Divergence, ReplayError, ReplayReport};
 pub use result::{RunError, RunResult};
 pub use session::{Session, SessionSettings, SessionSnapshot, Step, SNAPSHOT_VERSION};
 

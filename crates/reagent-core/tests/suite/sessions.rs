@@ -214,3 +214,51 @@ async fn a_session_with_nothing_to_do_is_idle() {
     assert_eq!(result.error.map(|e| e.kind), Some(ErrorKind::Internal));
     assert!(events.lock().unwrap().is_empty(), "no run, no events");
 }
+
+#[tokio::test]
+async fn a_recorded_run_replays_identically_and_a_changed_guardrail_is_reported() {
+    let script = ScriptBuilder::new()
+        .turns((0..3).map(|_| Turn::tool_call("read_file", json!({"path": "notes.txt"}))))
+        .turn(Turn::text("It says orchid."));
+    let f = fixture(script).await;
+    let mut session = Session::new(f.agent.clone(), f.workspace.clone());
+    let (sink, events) = recording_sink();
+    let result = session
+        .run("Read notes.txt.", &sink, &CancellationToken::new())
+        .await;
+    assert_eq!(result.outcome, Outcome::Completed);
+    let events = events.lock().unwrap().clone();
+    assert!(
+        events
+            .iter()
+            .any(|e| matches!(e.kind, EventKind::Guardrail { .. })),
+        "a repetition hint was recorded"
+    );
+    let specs = ToolRegistry::workspace_tools(&ToolsConfig::default()).specs();
+
+    let same = reagent_core::replay(
+        &events,
+        AgentConfig::new(MODEL),
+        &specs,
+        f.workspace.clone(),
+    )
+    .await
+    .unwrap();
+    assert_eq!(same.divergence, None, "{same:?}");
+    assert!(same.decisions >= 6, "{same:?}");
+
+    // Today's loop with a stricter repetition guardrail hints one call earlier.
+    let mut stricter = AgentConfig::new(MODEL);
+    stricter.repetition_threshold = 2;
+    let changed = reagent_core::replay(&events, stricter, &specs, f.workspace.clone())
+        .await
+        .unwrap();
+    let d = changed.divergence.expect("a divergence");
+    assert_eq!(d.iteration, 2);
+    assert_eq!(d.replayed.unwrap().to_string(), "guardrail repetition hint");
+    assert!(d
+        .recorded
+        .unwrap()
+        .to_string()
+        .starts_with("calls read_file"));
+}
