@@ -11,6 +11,7 @@
 //! - [`many`]: a thousand concurrent runs in one process through the library API (RSS per idle
 //!   run, iterations per second);
 //! - [`cache`]: the prompt-cache share against a real llama-server;
+//! - [`resume`]: a long session resumed from its snapshot, to the follow-up's first request;
 //! - [`usage`]: CPU time and RSS from the kernel.
 //!
 //! The `reagent-bench` binary exposes each as a subcommand; `benches/run.sh` and
@@ -27,6 +28,7 @@
 
 pub mod cache;
 pub mod many;
+pub mod resume;
 pub mod runner;
 pub mod server;
 pub mod single;

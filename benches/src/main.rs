@@ -11,6 +11,7 @@ use anyhow::{bail, Context, Result};
 use clap::{Parser, Subcommand};
 use reagent_bench::cache::{run_cache, CacheConfig};
 use reagent_bench::many::{run_many, ManyConfig};
+use reagent_bench::resume::{run_resume, ResumeConfig};
 use reagent_bench::server::ScriptServer;
 use reagent_bench::single::{run_single, SingleConfig};
 use reagent_bench::{runner, usage, workload};
@@ -59,6 +60,22 @@ enum Command {
         /// Runtime worker threads (1: a current-thread runtime).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+    },
+    /// A session of STEPS tool calls, snapshotted, then resumed REPEATS times with a follow-up;
+    /// prints the time to the first request and reply as JSON.
+    Resume {
+        /// Scripted server base URL.
+        #[arg(long)]
+        url: String,
+        /// Workspace directory (with at least STEPS files).
+        #[arg(long)]
+        workspace: PathBuf,
+        /// Tool-call steps of the stored session.
+        #[arg(long, default_value_t = 100)]
+        steps: u32,
+        /// Measured resumes.
+        #[arg(long, default_value_t = 50)]
+        repeats: u32,
     },
     /// Concurrent runs in one process; prints idle RSS per run and throughput as JSON.
     Many {
@@ -181,6 +198,21 @@ fn main() -> Result<()> {
                 );
             }
             Ok(())
+        }
+        Command::Resume {
+            url,
+            workspace,
+            steps,
+            repeats,
+        } => {
+            let config = ResumeConfig {
+                base_url: url,
+                workspace,
+                steps,
+                repeats,
+            };
+            let report = current_thread()?.block_on(run_resume(&config))?;
+            print_json(&report.to_json())
         }
         Command::Many {
             url,

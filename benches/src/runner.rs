@@ -6,7 +6,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
-use reagent_core::{Agent, AgentConfig, EventSink, RunResult, ToolMode};
+use reagent_core::{Agent, AgentConfig, EventSink, RunResult, Session, SessionSnapshot, ToolMode};
 use reagent_protocol::{CancellationToken, Event, EventKind, Guardrail, GuardrailAction, Provider};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
@@ -65,6 +65,16 @@ pub struct BenchAgent {
 }
 
 impl BenchAgent {
+    /// A new session of the agent over its workspace.
+    pub fn session(&self) -> Session {
+        Session::new(self.agent.clone(), self.workspace.clone())
+    }
+
+    /// A session resumed from `snapshot`.
+    pub fn resume(&self, snapshot: SessionSnapshot) -> Session {
+        Session::resume(self.agent.clone(), self.workspace.clone(), snapshot)
+    }
+
     /// Run `task` to the end in a new session.
     pub async fn run(
         &self,

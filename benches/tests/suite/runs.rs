@@ -175,3 +175,41 @@ async fn the_server_speaks_the_ollama_calls_peers_make() {
     assert!(stats["chat_bytes"].as_u64().unwrap() > 50);
     server.shutdown().await;
 }
+
+#[tokio::test]
+async fn a_long_session_resumes_from_its_snapshot_and_answers_a_follow_up() {
+    use reagent_bench::resume::{run_resume, ResumeConfig};
+    let server = server().await;
+    let ws = workspace(30);
+    let config = ResumeConfig {
+        base_url: server.base_url(),
+        workspace: ws.path().to_path_buf(),
+        steps: 30,
+        repeats: 3,
+    };
+    let report = run_resume(&config).await.unwrap();
+    // The stored session holds the task and 30 rounds (some folded into a digest by compaction).
+    assert!(report.messages > 10, "{}", report.messages);
+    assert!(
+        report.snapshot_bytes > 30 * 1000,
+        "{}",
+        report.snapshot_bytes
+    );
+    assert_eq!(report.resume.len(), 3);
+    for i in 0..3 {
+        assert!(
+            report.resume[i] <= report.to_request[i],
+            "{:?}",
+            report.to_json()
+        );
+        assert!(
+            report.to_request[i] <= report.to_reply[i],
+            "{:?}",
+            report.to_json()
+        );
+    }
+    // Each resume made exactly one chat request (building the session made 31 more, and the
+    // one-file warm-up none: run_resume has none).
+    assert_eq!(server.stats().read().0, 31 + 3);
+    server.shutdown().await;
+}
