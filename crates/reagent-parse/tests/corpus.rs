@@ -1,4 +1,4 @@
-//! The corpus test: every non-partial case of `/work/shared/corpus/tool_calls.jsonl`
+//! The corpus test: every non-partial case of `tests/corpus/tool_calls.jsonl`
 //! must parse to exactly the expected calls (and content/reasoning where the case checks
 //! them): all of them with the family as a hint, at least 97% by auto-detection alone.
 //!
@@ -30,11 +30,12 @@ impl Case {
     }
 }
 
-/// Locate the corpus (`REAGENT_CORPUS` or `../shared/corpus` next to the repo root).
+/// Locate the corpus: `REAGENT_CORPUS` (a directory or a `.jsonl` file) if set, else the
+/// copy kept in this crate, `tests/corpus/`.
 pub(crate) fn corpus_path() -> PathBuf {
     let base = match std::env::var_os("REAGENT_CORPUS") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"),
     };
     if base.extension().is_some_and(|e| e == "jsonl") {
         base
