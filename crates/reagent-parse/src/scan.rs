@@ -176,6 +176,22 @@ pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
     (p.pos == t.len()).then_some(v)
 }
 
+/// JSON that came HTML-escaped (`{&quot;name&quot;: …}`, as a web UI or log shows it):
+/// only tried when `&quot;` is there, since such text cannot be JSON otherwise.
+pub(crate) fn parse_json_html_escaped(text: &str) -> Option<Value> {
+    if !text.contains("&quot;") {
+        return None;
+    }
+    let t = text
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&");
+    parse_json_lenient(&t)
+}
+
 /// A tolerant recursive-descent value parser over a string.
 pub(crate) struct Lenient<'a> {
     s: &'a str,

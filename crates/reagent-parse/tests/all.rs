@@ -6,6 +6,7 @@
 
 mod cases;
 mod corpus;
+mod heldout;
 mod props;
 mod smoke_fuzz;
 mod streaming;
