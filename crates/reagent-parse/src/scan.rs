@@ -383,6 +383,11 @@ impl<'a> Lenient<'a> {
             i += 1;
         }
         self.pos = i;
+        let numeral = self.s[start..i].trim_start_matches(['+', '-']).as_bytes();
+        // `007` is no number in JSON or Python: a zip code or id, left for text.
+        if numeral.len() > 1 && numeral[0] == b'0' && numeral[1].is_ascii_digit() {
+            return None;
+        }
         number_value(self.s[start..i].trim_start_matches('+'))
     }
 }

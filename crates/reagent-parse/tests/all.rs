@@ -10,3 +10,4 @@ mod heldout;
 mod props;
 mod smoke_fuzz;
 mod streaming;
+mod xml_typing;
