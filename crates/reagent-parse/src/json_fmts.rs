@@ -514,6 +514,14 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
                 _ => Brace::Skip(e),
             }
         }
+        // A call object that never closes, with another call object after it, was
+        // malformed rather than cut off: go on to the next one (the search stops at the
+        // next `{"name"`, where the scan goes next anyway, so the work stays linear).
+        JsonAt::Truncated
+            if looks_like_call_prefix(&t[i..]) && t[i + 1..].contains("{\"name\"") =>
+        {
+            Brace::NotCall
+        }
         JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Brace::Hit(Hit::truncated(
             i,
             t.len(),
