@@ -416,7 +416,8 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     }
     for tok in TRAILING_STOP_TOKENS {
         let kept = content.trim_end().len();
-        if content[..kept].ends_with(tok) {
+        // `</s>` closing an HTML `<s>` strike-through is text, not the stop marker.
+        if content[..kept].ends_with(tok) && !(*tok == "</s>" && content.contains("<s>")) {
             content.truncate(kept - tok.len());
         }
     }
