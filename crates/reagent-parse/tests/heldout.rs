@@ -1,6 +1,6 @@
 //! The held-out corpus, `tests/corpus/heldout.jsonl`: model outputs from sources the main
 //! corpus does not use (SGLang's Python and Rust parser tests, vLLM's Seed-OSS and
-//! Qwen3-XML tests) plus
+//! Qwen3-XML tests, outputs of the embedded SmolLM2 model) plus
 //! robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
