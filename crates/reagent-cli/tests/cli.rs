@@ -337,6 +337,61 @@ fn parse_prints_calls_as_json_and_for_people() {
     assert_eq!(out.status.code(), Some(2));
 }
 
+#[test]
+fn parse_types_xml_values_against_the_tools_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let tools = dir.path().join("tools.json");
+    std::fs::write(
+        &tools,
+        r#"{"tools": [{"type": "function", "function": {"name": "setup", "parameters": {"type": "object", "properties": {
+            "n": {"type": "integer"}, "r": {"type": "number"}, "on": {"type": "boolean"},
+            "gone": {"type": ["string", "null"]}, "list": {"type": "array"},
+            "obj": {"type": "object"}, "zip": {"type": "string"}}}}}]}"#,
+    )
+    .unwrap();
+    let values = [
+        ("n", "12"),
+        ("r", "0.5"),
+        ("on", "false"),
+        ("gone", "null"),
+        ("list", r#"["a", 2, [3]]"#),
+        ("obj", r#"{"k": {"v": true}}"#),
+        ("zip", "02139"),
+    ];
+    let want = json!({"n": 12, "r": 0.5, "on": false, "gone": null,
+        "list": ["a", 2, [3]], "obj": {"k": {"v": true}}, "zip": "02139"});
+    let mut glm = String::from("<tool_call>setup");
+    let mut seed = String::from("<seed:tool_call>\n<function=setup>\n");
+    for (k, v) in values {
+        glm.push_str(&format!("<arg_key>{k}</arg_key><arg_value>{v}</arg_value>"));
+        seed.push_str(&format!("<parameter={k}>{v}</parameter>\n"));
+    }
+    glm.push_str("</tool_call>");
+    seed.push_str("</function>\n</seed:tool_call>");
+    for (input, format) in [(glm, "glm_xml"), (seed, "seed_oss")] {
+        let out = parse(&["--json", "--tools", tools.to_str().unwrap()], &input);
+        assert_eq!(out.status.code(), Some(0), "{format}");
+        let r = stdout_json(&out);
+        assert_eq!(r["format"], format);
+        assert_eq!(r["calls"][0]["arguments"], want, "{format}");
+    }
+    // Without the file the Seed-OSS values stay text.
+    let out = parse(&["--json"], "<seed:tool_call>\n<function=setup>\n<parameter=n>12</parameter>\n</function>\n</seed:tool_call>");
+    assert_eq!(
+        stdout_json(&out)["calls"][0]["arguments"],
+        json!({"n": "12"})
+    );
+    // A tools file that is not JSON is a usage error that names the file.
+    std::fs::write(&tools, "not json").unwrap();
+    let out = parse(&["--tools", tools.to_str().unwrap()], "x");
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        String::from_utf8_lossy(&out.stderr).contains("tools.json"),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
 #[tokio::test]
 async fn ctrl_c_stops_the_run_cleanly_and_still_writes_run_finished() {
     let server = ScriptedOllama::start(

@@ -67,6 +67,20 @@ impl Hit {
             ..Hit::default()
         }
     }
+
+    /// A list of calls cut off at end of input: the calls completed before the cut are
+    /// kept, the cut one is not guessed.
+    pub(crate) fn cut_after(
+        start: usize,
+        len: usize,
+        family: Family,
+        calls: Vec<ParsedCall>,
+    ) -> Hit {
+        Hit {
+            calls,
+            ..Hit::truncated(start, len, family)
+        }
+    }
 }
 
 /// Result of looking at a `{`.
@@ -103,8 +117,18 @@ const STRIP_TOKENS: &[&str] = &[
     "<|im_end|>",
     "<|eot_id|>",
     "<|eom_id|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|user|>",
     "<|tool_calls_section_end|>",
 ];
+
+/// Stop markers without the `<|` shape, stripped when they end the content.
+const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
+
+/// Closing tags of call wrappers: once calls were found, one left over in the content
+/// (its opener was missing) is noise, not text.
+const ORPHAN_CLOSERS: &[&str] = &["</tool_call>", "</seed:tool_call>", "</minimax:tool_call>"];
 
 /// Whether a strong tool-call marker starts at `i` (used to end unclosed think blocks).
 fn marker_at(t: &str, i: usize) -> bool {
@@ -248,7 +272,7 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
         && body.contains("<arg_key>")
         && !body.contains("<tool_call>")
     {
-        if let Some(hit) = xml_fmts::glm_body(body, 0, body.len(), ctx) {
+        if let Some(hit) = xml_fmts::glm_body(body, 0, body.len(), false, ctx) {
             record(acc, body, 0, hit);
             return;
         }
@@ -356,7 +380,7 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
     let close = t[j..].find("</tool_call>").map(|p| j + p);
     let end = close.unwrap_or(t.len());
-    let mut hit = xml_fmts::glm_body(t, j, end, ctx)?;
+    let mut hit = xml_fmts::glm_body(t, j, end, close.is_none(), ctx)?;
     hit.start = i;
     hit.end = close.map_or(t.len(), |c| c + "</tool_call>".len());
     Some(hit)
@@ -390,11 +414,30 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
             }
         }
     }
+    for tok in TRAILING_STOP_TOKENS {
+        let kept = content.trim_end().len();
+        // `</s>` closing an HTML `<s>` strike-through is text, not the stop marker.
+        if content[..kept].ends_with(tok) && !(*tok == "</s>" && content.contains("<s>")) {
+            content.truncate(kept - tok.len());
+        }
+    }
+    if n > 0 {
+        for tok in ORPHAN_CLOSERS {
+            if content.contains(tok) {
+                content = content.replace(tok, "");
+            }
+        }
+    }
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }
     let content = strip_json_fence(content);
     let mut calls = acc.calls;
+    let mut errors = acc.errors;
+    if calls.iter().any(|c| c.name.trim().is_empty()) {
+        calls.retain(|c| !c.name.trim().is_empty());
+        errors.push("a tool call has an empty name".to_string());
+    }
     if let Some(f) = profile {
         if f.validates_names() && !ctx.opts.tools.is_empty() {
             calls.retain(|c| ctx.known(&c.name));
@@ -416,7 +459,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         calls,
         format,
         truncated: acc.truncated,
-        errors: acc.errors,
+        errors,
     }
 }
 

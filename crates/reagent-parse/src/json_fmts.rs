@@ -4,9 +4,9 @@
 
 use serde_json::Value;
 
-use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object};
+use crate::calls::{call_from_object, calls_from_owned, calls_from_value, looks_like_named_object};
 use crate::engine::{Brace, Ctx, Hit};
-use crate::scan::{parse_json_lenient, skip_ws, End};
+use crate::scan::{parse_json_html_escaped, parse_json_lenient, skip_ws, End};
 use crate::{pythonic, Family, ParsedCall};
 
 /// A JSON value found at a position.
@@ -31,12 +31,94 @@ pub(crate) fn json_at(ctx: &Ctx, t: &str, j: usize) -> JsonAt {
     }
     let end = ctx.memo.borrow_mut().end(t, j);
     match end {
-        End::Complete(e) => match parse_json_lenient(&t[j..e]) {
-            Some(v) => JsonAt::Value(v, e),
-            None => JsonAt::Bad(Some(e)),
-        },
+        End::Complete(e) => {
+            match parse_json_lenient(&t[j..e]).or_else(|| parse_json_html_escaped(&t[j..e])) {
+                Some(v) => JsonAt::Value(v, e),
+                None => JsonAt::Bad(Some(e)),
+            }
+        }
         End::Incomplete => JsonAt::Truncated,
         End::Invalid => JsonAt::Bad(None),
+    }
+}
+
+/// A JSON list of call objects read one element at a time.
+pub(crate) struct ListCalls {
+    /// The elements that are complete call objects, in order.
+    pub(crate) calls: Vec<ParsedCall>,
+    /// Elements that are not valid JSON or not a call.
+    pub(crate) bad: usize,
+    /// The offset after `]`; `None` when the input ends inside the list.
+    pub(crate) end: Option<usize>,
+}
+
+impl ListCalls {
+    /// The hit for this list: a cut list keeps the calls completed before the cut.
+    pub(crate) fn into_hit(self, start: usize, len: usize, fam: Family) -> Hit {
+        let mut h = match self.end {
+            Some(e) => Hit::new(start, e, fam, self.calls),
+            None => Hit::cut_after(start, len, fam, self.calls),
+        };
+        if self.bad > 0 {
+            h.errors.push(format!(
+                "{} tool call(s) in the list are not valid",
+                self.bad
+            ));
+        }
+        h
+    }
+}
+
+/// Read the list of call objects at `j` element by element, so that one malformed element
+/// or a cut at the end does not lose the good calls. `None` when it is not a list of
+/// objects.
+pub(crate) fn list_calls(ctx: &Ctx, t: &str, j: usize, fam: Family) -> Option<ListCalls> {
+    let b = t.as_bytes();
+    let j = skip_ws(b, j);
+    if b.get(j) != Some(&b'[') {
+        return None;
+    }
+    let mut out = ListCalls {
+        calls: Vec::new(),
+        bad: 0,
+        end: None,
+    };
+    let mut k = j + 1;
+    loop {
+        k = skip_ws(b, k);
+        match b.get(k) {
+            None => return Some(out),
+            Some(b']') => {
+                out.end = Some(k + 1);
+                return Some(out);
+            }
+            Some(b'{') => {}
+            Some(_) => return None,
+        }
+        let end = ctx.memo.borrow_mut().end(t, k);
+        let e = match end {
+            End::Complete(e) => e,
+            End::Incomplete => return Some(out),
+            End::Invalid => return None,
+        };
+        let item = &t[k..e];
+        match parse_json_lenient(item).or_else(|| parse_json_html_escaped(item)) {
+            Some(Value::Object(m)) => match call_from_object(m, ctx.rules(fam)) {
+                Some(c) => out.calls.push(c),
+                None => out.bad += 1,
+            },
+            _ => out.bad += 1,
+        }
+        k = skip_ws(b, e);
+        match b.get(k) {
+            Some(b',') => k += 1,
+            Some(b']') => {
+                out.end = Some(k + 1);
+                return Some(out);
+            }
+            None => return Some(out),
+            Some(_) => return None,
+        }
     }
 }
 
@@ -286,14 +368,25 @@ fn apertus(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 /// JSON calls separated by `;` (Llama 3).
 fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Option<Hit> {
     let mut calls = Vec::new();
+    let mut errors = Vec::new();
     let mut k = j;
     loop {
         match json_at(ctx, t, k) {
             JsonAt::Value(v, e) => {
-                calls.extend(calls_from_owned(v, ctx.rules(fam))?);
+                match calls_from_owned(v, ctx.rules(fam)) {
+                    Some(c) => calls.extend(c),
+                    None if k == j => return None,
+                    None => errors.push("a tool call in the list is not valid".to_string()),
+                }
                 k = e;
             }
-            JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
+            JsonAt::Truncated => return Some(Hit::cut_after(start, t.len(), fam, calls)),
+            // One malformed call among good ones is skipped (its brackets balance).
+            JsonAt::Bad(Some(e)) if k > j => {
+                errors.push("a tool call in the list is not valid JSON".to_string());
+                k = e;
+            }
+            JsonAt::Bad(_) if k > j => break,
             JsonAt::Bad(_) => return None,
         }
         let s = skip_ws(t.as_bytes(), k);
@@ -303,7 +396,9 @@ fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Op
             break;
         }
     }
-    Some(Hit::new(start, k, fam, calls))
+    let mut h = Hit::new(start, k, fam, calls);
+    h.errors = errors;
+    Some(h)
 }
 
 /// `[`: Mistral `[TOOL_CALLS]`, Phi-4 `functools[`, bare JSON lists, pythonic lists.
@@ -353,9 +448,10 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
                 Some(h)
             }
         }
-        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => {
-            Some(Hit::truncated(i, t.len(), fam))
-        }
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => match list_calls(ctx, t, i, fam) {
+            Some(list) => Some(list.into_hit(i, t.len(), fam)),
+            None => Some(Hit::truncated(i, t.len(), fam)),
+        },
         _ => None,
     }
 }
@@ -417,6 +513,14 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
                 // A valid object that is not a call: skip it whole (keeps scanning linear).
                 _ => Brace::Skip(e),
             }
+        }
+        // A call object that never closes, with another call object after it, was
+        // malformed rather than cut off: go on to the next one (the search stops at the
+        // next `{"name"`, where the scan goes next anyway, so the work stays linear).
+        JsonAt::Truncated
+            if looks_like_call_prefix(&t[i..]) && t[i + 1..].contains("{\"name\"") =>
+        {
+            Brace::NotCall
         }
         JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Brace::Hit(Hit::truncated(
             i,

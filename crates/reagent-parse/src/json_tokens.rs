@@ -2,7 +2,7 @@
 //! DeepSeek V3/V3.1/R1 (fullwidth `｜`/`▁` tokens and their ASCII spellings).
 
 use crate::engine::{Ctx, Hit};
-use crate::json_fmts::{json_at, skip_close, JsonAt};
+use crate::json_fmts::{json_at, list_calls, skip_close, JsonAt};
 use crate::scan::{parse_json_lenient, skip_ws};
 use crate::{calls::calls_from_owned, Family, ParsedCall};
 use serde_json::Value;
@@ -70,12 +70,15 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::Mistral;
     match json_at(ctx, t, j) {
-        JsonAt::Value(v, e) => {
-            let calls = calls_from_owned(v, ctx.rules(fam))?;
-            Some(Hit::new(i, e, fam, calls))
-        }
-        JsonAt::Truncated => Some(Hit::truncated(i, t.len(), fam)),
-        JsonAt::Bad(_) => None,
+        JsonAt::Value(v, e) => match calls_from_owned(v, ctx.rules(fam)) {
+            Some(calls) => Some(Hit::new(i, e, fam, calls)),
+            None => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
+        },
+        JsonAt::Truncated => Some(match list_calls(ctx, t, j, fam) {
+            Some(list) => list.into_hit(i, t.len(), fam),
+            None => Hit::truncated(i, t.len(), fam),
+        }),
+        JsonAt::Bad(_) => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
     }
 }
 
@@ -87,6 +90,10 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
     if let Some(n) = ds_tok(rest, "tool▁calls▁begin") {
         return deepseek(t, i, i + n, false);
+    }
+    // The section token was lost: the first call token opens the block.
+    if ds_tok(rest, "tool▁call▁begin").is_some() {
+        return deepseek(t, i, i, false);
     }
     if let Some(n) = ds_tok(rest, "tool▁calls") {
         return deepseek(t, i, i + n, true);
@@ -149,7 +156,7 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
         }
         first = false;
         let Some((sp, sn)) = ds_find(&t[j..], "tool▁sep") else {
-            return Some(Hit::truncated(start, t.len(), fam));
+            return Some(Hit::cut_after(start, t.len(), fam, calls));
         };
         let pre = t[j..j + sp].trim();
         let after = j + sp + sn;
@@ -176,7 +183,7 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
                     id: None,
                 });
             }
-            _ if call_end.is_none() => return Some(Hit::truncated(start, t.len(), fam)),
+            _ if call_end.is_none() => return Some(Hit::cut_after(start, t.len(), fam, calls)),
             _ => errors.push(format!("arguments of {name:?} are not valid JSON")),
         }
         j = call_end.map_or(t.len(), |(p, n)| p + n);
@@ -194,6 +201,7 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
     }
     let mut calls = Vec::new();
     let mut errors = Vec::new();
+    let mut no_end_left = false;
     loop {
         j = skip_ws(t.as_bytes(), j);
         let rest = &t[j..];
@@ -206,17 +214,29 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
         };
         let s = t.len() - r.len();
         let Some(p) = t[s..].find("<|tool_call_argument_begin|>") else {
-            return Some(Hit::truncated(start, t.len(), fam));
+            return Some(Hit::cut_after(start, t.len(), fam, calls));
         };
         let id = t[s..s + p].trim();
         let a = s + p + "<|tool_call_argument_begin|>".len();
-        let (args, e) = match json_at(ctx, t, a) {
-            JsonAt::Value(v, e) => (v, e),
-            JsonAt::Truncated => return Some(Hit::truncated(start, t.len(), fam)),
-            JsonAt::Bad(_) => {
-                let e = t[a..].find("<|tool_call_end|>").map_or(t.len(), |q| a + q);
-                (Value::String(t[a..e].trim().to_string()), e)
-            }
+        // The call's own end token bounds its arguments, so a malformed call cannot
+        // swallow the calls after it.
+        // Once no end token is left, none is searched for again (keeps the scan linear).
+        let end_tok = if no_end_left {
+            None
+        } else {
+            t[a..].find("<|tool_call_end|>").map(|q| a + q)
+        };
+        no_end_left = end_tok.is_none();
+        let (args, e) = match end_tok {
+            Some(e) => match parse_json_lenient(&t[a..e]) {
+                Some(v) => (v, e),
+                None => (Value::String(t[a..e].trim().to_string()), e),
+            },
+            None => match json_at(ctx, t, a) {
+                JsonAt::Value(v, e) => (v, e),
+                JsonAt::Truncated => return Some(Hit::cut_after(start, t.len(), fam, calls)),
+                JsonAt::Bad(_) => (Value::String(t[a..].trim().to_string()), t.len()),
+            },
         };
         j = skip_close(t, e, "<|tool_call_end|>");
         match kimi_name(id, ctx) {

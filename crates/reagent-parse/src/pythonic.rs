@@ -42,25 +42,29 @@ fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
     })
 }
 
-/// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end.
-fn list(t: &str, j: usize) -> Option<(Vec<ParsedCall>, usize)> {
+/// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end, or the calls
+/// completed before the point where it stopped parsing.
+fn list(t: &str, j: usize) -> Result<(Vec<ParsedCall>, usize), Vec<ParsedCall>> {
     let mut p = Lenient::new(t);
     p.pos = j;
-    if !p.eat(b'[') {
-        return None;
-    }
     let mut calls = Vec::new();
+    if !p.eat(b'[') {
+        return Err(calls);
+    }
     loop {
-        calls.push(call(&mut p)?);
+        match call(&mut p) {
+            Some(c) => calls.push(c),
+            None => return Err(calls),
+        }
         if p.eat(b',') {
             continue;
         }
         if p.eat(b']') {
             break;
         }
-        return None;
+        return Err(calls);
     }
-    Some((calls, p.pos))
+    Ok((calls, p.pos))
 }
 
 /// Whether the list at `j` is cut off (brackets never balance before the end).
@@ -74,7 +78,7 @@ pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Fami
         return None;
     }
     match list(t, j) {
-        Some((calls, e)) => {
+        Ok((calls, e)) => {
             let k = skip_ws(t.as_bytes(), e);
             let end = if t[k..].starts_with(close) {
                 k + close.len()
@@ -83,8 +87,8 @@ pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Fami
             };
             Some(Hit::new(start, end, fam, calls))
         }
-        None if cut_off(t, j) => Some(Hit::truncated(start, t.len(), fam)),
-        None => None,
+        Err(calls) if cut_off(t, j) => Some(Hit::cut_after(start, t.len(), fam, calls)),
+        Err(_) => None,
     }
 }
 
@@ -104,8 +108,14 @@ pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         Some(h @ (Family::Llama4Pythonic | Family::Lfm2Pythonic)) => h,
         _ => Family::Pythonic,
     };
-    let (calls, e) = list(t, i)?;
-    Some(Hit::new(i, e, fam, calls))
+    match list(t, i) {
+        Ok((calls, e)) => Some(Hit::new(i, e, fam, calls)),
+        // A list cut off at the end keeps the calls completed before the cut.
+        Err(calls) if !calls.is_empty() && cut_off(t, i) => {
+            Some(Hit::cut_after(i, t.len(), fam, calls))
+        }
+        Err(_) => None,
+    }
 }
 
 /// `<|python_tag|>tool.call(k=v)` (Llama 3.1 builtins): the tool is the part before `.call`.

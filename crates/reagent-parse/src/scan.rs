@@ -176,6 +176,22 @@ pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
     (p.pos == t.len()).then_some(v)
 }
 
+/// JSON that came HTML-escaped (`{&quot;name&quot;: …}`, as a web UI or log shows it):
+/// only tried when `&quot;` is there, since such text cannot be JSON otherwise.
+pub(crate) fn parse_json_html_escaped(text: &str) -> Option<Value> {
+    if !text.contains("&quot;") {
+        return None;
+    }
+    let t = text
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&#39;", "'")
+        .replace("&apos;", "'")
+        .replace("&amp;", "&");
+    parse_json_lenient(&t)
+}
+
 /// A tolerant recursive-descent value parser over a string.
 pub(crate) struct Lenient<'a> {
     s: &'a str,
@@ -367,6 +383,11 @@ impl<'a> Lenient<'a> {
             i += 1;
         }
         self.pos = i;
+        let numeral = self.s[start..i].trim_start_matches(['+', '-']).as_bytes();
+        // `007` is no number in JSON or Python: a zip code or id, left for text.
+        if numeral.len() > 1 && numeral[0] == b'0' && numeral[1].is_ascii_digit() {
+            return None;
+        }
         number_value(self.s[start..i].trim_start_matches('+'))
     }
 }

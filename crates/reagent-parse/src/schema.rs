@@ -42,16 +42,16 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
     let t = raw.trim();
     for ty in types {
         let v = match *ty {
-            "integer" => number_value(t).filter(|v| v.is_i64() || v.is_u64()),
-            "number" => number_value(t),
-            "boolean" => match t.to_ascii_lowercase().as_str() {
+            "integer" | "int" => number_value(t).filter(|v| v.is_i64() || v.is_u64()),
+            "number" | "float" | "double" => number_value(t),
+            "boolean" | "bool" => match t.to_ascii_lowercase().as_str() {
                 "true" => Some(Value::Bool(true)),
                 "false" => Some(Value::Bool(false)),
                 _ => None,
             },
             "null" => (t == "null" || t == "None").then_some(Value::Null),
-            "object" => parse_json_lenient(t).filter(Value::is_object),
-            "array" => parse_json_lenient(t).filter(Value::is_array),
+            "object" | "dict" => json_text(t).filter(Value::is_object),
+            "array" | "list" => json_text(t).filter(Value::is_array),
             _ => None,
         };
         if v.is_some() {
@@ -59,6 +59,16 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
         }
     }
     None
+}
+
+/// JSON inside parameter text; also when every quote came backslash-escaped
+/// (`[{\"id\": \"1\"}]`, as models write JSON they think sits inside a string).
+fn json_text(t: &str) -> Option<Value> {
+    parse_json_lenient(t).or_else(|| {
+        t.contains("\\\"")
+            .then(|| parse_json_lenient(&t.replace("\\\"", "\"")))
+            .flatten()
+    })
 }
 
 /// Type a raw XML parameter value. `schema` is the property's schema if known;

@@ -39,6 +39,13 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         let j = i + "<minimax:tool_call>".len();
         return minimax_block(t, i, j, "</minimax:tool_call>", ctx);
     }
+    // MiniMax with its opener lost at the very start of the output: its closer says so.
+    if rest.starts_with("<invoke name=\"")
+        && t[..i].trim().is_empty()
+        && rest.contains("</minimax:tool_call>")
+    {
+        return minimax_block(t, i, i, "</minimax:tool_call>", ctx);
+    }
     for (open, close, ns, fam) in [
         (
             "<｜DSML｜function_calls>",
@@ -130,11 +137,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             let Some(ve) = t[vs..].find("</parameter>").map(|q| vs + q) else {
                 return Some(Hit::truncated(start, t.len(), fam));
             };
-            // One delimiter newline on each side (only when the value opens with one).
-            let mut raw = &t[vs..ve];
-            if let Some(r) = raw.strip_prefix('\n') {
-                raw = r.strip_suffix('\n').unwrap_or(r);
-            }
+            let raw = qwen_value(&t[vs..ve]);
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
             p = ve + "</parameter>".len();
         }
@@ -150,6 +153,24 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
     }
     let end = skip_close_tag(t, k, close);
     Some(Hit::new(start, end, fam, calls))
+}
+
+/// The text of a `<parameter=k>` value: one delimiter newline on each side (only when the
+/// value opens with one). When the closing tag sits indented on a line of its own, the
+/// indentation is layout (`\n    Dallas\n    </parameter>`) and is dropped around the value.
+fn qwen_value(raw: &str) -> &str {
+    let Some(r) = raw.strip_prefix('\n') else {
+        return raw;
+    };
+    if let Some(v) = r.strip_suffix('\n') {
+        return v;
+    }
+    match r.rfind('\n') {
+        Some(nl) if r[nl + 1..].bytes().all(|c| c == b' ' || c == b'\t') => {
+            r[..nl].trim_start_matches([' ', '\t'])
+        }
+        _ => r,
+    }
 }
 
 fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
@@ -183,7 +204,9 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
 }
 
 /// A GLM body `NAME<arg_key>k</arg_key><arg_value>v</arg_value>…` in `t[j..end]`.
-pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> {
+/// `unclosed`: the `<tool_call>` opening it has no `</tool_call>`, so a value still open at
+/// the end of the output was cut off (the inner form alone finalises such a value).
+pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::GlmXml;
     let body = &t[j..end];
     if !glm_name_ok(body) {
@@ -193,7 +216,8 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
         .bytes()
         .position(|c| c == b'<' || c == b'\n')
         .unwrap_or(body.len());
-    let name = body[..name_end].trim();
+    // A literal `\n` after the name (the model escaped the newline) is not part of it.
+    let name = body[..name_end].trim().trim_end_matches("\\n").trim_end();
     let mut args = Map::new();
     let mut p = name_end;
     // Text between pairs is tolerated (the unclosed-value case ends a value at `<arg_key>`).
@@ -208,7 +232,10 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
         if key.contains('<') || key.contains('\n') {
             return Some(bad(j, end, "malformed <arg_key>"));
         }
-        let after = skip_ws(body.as_bytes(), ke + "</arg_key>".len());
+        let mut after = skip_ws(body.as_bytes(), ke + "</arg_key>".len());
+        while let Some(r) = body[after..].strip_prefix("\\n") {
+            after = skip_ws(body.as_bytes(), body.len() - r.len());
+        }
         let Some(vs) = body[after..]
             .strip_prefix("<arg_value>")
             .map(|r| body.len() - r.len())
@@ -221,6 +248,8 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, ctx: &Ctx) -> Option<Hit> 
             (Some(c), Some(n)) if n < c => (n, n),
             (Some(c), _) => (c, c + "</arg_value>".len()),
             (None, Some(n)) => (n, n),
+            // The output ends inside the value: it was cut off, not finished.
+            (None, None) if unclosed => return Some(Hit::truncated(j, end, fam)),
             (None, None) => (body.len(), body.len()),
         };
         let raw = &body[vs..ve];
@@ -289,7 +318,7 @@ fn invoke_region(
         };
         let body_start = s + nq + gt + 1;
         let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
-            return Some(Hit::truncated(start, t.len(), fam));
+            return Some(Hit::cut_after(start, t.len(), fam, calls));
         };
         let args = invoke_args(&region[body_start..be], ns, name, fam, ctx);
         calls.push(ParsedCall {

@@ -6,6 +6,8 @@
 
 mod cases;
 mod corpus;
+mod heldout;
 mod props;
 mod smoke_fuzz;
 mod streaming;
+mod xml_typing;

@@ -153,3 +153,18 @@ fn fuzz_regressions_do_not_panic() {
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.calls[0].name, "f");
 }
+
+#[test]
+fn stop_markers_glued_to_the_text_are_not_content() {
+    let p = |t: &str| parse(t, &ParseOptions::default()).content;
+    assert_eq!(p("Done.<|im_end|>").as_deref(), Some("Done."));
+    assert_eq!(p("Done.<|endoftext|>").as_deref(), Some("Done."));
+    assert_eq!(p("Done.</s>").as_deref(), Some("Done."));
+    assert_eq!(p("Done.<seed:eos>\n").as_deref(), Some("Done."));
+    // Only at the end, and not when it closes an HTML strike-through.
+    assert_eq!(p("a</s>b").as_deref(), Some("a</s>b"));
+    assert_eq!(
+        p("It was <s>wrong</s>").as_deref(),
+        Some("It was <s>wrong</s>")
+    );
+}

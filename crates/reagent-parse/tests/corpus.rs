@@ -1,4 +1,4 @@
-//! The corpus test: every non-partial case of `/work/shared/corpus/tool_calls.jsonl`
+//! The corpus test: every non-partial case of `tests/corpus/tool_calls.jsonl`
 //! must parse to exactly the expected calls (and content/reasoning where the case checks
 //! them): all of them with the family as a hint, at least 97% by auto-detection alone.
 //!
@@ -8,7 +8,7 @@
 //! expected argument types (the `ollama-tools-*` cases use the tool list their notes
 //! give), thinking forced open and `reasoning_format=none` come from the notes.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use reagent_parse::{parse, Family, ParseOptions, Parsed, ReasoningMode, ToolSchema};
 use serde_json::{json, Map, Value};
@@ -30,11 +30,12 @@ impl Case {
     }
 }
 
-/// Locate the corpus (`REAGENT_CORPUS` or `../shared/corpus` next to the repo root).
+/// Locate the corpus: `REAGENT_CORPUS` (a directory or a `.jsonl` file) if set, else the
+/// copy kept in this crate, `tests/corpus/`.
 pub(crate) fn corpus_path() -> PathBuf {
     let base = match std::env::var_os("REAGENT_CORPUS") {
         Some(p) => PathBuf::from(p),
-        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../../shared/corpus"),
+        None => PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/corpus"),
     };
     if base.extension().is_some_and(|e| e == "jsonl") {
         base
@@ -43,22 +44,35 @@ pub(crate) fn corpus_path() -> PathBuf {
     }
 }
 
-/// Load every case; panics loudly when the corpus is missing.
+/// Load every case of the main corpus; panics loudly when it is missing.
 pub(crate) fn load() -> Vec<Case> {
     let path = corpus_path();
-    let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
+    let cases = load_from(&path);
+    assert!(
+        cases.len() > 300,
+        "corpus at {} has only {} cases",
+        path.display(),
+        cases.len()
+    );
+    cases
+}
+
+/// Load every record of a JSONL case file; panics loudly when it is missing or malformed.
+pub(crate) fn load_from(path: &Path) -> Vec<Case> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| {
         panic!(
             "CORPUS MISSING: cannot read {} ({e}). Set REAGENT_CORPUS to the corpus directory.",
             path.display()
         )
     });
-    let cases: Vec<Case> = text
-        .lines()
-        .filter(|l| !l.trim().is_empty())
-        .map(|l| {
-            let v: Value = serde_json::from_str(l).expect("corpus line is JSON");
+    text.lines()
+        .enumerate()
+        .filter(|(_, l)| !l.trim().is_empty())
+        .map(|(n, l)| {
+            let v: Value = serde_json::from_str(l)
+                .unwrap_or_else(|e| panic!("{}:{}: not JSON: {e}", path.display(), n + 1));
             let Value::Object(mut m) = v else {
-                panic!("corpus line is not an object")
+                panic!("{}:{}: not a JSON object", path.display(), n + 1)
             };
             let s = |m: &mut Map<String, Value>, k: &str| match m.remove(k) {
                 Some(Value::String(s)) => s,
@@ -70,18 +84,13 @@ pub(crate) fn load() -> Vec<Case> {
                 source: s(&mut m, "source"),
                 output: s(&mut m, "output"),
                 notes: s(&mut m, "notes"),
-                expected: m.remove("expected").expect("expected"),
+                expected: m
+                    .remove("expected")
+                    .unwrap_or_else(|| panic!("{}:{}: no \"expected\"", path.display(), n + 1)),
                 flags: m,
             }
         })
-        .collect();
-    assert!(
-        cases.len() > 300,
-        "corpus at {} has only {} cases",
-        path.display(),
-        cases.len()
-    );
-    cases
+        .collect()
 }
 
 fn schema_of(v: &Value) -> Value {
@@ -105,21 +114,22 @@ const OLLAMA_TOOLS: &[&str] = &[
     "add",
 ];
 
-/// The request setup of the upstream test, rebuilt from the record.
-pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
-    let calls = case.expected["calls"]
+/// The offered tools as the record gives them (`"tools": [{"name", "parameters"}]`).
+fn tools_given(given: &Value) -> Vec<ToolSchema> {
+    given
         .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut names: Vec<String> = calls
+        .expect("\"tools\" is an array")
         .iter()
-        .filter_map(|c| c["name"].as_str().map(str::to_string))
-        .collect();
-    if case.id.starts_with("ollama-tools-") {
-        names = OLLAMA_TOOLS.iter().map(|s| s.to_string()).collect();
-    }
-    names.dedup();
-    let tools = names
+        .map(|t| ToolSchema {
+            name: t["name"].as_str().expect("a tool has a name").to_string(),
+            parameters: t["parameters"].clone(),
+        })
+        .collect()
+}
+
+/// Tools named after the expected calls, with a schema typed from the expected arguments.
+fn reconstructed_tools(names: &[String], calls: &[Value]) -> Vec<ToolSchema> {
+    names
         .iter()
         .map(|n| {
             let mut props = Map::new();
@@ -135,7 +145,27 @@ pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
                 parameters: json!({"type": "object", "properties": props}),
             }
         })
+        .collect()
+}
+
+/// The request setup of the upstream test, rebuilt from the record.
+pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
+    let calls = case.expected["calls"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    let mut names: Vec<String> = calls
+        .iter()
+        .filter_map(|c| c["name"].as_str().map(str::to_string))
         .collect();
+    if case.id.starts_with("ollama-tools-") {
+        names = OLLAMA_TOOLS.iter().map(|s| s.to_string()).collect();
+    }
+    names.dedup();
+    let tools = match case.flags.get("tools") {
+        Some(given) => tools_given(given),
+        None => reconstructed_tools(&names, &calls),
+    };
     let notes = case.notes.as_str();
     let forced_open = [
         "forced open",
@@ -198,7 +228,13 @@ fn norm(s: Option<&str>, strip: bool) -> Option<String> {
 }
 
 /// Compare a parse with the expectation; `Err` explains the first difference.
+/// llama.cpp's tests compare content after trimming whitespace, the others exactly.
 pub(crate) fn check(case: &Case, got: &Parsed) -> Result<(), String> {
+    check_with(case, got, case.source.starts_with("ggml-org/llama.cpp"))
+}
+
+/// [`check`] with the choice of trimming content and reasoning before comparing.
+pub(crate) fn check_with(case: &Case, got: &Parsed, strip: bool) -> Result<(), String> {
     let exp = &case.expected;
     let exp_calls = exp["calls"].as_array().cloned().unwrap_or_default();
     let got_calls: Vec<Value> = got
@@ -217,7 +253,6 @@ pub(crate) fn check(case: &Case, got: &Parsed) -> Result<(), String> {
             "calls differ: expected {exp_calls:?}, got {got_calls:?}"
         ));
     }
-    let strip = case.source.starts_with("ggml-org/llama.cpp");
     if !case.flag("content_unchecked") {
         let e = norm(exp["content"].as_str(), strip);
         let g = norm(got.content.as_deref(), strip);

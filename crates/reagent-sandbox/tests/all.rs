@@ -1,5 +1,5 @@
 //! Integration tests for reagent-sandbox: exec basics and the red-team rows
-//! 34–62 of `/work/shared/redteam/redteam.md` (sections C, D, E).
+//! 34–62 of `tests/data/redteam.md` (sections C, D, E).
 //!
 //! Every test runs real commands in a real temp workspace and asserts the
 //! outcome (sentinels untouched, secrets absent, no surviving processes,

@@ -5,4 +5,5 @@ mod harness;
 mod redteam_c;
 mod redteam_d;
 mod redteam_e;
+mod table;
 mod tidy;

@@ -6,6 +6,7 @@ mod fuzz_paths;
 mod list_find_grep;
 mod read_write;
 mod redteam_files;
+mod redteam_table;
 mod registry;
 mod run_command;
 mod tidy;
