@@ -169,6 +169,9 @@ impl TurnSetup<'_> {
                 error,
             }),
             ChatSignal::Pool(endpoints) => events.emit(EventKind::PoolState { endpoints }),
+            ChatSignal::Fallback { detail, .. } => {
+                events.guardrail("feature_fallback", "fallback", detail)
+            }
         };
         let response = self.provider.chat(request, &sink, self.cancel).await?;
         if live_text {

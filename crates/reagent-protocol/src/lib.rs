@@ -28,7 +28,7 @@ mod wire;
 pub use event::{Event, EventKind, Outcome, PoolEndpointState};
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use provider::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, FinishReason,
+    CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, Feature, FinishReason,
     ModelInfo, ModelOptions, Provider, ProviderError, SignalSink, ToolChoice, Usage,
 };
 pub use wire::WireCache;

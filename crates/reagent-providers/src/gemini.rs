@@ -11,7 +11,7 @@
 //! without a `finishReason` is a [`ProviderError::Protocol`] error.
 
 use std::borrow::Borrow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
@@ -33,6 +33,8 @@ pub struct GeminiProvider {
     api_key: Option<String>,
     client: reqwest::Client,
     opts: ClientOptions,
+    /// What this endpoint refused (shared by clones).
+    refusals: std::sync::Arc<crate::fallback::Refusals>,
 }
 
 impl GeminiProvider {
@@ -47,6 +49,7 @@ impl GeminiProvider {
             api_key: api_key.filter(|k| !k.is_empty()),
             client: http::client()?,
             opts,
+            refusals: Default::default(),
         })
     }
 
@@ -99,7 +102,7 @@ impl GeminiProvider {
         let started = Instant::now();
         let url = self.model_url(model);
         let resp = self.get(&url).await.map_err(|e| self.classify(model, e))?;
-        let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+        let v = http::read_json(resp, &url, &self.opts, started).await?;
         Ok(ModelInfo {
             context_length: v
                 .get("inputTokenLimit")
@@ -133,9 +136,9 @@ impl GeminiProvider {
             .map_err(|e| self.classify(&request.model, e))?;
         let mut acc = Accumulator::default();
         if request.stream {
-            read_stream(resp, &url, self.opts.timeout, sink, &mut acc).await?;
+            read_stream(resp, &url, &self.opts, sink, &mut acc).await?;
         } else {
-            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+            let v = http::read_json(resp, &url, &self.opts, started).await?;
             acc.chunk(&v, &url, None)?;
         }
         let (message, finish, usage) = acc.finish(&url)?;
@@ -367,11 +370,11 @@ impl Accumulator {
 async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
     acc: &mut Accumulator,
 ) -> Result<(), ProviderError> {
-    let mut reader = SseReader::new(resp, url, timeout);
+    let mut reader = SseReader::new(resp, url, opts);
     while let Some(ev) = reader.next().await? {
         let data = ev.data.trim();
         if data.is_empty() {

@@ -263,11 +263,11 @@ impl Accumulator {
 pub(crate) async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: std::time::Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
     acc: &mut Accumulator,
 ) -> Result<(), ProviderError> {
-    let mut body = BodyStream::new(resp, url, timeout);
+    let mut body = BodyStream::new(resp, url, opts);
     let mut lines = LineBuffer::default();
     let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
         if line.trim().is_empty() {

@@ -380,6 +380,7 @@ impl Agent {
                         state.overflow_retried = true;
                         continue;
                     }
+                    state.keep_partial(&e, events);
                     let outcome = if matches!(e, ProviderError::Cancelled) {
                         Outcome::Cancelled
                     } else {
@@ -497,6 +498,23 @@ struct Prepared {
 }
 
 impl RunState {
+    /// A reply that broke off mid-stream: what it said so far becomes the last assistant text
+    /// (and so the run's answer), and a `stream_cut` guardrail event says so.
+    fn keep_partial(&mut self, error: &ProviderError, events: &EventSink) {
+        let Some(partial) = error.partial_text().filter(|p| !p.trim().is_empty()) else {
+            return;
+        };
+        events.guardrail(
+            "stream_cut",
+            "partial_result",
+            format!(
+                "the reply broke off after {} characters; they are kept as the partial result",
+                partial.chars().count()
+            ),
+        );
+        self.last_text = partial.to_owned();
+    }
+
     fn account(&mut self, turn: &Turn) {
         self.prompt_tokens += turn.usage.prompt_tokens;
         self.completion_tokens += turn.usage.completion_tokens;
