@@ -253,3 +253,81 @@ async fn a_full_tool_round_trip_keeps_the_request_invariants() {
         assert_eq!(s.invariant_violations(), Vec::<String>::new(), "{wire:?}");
     }
 }
+
+#[tokio::test]
+async fn a_stream_that_breaks_off_keeps_the_text_received() {
+    for (wire, kind) in WIRES {
+        let turns = vec![Turn::text("Hello there, world")
+            .with_chunk_chars(3)
+            .with_cut_after(5)];
+        let (_s, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+        let signals = Signals::default();
+        let err = p
+            .chat(
+                &request("m", true),
+                &signals.sink(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        let streamed = signals.text().0;
+        assert!(
+            !streamed.is_empty(),
+            "{wire:?}: nothing streamed before the cut"
+        );
+        assert!(
+            "Hello there, world".starts_with(&streamed) && streamed.len() < 18,
+            "{wire:?}: {streamed:?}"
+        );
+        assert!(
+            matches!(&err, ProviderError::Incomplete { partial, .. } if *partial == streamed),
+            "{wire:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains(&format!(
+                "{} characters of the reply were received and kept",
+                streamed.len()
+            )),
+            "{wire:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_reply_past_the_cap_ends_the_call_with_an_error_naming_the_cap() {
+    const LIMIT: usize = 4096;
+    for (wire, kind) in WIRES {
+        for stream in [false, true] {
+            let big = "x".repeat(3 * LIMIT);
+            let turns = vec![
+                Turn::text("small").with_chunk_chars(2),
+                Turn::text(big).with_chunk_chars(512),
+            ];
+            let server = ScriptedServer::start(wire, ScriptBuilder::new().turns(turns))
+                .await
+                .unwrap();
+            let mut cfg = config(kind, server.base_url(), Duration::from_secs(10));
+            cfg.max_reply_bytes = LIMIT;
+            let p = build_provider(&cfg).unwrap();
+            let cancel = CancellationToken::new();
+            let ok = p.chat(&request("m", stream), &|_| {}, &cancel).await;
+            assert_eq!(
+                ok.map(|r| r.message.content).ok().as_deref(),
+                Some("small"),
+                "{wire:?}"
+            );
+            let signals = Signals::default();
+            let err = p
+                .chat(&request("m", stream), &signals.sink(), &cancel)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ProviderError::ReplyTooLarge { limit: LIMIT, .. }),
+                "{wire:?} stream={stream}: {err:?}"
+            );
+            assert!(err.to_string().contains("cap of 4096 bytes"), "{err}");
+            assert!(signals.text().0.len() <= LIMIT, "{wire:?}");
+            assert!(signals.retries().is_empty(), "{wire:?}: not retried");
+        }
+    }
+}
