@@ -352,8 +352,8 @@ fn launch(config: &WarmConfig, port: u16, paths: &Paths) -> Result<u32, LocalErr
         })
 }
 
-/// Waits until the new server is healthy; an error with its log's last lines when the keeper
-/// (and so the server) ended or the time ran out.
+/// Waits until the new server is healthy, marking it used meanwhile; an error with its log's
+/// last lines when the keeper (and so the server) ended or the time ran out.
 async fn wait_ready(
     client: &reqwest::Client,
     state: &State,
@@ -366,6 +366,8 @@ async fn wait_ready(
         if is_healthy(client, &url).await {
             return Ok(());
         }
+        // Starting is use: a slow start must not look idle to the keeper.
+        touch(&paths.stamp)?;
         if !alive(state.keeper) {
             return Err(LocalError::Exited {
                 status: "the kept server ended".to_owned(),

@@ -27,8 +27,9 @@ use crate::wire;
 /// Where Ollama listens by default.
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
 
-const HINT: &str =
-    "Is Ollama running? Start it with `ollama serve` (or set OLLAMA_HOST / --base-url).";
+const HINT: &str = "Is Ollama running? Start it with `ollama serve` (or set OLLAMA_HOST / \
+     --base-url), or use the embedded model server: `reagent run --provider local` (installed \
+     and started on demand).";
 
 /// `$OLLAMA_HOST` normalized by [`normalize_ollama_host`], else [`DEFAULT_OLLAMA_HOST`].
 pub fn default_ollama_host() -> String {
