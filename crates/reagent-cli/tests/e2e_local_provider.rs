@@ -34,32 +34,22 @@ fn linked_cache() -> tempfile::TempDir {
     cache
 }
 
-fn flags(workspace: &Path, events: &Path, max_iterations: &str) -> Vec<String> {
-    [
-        "run",
-        "--provider",
-        "local",
-        "--workspace",
-        &workspace.display().to_string(),
-        "--events",
-        &events.display().to_string(),
-        "--json",
-        "--read-only",
-        "--num-ctx",
-        "4096",
-        "--num-predict",
-        "128",
-        "--temperature",
-        "0",
-        "--seed",
-        "1",
-        "--max-iterations",
-        max_iterations,
-        TASK,
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
+/// The shared run flags (an empty config file, no streaming, a small context and short
+/// replies), `--provider local`, and the task.
+fn flags(home: &Path, workspace: &Path, events: &Path, max_iterations: &str) -> Vec<String> {
+    let config = config_file(home, "");
+    let mut args = run_flags(workspace, &config, events);
+    args.extend(
+        [
+            "--provider",
+            "local",
+            "--max-iterations",
+            max_iterations,
+            TASK,
+        ]
+        .map(str::to_owned),
+    );
+    args
 }
 
 /// The kept server's keeper pid and port, from its state file.
@@ -108,7 +98,12 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
 
     // Nothing runs: the first run starts the server and does the whole task.
     assert_eq!(kept(cache.path()), None);
-    let out = reagent_with_env(&flags(workspace.path(), &events, "6"), home.path(), &env).await;
+    let out = reagent_with_env(
+        &flags(home.path(), workspace.path(), &events, "6"),
+        home.path(),
+        &env,
+    )
+    .await;
     let result = outcome(&out);
     assert_eq!(result["outcome"], "completed", "{result}");
     assert!(
@@ -119,7 +114,12 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
     let (keeper, port) = kept(cache.path()).expect("the server is kept after the run");
 
     // The next run reuses it.
-    let out = reagent_with_env(&flags(workspace.path(), &events, "1"), home.path(), &env).await;
+    let out = reagent_with_env(
+        &flags(home.path(), workspace.path(), &events, "1"),
+        home.path(),
+        &env,
+    )
+    .await;
     outcome(&out);
     assert_eq!(kept(cache.path()), Some((keeper, port)));
 
@@ -130,7 +130,7 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
         &other,
     )
     .unwrap();
-    let mut args = flags(workspace.path(), &events, "1");
+    let mut args = flags(home.path(), workspace.path(), &events, "1");
     args.splice(
         3..3,
         ["--model-file".to_owned(), other.display().to_string()],

@@ -192,3 +192,32 @@ impl Provider for Recording {
         self.inner.chat(request, sink, cancel).await
     }
 }
+
+/// Flags shared by the binary runs.
+pub(crate) fn run_flags(workspace: &Path, config: &Path, events: &Path) -> Vec<String> {
+    [
+        "run",
+        "--config",
+        &config.display().to_string(),
+        "--workspace",
+        &workspace.display().to_string(),
+        "--events",
+        &events.display().to_string(),
+        "--json",
+        "--read-only",
+        "--no-stream",
+        "--num-ctx",
+        "4096",
+        "--num-predict",
+        "128",
+        "--temperature",
+        "0",
+        "--seed",
+        "1",
+        "--timeout",
+        "200",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
+}
