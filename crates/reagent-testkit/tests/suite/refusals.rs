@@ -1,5 +1,6 @@
 //! Whole runs against servers that misbehave: one that refuses a JSON Schema in `format` the
-//! way `ollama-openai-proxy` (and older Ollama) does, and one whose stream breaks off.
+//! way `ollama-openai-proxy` (and older Ollama) does, one that refuses `think` and `tools` as
+//! older Ollama releases do, and one whose stream breaks off.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -14,6 +15,16 @@ use serde_json::{json, Value};
 
 /// Runs "what does a.txt say?" in `mode` against `server`; the events as JSON.
 async fn run(server: &ScriptedOllama, mode: ToolMode, stream: bool) -> (RunResult, Vec<Value>) {
+    run_tuned(server, mode, stream, |_| {}).await
+}
+
+/// [`run`] with the config adjusted by `tune`.
+async fn run_tuned(
+    server: &ScriptedOllama,
+    mode: ToolMode,
+    stream: bool,
+    tune: impl FnOnce(&mut AgentConfig),
+) -> (RunResult, Vec<Value>) {
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("a.txt"), "hello from a").unwrap();
     let opts = ClientOptions {
@@ -28,6 +39,7 @@ async fn run(server: &ScriptedOllama, mode: ToolMode, stream: bool) -> (RunResul
     let mut config = AgentConfig::new("qwen3:0.6b");
     config.tool_mode = mode;
     config.stream = stream;
+    tune(&mut config);
     let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
     let workspace = Workspace::open(dir.path()).unwrap();
     let agent = Agent::new(
@@ -147,4 +159,57 @@ async fn a_stream_that_breaks_off_leaves_its_text_as_the_partial_result() {
     let cut = guardrails(&events, "stream_cut");
     assert_eq!(cut.len(), 1, "{cut:?}");
     assert_eq!(cut[0]["action"], "partial_result");
+}
+
+#[tokio::test]
+async fn refused_tools_and_think_step_down_and_the_run_completes() {
+    // Older Ollama releases, for a model without tools or thinking.
+    let server = ScriptedOllama::start(ScriptBuilder::new().turns([
+        Turn::error(400, "\"gemma:2b\" does not support thinking"),
+        Turn::error(
+            400,
+            "registry.ollama.ai/library/gemma:2b does not support tools",
+        ),
+        Turn::text(
+            r#"<tool_call>{"name": "read_file", "arguments": {"path": "a.txt"}}</tool_call>"#,
+        ),
+        Turn::text("a.txt says hello from a"),
+    ]))
+    .await
+    .unwrap();
+    let (result, events) = run_tuned(&server, ToolMode::Native, false, |c| {
+        c.options.think = Some(true);
+    })
+    .await;
+    assert_eq!(result.outcome, Outcome::Completed, "{:?}", result.error);
+    assert_eq!(result.answer, "a.txt says hello from a");
+    assert_eq!(result.tool_calls, 1);
+    let fallbacks = guardrails(&events, "feature_fallback");
+    let details: Vec<&str> = fallbacks
+        .iter()
+        .map(|f| f["detail"].as_str().unwrap())
+        .collect();
+    assert_eq!(details.len(), 2, "{details:?}");
+    assert!(
+        details[0].contains("requests without `think`"),
+        "{details:?}"
+    );
+    assert!(
+        details[1].contains("the tools described in the prompt"),
+        "{details:?}"
+    );
+    let sent = server.requests();
+    assert_eq!(sent.len(), 4);
+    assert_eq!(sent[0]["think"], true);
+    assert!(sent[0]["tools"].is_array());
+    assert!(sent[1].get("think").is_none());
+    assert!(sent[1]["tools"].is_array());
+    // From then on: no think, no native tools, the tools described in the system prompt.
+    for body in &sent[2..] {
+        assert!(body.get("think").is_none(), "{body}");
+        assert!(body.get("tools").is_none(), "{body}");
+        let system = body["messages"][0]["content"].as_str().unwrap();
+        assert!(system.contains("- read_file: "), "{system}");
+        assert!(system.contains("<tool_call>"), "{system}");
+    }
 }
