@@ -79,7 +79,8 @@ impl WarmServer {
         std::fs::create_dir_all(dir).map_err(|e| io("cannot create the run directory", &e))?;
         let _lock = lock(&dir.join("llama-server.lock")).await?;
         let paths = Paths::new(dir);
-        let command = config.server.args(0);
+        let mut command = vec![config.server.files.server.display().to_string()];
+        command.extend(config.server.args(0));
         let client = health_client()?;
         if let Some(state) = read_state(&paths.state) {
             let live = alive(state.keeper);
@@ -202,7 +203,7 @@ impl Paths {
 struct State {
     keeper: u32,
     port: u16,
-    /// The command line, with port 0 (any port serves).
+    /// The binary and its arguments, with port 0 (any port serves).
     command: Vec<String>,
 }
 

@@ -19,6 +19,7 @@ use reagent_protocol::{
 };
 use serde_json::{json, Map, Value};
 
+use crate::fallback;
 use crate::http::{self, ClientOptions};
 use crate::reply::{self, assistant, short};
 use crate::sse::SseReader;
@@ -195,7 +196,10 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     }
     if let Some(schema) = &request.response_schema {
         gen.insert("responseMimeType".into(), json!("application/json"));
-        gen.insert("responseJsonSchema".into(), schema.clone());
+        // JSON mode (a refused schema stepped down) is the MIME type alone.
+        if !fallback::is_json_mode(schema) {
+            gen.insert("responseJsonSchema".into(), schema.clone());
+        }
     }
     match o.think {
         Some(true) => {
