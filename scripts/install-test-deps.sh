@@ -4,6 +4,8 @@
 # them); curl, wget, nc, ssh, dig, gdb, git, procps and util-linux add attack variants.
 # bubblewrap is optional: `reagent doctor` reports it, no test depends on it.
 # Debian/Ubuntu only (apt-get). Idempotent: installs only what is missing.
+# Also installs ollama-openai-proxy (PyPI) into a venv in the cache, for the feature-fallback
+# test against a third-party implementation of the Ollama API (see the end of this script).
 set -euo pipefail
 
 # command -> Debian package
@@ -21,22 +23,41 @@ for cmd in "${!PKG[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "sandbox test dependencies: all present" >&2
-  exit 0
-fi
-mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-echo "sandbox test dependencies: installing ${missing[*]}" >&2
+else
+  mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
+  echo "sandbox test dependencies: installing ${missing[*]}" >&2
 
-if ! command -v apt-get >/dev/null 2>&1; then
-  echo "apt-get not found: install ${missing[*]} with your package manager" >&2
-  exit 1
-fi
-SUDO=""
-if [ "$(id -u)" -ne 0 ]; then
-  if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
-    echo "not root and no sudo: install ${missing[*]} as root" >&2
+  if ! command -v apt-get >/dev/null 2>&1; then
+    echo "apt-get not found: install ${missing[*]} with your package manager" >&2
     exit 1
   fi
+  SUDO=""
+  if [ "$(id -u)" -ne 0 ]; then
+    if command -v sudo >/dev/null 2>&1; then SUDO="sudo"; else
+      echo "not root and no sudo: install ${missing[*]} as root" >&2
+      exit 1
+    fi
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
 fi
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >&2
+
+# ollama-openai-proxy (PyPI): a third-party implementation of the Ollama API over an
+# OpenAI-compatible server, which accepts only "json" in `format`. The real-model test of the
+# feature fallback runs reagent against it over llama-server
+# (crates/reagent-cli/tests/e2e_ollama_proxy.rs). It goes into a venv in the cache. Its 0.7.0
+# wheel installs its modules at the top level of site-packages but imports them as `src.*`,
+# so `shim/src` links to site-packages and the test puts `shim` on PYTHONPATH.
+PROXY_DIR="${REAGENT_CACHE:-$HOME/.cache/reagent}/ollama-proxy"
+PROXY_VERSION="${OLLAMA_PROXY_VERSION:-0.7.0}"
+if [ -x "$PROXY_DIR/bin/python" ] && [ -e "$PROXY_DIR/shim/src/main.py" ]; then
+  echo "ollama-openai-proxy: present" >&2
+else
+  echo "ollama-openai-proxy: installing $PROXY_VERSION into $PROXY_DIR" >&2
+  python3 -m venv "$PROXY_DIR"
+  "$PROXY_DIR/bin/pip" install -q "ollama-openai-proxy==$PROXY_VERSION" >&2
+  site=$("$PROXY_DIR/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
+  mkdir -p "$PROXY_DIR/shim"
+  ln -sfn "$site" "$PROXY_DIR/shim/src"
+fi

@@ -48,6 +48,7 @@ pub fn client_options() -> ClientOptions {
             max_retries: 0,
             ..RetryPolicy::default()
         },
+        ..ClientOptions::default()
     }
 }
 

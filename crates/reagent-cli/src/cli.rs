@@ -42,9 +42,13 @@ pub(crate) struct RunArgs {
     /// Model name as the server knows it (e.g. qwen3:8b).
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// Model server: ollama, openai, anthropic or gemini.
+    /// Model server: ollama, openai, anthropic, gemini, or local (the embedded llama-server,
+    /// installed and started on demand and kept warm between runs for a few minutes).
     #[arg(long)]
     pub(crate) provider: Option<String>,
+    /// With --provider local: serve this GGUF model file instead of the embedded SmolLM2.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) model_file: Option<PathBuf>,
     /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
     #[arg(long)]
     pub(crate) host: Option<String>,

@@ -9,7 +9,6 @@
 //! Every wait is bounded: setup, server start, each model call and the whole run.
 
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
@@ -21,6 +20,7 @@ use crate::cli::RunArgs;
 use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::run_cmd;
+use crate::setup;
 
 /// The sample workspace, compiled in so an installed binary needs no checkout.
 const SAMPLE_WORKSPACE: &[(&str, &str)] = &[
@@ -194,27 +194,7 @@ async fn choose_backend(args: &DemoArgs, say: &dyn Fn(&str)) -> anyhow::Result<B
         ));
     }
     let setup_timeout = secs(args.setup_timeout.unwrap_or(3600.0), "--setup-timeout")?;
-    let quiet = args.quiet;
-    let last_percent = AtomicU32::new(u32::MAX);
-    let progress = move |line: &str| {
-        if let Some(text) = line.strip_prefix("[reagent setup] ") {
-            if !quiet {
-                eprintln!("reagent demo: {text}");
-            }
-        } else if let Some(p) = build_percent(line) {
-            // One line per 5% of the build is enough to show it moves.
-            let shown = last_percent.load(Ordering::Relaxed);
-            if !quiet
-                && (shown == u32::MAX || p >= shown.saturating_add(5) || p == 100)
-                && p != shown
-            {
-                last_percent.store(p, Ordering::Relaxed);
-                eprintln!("reagent demo: building llama-server: {p}%");
-            }
-        } else {
-            tracing::debug!(target: "reagent_demo::setup", "{line}");
-        }
-    };
+    let progress = setup::setup_progress("reagent demo", args.quiet);
     let files = ensure_installed(&locations, setup_timeout, &progress)
         .await
         .context(
@@ -269,13 +249,6 @@ fn run_args_for(args: &DemoArgs, backend: &Backend, workspace: &Path, task: &str
             ..common
         },
     }
-}
-
-/// The percentage of a CMake build progress line (`[ 42%] Building CXX object ...`).
-fn build_percent(line: &str) -> Option<u32> {
-    let rest = line.trim_start().strip_prefix('[')?;
-    let (num, _) = rest.split_once("%]")?;
-    num.trim().parse().ok()
 }
 
 fn secs(v: f64, flag: &str) -> anyhow::Result<Duration> {
@@ -371,20 +344,6 @@ mod tests {
         assert!(path.join("keeper.txt").is_file());
         drop(ws);
         assert!(!path.exists());
-    }
-
-    #[test]
-    fn cmake_progress_lines_are_read() {
-        assert_eq!(
-            build_percent("[ 42%] Building CXX object src/x.o"),
-            Some(42)
-        );
-        assert_eq!(build_percent("[100%] Built target llama-server"), Some(100));
-        assert_eq!(
-            build_percent("-- The C compiler identification is GNU"),
-            None
-        );
-        assert_eq!(build_percent("[reagent setup] building"), None);
     }
 
     #[test]

@@ -29,6 +29,8 @@ pub(crate) struct RunPlan {
     pub(crate) events_file: Option<PathBuf>,
     pub(crate) json: bool,
     pub(crate) quiet: bool,
+    /// `--provider local`: the embedded server to start before the run.
+    pub(crate) local: Option<setup::LocalPlan>,
 }
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
@@ -36,7 +38,17 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
     if args.task.trim().is_empty() {
         bail!("the task is empty: say what the agent should do, e.g. reagent run --model qwen3:8b \"fix the failing test\"");
     }
-    let model = args.model.clone().or_else(|| file.model.clone()).context(
+    let provider_name = args.provider.as_deref().or(file.provider.as_deref());
+    let local = local_plan(args, file, provider_name)?;
+    let model = args
+        .model
+        .clone()
+        .or_else(|| file.model.clone())
+        .or_else(|| {
+            let local = local.as_ref()?;
+            Some(setup::local_model_name(local.model_file.as_deref()))
+        })
+        .context(
         "no model given: pass --model NAME (e.g. --model qwen3:8b) or set `model` in reagent.toml",
     )?;
     let mut agent = AgentConfig::new(model);
@@ -112,7 +124,8 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
     }
 
     let provider = setup::provider_config(
-        args.provider.as_deref().or(file.provider.as_deref()),
+        // The embedded server speaks the OpenAI API; its address is known once it runs.
+        local.as_ref().map_or(provider_name, |_| Some("openai")),
         args.host.as_deref().or(file.host.as_deref()),
         if args.base_url.is_empty() {
             &file.base_urls
@@ -144,7 +157,26 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         events_file: args.events.clone(),
         json: args.json,
         quiet: args.quiet || args.json,
+        local,
     })
+}
+
+/// `--provider local` (with `--model-file`), or an error for `--model-file` without it.
+fn local_plan(
+    args: &RunArgs,
+    file: &FileConfig,
+    provider: Option<&str>,
+) -> anyhow::Result<Option<setup::LocalPlan>> {
+    if provider != Some("local") {
+        if args.model_file.is_some() {
+            bail!("--model-file is for --provider local (the embedded llama-server)");
+        }
+        return Ok(None);
+    }
+    Ok(Some(setup::LocalPlan {
+        model_file: args.model_file.clone(),
+        ctx_size: args.num_ctx.or(file.options.num_ctx).unwrap_or(8192),
+    }))
 }
 
 fn secs(v: f64) -> anyhow::Result<Duration> {
@@ -179,7 +211,17 @@ pub(crate) async fn execute(
 ) -> anyhow::Result<(RunResult, Arc<Progress>)> {
     let workspace = Workspace::open(&plan.workspace)
         .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
-    let provider = reagent_providers::build_provider(&plan.provider)?;
+    // Kept until the run ends: dropping it starts the kept server's idle time.
+    let warm = match &plan.local {
+        Some(local) => Some(setup::start_local(local, &plan.agent.model, plan.quiet).await?),
+        None => None,
+    };
+    let provider = match &warm {
+        Some(server) => {
+            reagent_providers::build_provider(&setup::local_provider(&plan.provider, server))?
+        }
+        None => reagent_providers::build_provider(&plan.provider)?,
+    };
     let tools = ToolRegistry::workspace_tools(&plan.tools);
     let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
     if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {

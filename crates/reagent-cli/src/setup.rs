@@ -2,9 +2,12 @@
 //! sandbox. Shared by `run`, `tool` and `demo`, so a tool runs under exactly the confinement it
 //! has inside a run.
 
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use reagent_local::{ensure_installed, Locations, ServerConfig, WarmConfig, WarmServer};
 use reagent_providers::{ProviderConfig, ProviderKind};
 use reagent_tools::ToolsConfig;
 
@@ -96,4 +99,144 @@ pub(crate) fn tools_config(
         };
     }
     Ok(tools)
+}
+
+/// `--provider local`: the embedded llama-server, kept warm between runs.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct LocalPlan {
+    /// `--model-file`: a GGUF to serve instead of the cached SmolLM2.
+    pub(crate) model_file: Option<PathBuf>,
+    /// The context size to start the server with.
+    pub(crate) ctx_size: u32,
+}
+
+/// The model name a local run uses when none is given: the `--model-file` name without
+/// `.gguf`, else the embedded SmolLM2's.
+pub(crate) fn local_model_name(model_file: Option<&Path>) -> String {
+    model_file
+        .and_then(|f| f.file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "SmolLM2-135M-Instruct".to_owned())
+}
+
+/// How long a kept local server waits for the next run: `$REAGENT_LOCAL_IDLE_SECS`, else
+/// [`reagent_local::DEFAULT_IDLE`].
+fn local_idle() -> anyhow::Result<Duration> {
+    match std::env::var("REAGENT_LOCAL_IDLE_SECS") {
+        Ok(v) if !v.trim().is_empty() => {
+            v.trim()
+                .parse::<u64>()
+                .map(Duration::from_secs)
+                .map_err(|_| {
+                    anyhow::anyhow!("REAGENT_LOCAL_IDLE_SECS: `{v}` is not a number of seconds")
+                })
+        }
+        _ => Ok(reagent_local::DEFAULT_IDLE),
+    }
+}
+
+/// Starts (or reuses) the embedded llama-server serving `model` as `plan` says, installing
+/// it first when it is missing (minutes, with progress on stderr unless `quiet`).
+pub(crate) async fn start_local(
+    plan: &LocalPlan,
+    model: &str,
+    quiet: bool,
+) -> anyhow::Result<WarmServer> {
+    let mut locations = Locations::from_env()?;
+    if let Some(file) = &plan.model_file {
+        if !file.is_file() {
+            bail!(
+                "--model-file: {} is not a file (give a GGUF model)",
+                file.display()
+            );
+        }
+        locations.model_override = Some(file.clone());
+    }
+    let progress = setup_progress("reagent", quiet);
+    let files = ensure_installed(&locations, Duration::from_secs(3600), &progress)
+        .await
+        .context("cannot set up the embedded model server (see DEVELOPERS.md)")?;
+    let config = WarmConfig {
+        server: ServerConfig {
+            ctx_size: plan.ctx_size,
+            alias: model.to_owned(),
+            ..ServerConfig::new(files)
+        },
+        run_dir: locations.cache_dir.join("run"),
+        idle: local_idle()?,
+    };
+    let server = WarmServer::acquire(&config)
+        .await
+        .context("cannot start the embedded model server")?;
+    tracing::debug!(reused = server.reused(), url = %server.base_url(), "embedded llama-server");
+    Ok(server)
+}
+
+/// The provider configuration for a local run: OpenAI-compatible, at `server`.
+pub(crate) fn local_provider(cfg: &ProviderConfig, server: &WarmServer) -> ProviderConfig {
+    ProviderConfig {
+        kind: ProviderKind::OpenAi,
+        base_urls: vec![server.openai_base_url()],
+        ..cfg.clone()
+    }
+}
+
+/// Shows the installer's progress on stderr as `who: ...` lines: its own lines, and the build
+/// every 5%; the rest goes to the debug log.
+pub(crate) fn setup_progress(who: &'static str, quiet: bool) -> impl Fn(&str) + Send + Sync {
+    let last_percent = AtomicU32::new(u32::MAX);
+    move |line: &str| {
+        if let Some(text) = line.strip_prefix("[reagent setup] ") {
+            if !quiet {
+                eprintln!("{who}: {text}");
+            }
+        } else if let Some(p) = build_percent(line) {
+            // One line per 5% of the build is enough to show it moves.
+            let shown = last_percent.load(Ordering::Relaxed);
+            if !quiet
+                && (shown == u32::MAX || p >= shown.saturating_add(5) || p == 100)
+                && p != shown
+            {
+                last_percent.store(p, Ordering::Relaxed);
+                eprintln!("{who}: building llama-server: {p}%");
+            }
+        } else {
+            tracing::debug!(target: "reagent::setup", "{line}");
+        }
+    }
+}
+
+/// The percentage of a CMake build progress line (`[ 42%] Building CXX object ...`).
+fn build_percent(line: &str) -> Option<u32> {
+    let rest = line.trim_start().strip_prefix('[')?;
+    let (num, _) = rest.split_once("%]")?;
+    num.trim().parse().ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cmake_progress_lines_are_read() {
+        assert_eq!(
+            build_percent("[ 42%] Building CXX object src/x.o"),
+            Some(42)
+        );
+        assert_eq!(build_percent("[100%] Built target llama-server"), Some(100));
+        assert_eq!(
+            build_percent("-- The C compiler identification is GNU"),
+            None
+        );
+        assert_eq!(build_percent("[reagent setup] building"), None);
+    }
+
+    #[test]
+    fn local_models_are_named_after_their_file() {
+        assert_eq!(
+            local_model_name(Some(Path::new("/m/qwen2.5-0.5b-instruct-q4_k_m.gguf"))),
+            "qwen2.5-0.5b-instruct-q4_k_m"
+        );
+        assert_eq!(local_model_name(None), "SmolLM2-135M-Instruct");
+    }
 }

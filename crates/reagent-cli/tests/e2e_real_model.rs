@@ -23,39 +23,6 @@ use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 use serde_json::Value;
 use support::*;
 
-/// Flags shared by the binary runs.
-fn run_flags(
-    workspace: &std::path::Path,
-    config: &std::path::Path,
-    events: &std::path::Path,
-) -> Vec<String> {
-    [
-        "run",
-        "--config",
-        &config.display().to_string(),
-        "--workspace",
-        &workspace.display().to_string(),
-        "--events",
-        &events.display().to_string(),
-        "--json",
-        "--read-only",
-        "--no-stream",
-        "--num-ctx",
-        "4096",
-        "--num-predict",
-        "128",
-        "--temperature",
-        "0",
-        "--seed",
-        "1",
-        "--timeout",
-        "200",
-    ]
-    .iter()
-    .map(|s| s.to_string())
-    .collect()
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_constrained_run_reads_the_file_and_accounts_for_its_time() {
     let server = start_server().await;

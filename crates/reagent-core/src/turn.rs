@@ -178,6 +178,11 @@ impl TurnSetup<'_> {
                 error,
             }),
             ChatSignal::Pool(endpoints) => events.emit(EventKind::PoolState { endpoints }),
+            ChatSignal::Fallback { detail, .. } => events.guardrail(
+                Guardrail::FeatureFallback,
+                GuardrailAction::Fallback,
+                detail,
+            ),
         };
         let response = self.provider.chat(request, &sink, self.cancel).await?;
         if live_text {

@@ -11,6 +11,9 @@
 //!   callback;
 //! - [`LocalServer::start`] starts llama-server on `127.0.0.1` on a free port with a fixed seed
 //!   and `--jinja`, waits for `/health`, and kills the process when the guard is dropped;
+//! - [`WarmServer::acquire`] keeps one llama-server running between runs (`reagent run
+//!   --provider local`): started on demand by a small keeper process, reused while its command
+//!   line is the same, stopped after [`DEFAULT_IDLE`] without a run or by [`stop_warm`];
 //! - [`probe_ollama`] asks an Ollama server which models it has, so callers can prefer it.
 //!
 //! Design decisions: the install script is compiled into the crate (`include_str!`), so the
@@ -42,9 +45,11 @@ mod locations;
 mod ollama;
 mod server;
 mod tail;
+mod warm;
 
 pub use error::LocalError;
 pub use install::{ensure_installed, install, INSTALL_SCRIPT};
 pub use locations::{Locations, ServerFiles, MODEL_FILE_NAME};
 pub use ollama::probe_ollama;
 pub use server::{LocalServer, ServerConfig};
+pub use warm::{stop_warm, WarmConfig, WarmServer, DEFAULT_IDLE};

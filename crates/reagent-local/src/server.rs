@@ -60,7 +60,7 @@ impl ServerConfig {
         }
     }
 
-    fn args(&self, port: u16) -> Vec<String> {
+    pub(crate) fn args(&self, port: u16) -> Vec<String> {
         let mut args: Vec<String> = vec![
             "-m".into(),
             self.files.model.display().to_string(),
@@ -173,13 +173,7 @@ impl LocalServer {
     }
 
     async fn wait_ready(&mut self, timeout: Duration) -> Result<(), LocalError> {
-        let client = reqwest::Client::builder()
-            .timeout(Duration::from_secs(2))
-            .build()
-            .map_err(|e| LocalError::Io {
-                context: "cannot build an HTTP client",
-                detail: e.to_string(),
-            })?;
+        let client = health_client()?;
         let url = format!("{}/health", self.base_url());
         let deadline = Instant::now() + timeout;
         loop {
@@ -191,13 +185,8 @@ impl LocalServer {
                     tail: self.output.text(),
                 });
             }
-            if let Ok(resp) = client.get(&url).send().await {
-                if resp.status().is_success() {
-                    let body: serde_json::Value = resp.json().await.unwrap_or_default();
-                    if body.get("status").and_then(|s| s.as_str()) == Some("ok") {
-                        return Ok(());
-                    }
-                }
+            if is_healthy(&client, &url).await {
+                return Ok(());
             }
             if Instant::now() >= deadline {
                 return Err(LocalError::StartTimeout {
@@ -262,8 +251,31 @@ impl Drop for LocalServer {
     }
 }
 
+/// An HTTP client for `/health` polls (2 s per request).
+pub(crate) fn health_client() -> Result<reqwest::Client, LocalError> {
+    reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()
+        .map_err(|e| LocalError::Io {
+            context: "cannot build an HTTP client",
+            detail: e.to_string(),
+        })
+}
+
+/// Whether llama-server's `/health` at `url` says `{"status": "ok"}`.
+pub(crate) async fn is_healthy(client: &reqwest::Client, url: &str) -> bool {
+    let Ok(resp) = client.get(url).send().await else {
+        return false;
+    };
+    if !resp.status().is_success() {
+        return false;
+    }
+    let body: serde_json::Value = resp.json().await.unwrap_or_default();
+    body.get("status").and_then(|s| s.as_str()) == Some("ok")
+}
+
 /// A port nobody listens on right now (the OS picks it).
-fn free_port() -> Result<u16, LocalError> {
+pub(crate) fn free_port() -> Result<u16, LocalError> {
     TcpListener::bind("127.0.0.1:0")
         .and_then(|l| l.local_addr())
         .map(|a| a.port())

@@ -175,6 +175,10 @@ pub enum Guardrail {
     ContextOverflow,
     /// Asking for the final answer failed.
     FinalAnswer,
+    /// The server refused a feature (JSON Schema, tools, think): the request stepped down.
+    FeatureFallback,
+    /// A streamed reply broke off: the text so far is kept as the partial result.
+    StreamCut,
 }
 
 impl Guardrail {
@@ -190,6 +194,8 @@ impl Guardrail {
             Guardrail::ContextWindow => "context_window",
             Guardrail::ContextOverflow => "context_overflow",
             Guardrail::FinalAnswer => "final_answer",
+            Guardrail::FeatureFallback => "feature_fallback",
+            Guardrail::StreamCut => "stream_cut",
         }
     }
 }
@@ -213,6 +219,10 @@ pub enum GuardrailAction {
     Warn,
     /// The guardrail's own step failed.
     Failed,
+    /// Stepped down to a feature the server accepts.
+    Fallback,
+    /// Kept what arrived as the partial result.
+    PartialResult,
 }
 
 impl GuardrailAction {
@@ -226,6 +236,8 @@ impl GuardrailAction {
             GuardrailAction::FinalAnswer => "final_answer",
             GuardrailAction::Warn => "warn",
             GuardrailAction::Failed => "failed",
+            GuardrailAction::Fallback => "fallback",
+            GuardrailAction::PartialResult => "partial_result",
         }
     }
 }

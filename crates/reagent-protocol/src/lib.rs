@@ -32,7 +32,7 @@ pub use event::{
 };
 pub use message::{Message, Role, ToolCall, ToolSpec};
 pub use provider::{
-    CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, FinishReason,
+    CancellationToken, Capabilities, ChatRequest, ChatResponse, ChatSignal, Feature, FinishReason,
     ModelInfo, ModelOptions, Provider, ProviderError, SignalSink, ToolChoice, Usage,
 };
 pub use wire::WireCache;

@@ -159,6 +159,49 @@ pub enum ChatSignal {
     },
     /// The state of an endpoint pool changed.
     Pool(Vec<PoolEndpointState>),
+    /// The server refused a feature of the request; this call and the rest of the run use the
+    /// next step down at that endpoint. Sent once per feature and endpoint.
+    Fallback {
+        /// The feature refused.
+        feature: Feature,
+        /// The endpoint (base URL) that refused it.
+        endpoint: String,
+        /// What the server said and what is sent instead, for the person running reagent.
+        detail: String,
+    },
+}
+
+/// A request feature a server may refuse (HTTP 400 naming it), in the order it is stepped down:
+/// a JSON Schema becomes JSON mode with the schema stated in the prompt, JSON mode becomes the
+/// prompt alone; native tools become tools described in the prompt; `think` is left out.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Feature {
+    /// The reply constrained by a JSON Schema (Ollama `format: {schema}`, OpenAI `json_schema`).
+    Schema,
+    /// The reply constrained to JSON (Ollama `format: "json"`, OpenAI `json_object`).
+    JsonMode,
+    /// Native tool calling (`tools` in the request).
+    Tools,
+    /// The `think` switch.
+    Think,
+}
+
+impl Feature {
+    /// The name used in events and messages: `schema`, `json_mode`, `tools`, `think`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Feature::Schema => "schema",
+            Feature::JsonMode => "json_mode",
+            Feature::Tools => "tools",
+            Feature::Think => "think",
+        }
+    }
+}
+
+impl std::fmt::Display for Feature {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Receives [`ChatSignal`]s as they happen.
@@ -216,6 +259,27 @@ pub enum ProviderError {
         /// What was wrong.
         detail: String,
     },
+    /// A streamed reply broke off before its end; `partial` is the visible text received so far.
+    #[error("{detail} ({} characters of the reply were received and kept)", partial.chars().count())]
+    Incomplete {
+        /// Endpoint.
+        url: String,
+        /// What went wrong (the underlying error's message).
+        detail: String,
+        /// The visible text received before the break.
+        partial: String,
+    },
+    /// The reply grew past the configured cap on its size.
+    #[error(
+        "the reply from {url} passed the cap of {limit} bytes on a reply's size and was \
+             abandoned (the cap is ClientOptions::max_reply_bytes)"
+    )]
+    ReplyTooLarge {
+        /// Endpoint.
+        url: String,
+        /// The cap, in bytes.
+        limit: usize,
+    },
     /// The run was cancelled.
     #[error("cancelled")]
     Cancelled,
@@ -235,7 +299,10 @@ impl ProviderError {
             ProviderError::Http { status: 413, .. } => ErrorKind::ContextOverflow,
             ProviderError::Http { .. } if self.is_context_overflow() => ErrorKind::ContextOverflow,
             ProviderError::Http { status, .. } if *status < 500 => ErrorKind::RefusedRequest,
-            ProviderError::Http { .. } | ProviderError::Protocol { .. } => ErrorKind::ServerError,
+            ProviderError::Http { .. }
+            | ProviderError::Protocol { .. }
+            | ProviderError::Incomplete { .. }
+            | ProviderError::ReplyTooLarge { .. } => ErrorKind::ServerError,
             ProviderError::Cancelled => ErrorKind::Cancelled,
             ProviderError::Config(_) => ErrorKind::Internal,
         }
@@ -248,8 +315,18 @@ impl ProviderError {
             ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
             ProviderError::ModelNotFound { .. }
             | ProviderError::Protocol { .. }
+            | ProviderError::Incomplete { .. }
+            | ProviderError::ReplyTooLarge { .. }
             | ProviderError::Cancelled
             | ProviderError::Config(_) => false,
+        }
+    }
+
+    /// The visible text received before a streamed reply broke off ([`ProviderError::Incomplete`]).
+    pub fn partial_text(&self) -> Option<&str> {
+        match self {
+            ProviderError::Incomplete { partial, .. } => Some(partial),
+            _ => None,
         }
     }
 

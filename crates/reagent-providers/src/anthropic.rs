@@ -35,6 +35,8 @@ pub struct AnthropicProvider {
     api_key: Option<String>,
     client: reqwest::Client,
     opts: ClientOptions,
+    /// What this endpoint refused (shared by clones).
+    refusals: std::sync::Arc<crate::fallback::Refusals>,
 }
 
 impl AnthropicProvider {
@@ -49,6 +51,7 @@ impl AnthropicProvider {
             api_key: api_key.filter(|k| !k.is_empty()),
             client: http::client()?,
             opts,
+            refusals: Default::default(),
         })
     }
 
@@ -120,9 +123,9 @@ impl AnthropicProvider {
             .await
             .map_err(|e| self.classify(&request.model, e))?;
         let (message, finish, usage) = if request.stream {
-            read_stream(resp, &url, self.opts.timeout, sink).await?
+            read_stream(resp, &url, &self.opts, sink).await?
         } else {
-            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+            let v = http::read_json(resp, &url, &self.opts, started).await?;
             parse_message(&v, &url)?
         };
         Ok(reply::response(

@@ -6,8 +6,6 @@
 //! `message_delta` (`stop_reason`, output usage), `message_stop`, `ping`, and `error`. A stream
 //! that ends before `message_stop` is a [`ProviderError::Protocol`] error, so is an `error` event.
 
-use std::time::Duration;
-
 use reagent_protocol::{FinishReason, Message, ProviderError, SignalSink, ToolCall, Usage};
 use serde_json::Value;
 
@@ -171,10 +169,10 @@ impl State {
 pub(crate) async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
 ) -> Result<(Message, FinishReason, Usage), ProviderError> {
-    let mut reader = SseReader::new(resp, url, timeout);
+    let mut reader = SseReader::new(resp, url, opts);
     let mut state = State::default();
     while let Some(ev) = reader.next().await? {
         let data = ev.data.trim();

@@ -108,6 +108,8 @@ pub struct ProviderConfig {
     pub max_retries: u32,
     /// First retry delay (doubles per retry, with jitter).
     pub retry_base_delay: Duration,
+    /// The largest reply accepted, in bytes (see [`ClientOptions::max_reply_bytes`]).
+    pub max_reply_bytes: usize,
     /// Pool settings (used with several base URLs); its `retry` is replaced by
     /// `max_retries` / `retry_base_delay`.
     pub pool: PoolConfig,
@@ -123,6 +125,7 @@ impl ProviderConfig {
             timeout: Duration::from_secs(120),
             max_retries: 3,
             retry_base_delay: Duration::from_millis(500),
+            max_reply_bytes: crate::DEFAULT_MAX_REPLY_BYTES,
             pool: PoolConfig::default(),
         }
     }
@@ -198,6 +201,7 @@ pub fn build_provider(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Provide
         let opts = ClientOptions {
             timeout: cfg.timeout,
             retry: cfg.retry(),
+            max_reply_bytes: cfg.max_reply_bytes,
         };
         let m: Arc<dyn Provider> = match cfg.kind {
             ProviderKind::Ollama => Arc::new(OllamaProvider::new(url, opts)?),
@@ -216,6 +220,7 @@ pub fn build_provider(cfg: &ProviderConfig) -> Result<Arc<dyn Provider>, Provide
             max_retries: 0,
             ..RetryPolicy::default()
         },
+        max_reply_bytes: cfg.max_reply_bytes,
     };
     let members = urls
         .iter()

@@ -11,7 +11,7 @@
 //! without a `finishReason` is a [`ProviderError::Protocol`] error.
 
 use std::borrow::Borrow;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use reagent_protocol::{
     Capabilities, ChatRequest, ChatResponse, FinishReason, Message, ModelInfo, ProviderError, Role,
@@ -19,6 +19,7 @@ use reagent_protocol::{
 };
 use serde_json::{json, Map, Value};
 
+use crate::fallback;
 use crate::http::{self, ClientOptions};
 use crate::reply::{self, assistant, short};
 use crate::sse::SseReader;
@@ -33,6 +34,8 @@ pub struct GeminiProvider {
     api_key: Option<String>,
     client: reqwest::Client,
     opts: ClientOptions,
+    /// What this endpoint refused (shared by clones).
+    refusals: std::sync::Arc<crate::fallback::Refusals>,
 }
 
 impl GeminiProvider {
@@ -47,6 +50,7 @@ impl GeminiProvider {
             api_key: api_key.filter(|k| !k.is_empty()),
             client: http::client()?,
             opts,
+            refusals: Default::default(),
         })
     }
 
@@ -99,7 +103,7 @@ impl GeminiProvider {
         let started = Instant::now();
         let url = self.model_url(model);
         let resp = self.get(&url).await.map_err(|e| self.classify(model, e))?;
-        let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+        let v = http::read_json(resp, &url, &self.opts, started).await?;
         Ok(ModelInfo {
             context_length: v
                 .get("inputTokenLimit")
@@ -133,9 +137,9 @@ impl GeminiProvider {
             .map_err(|e| self.classify(&request.model, e))?;
         let mut acc = Accumulator::default();
         if request.stream {
-            read_stream(resp, &url, self.opts.timeout, sink, &mut acc).await?;
+            read_stream(resp, &url, &self.opts, sink, &mut acc).await?;
         } else {
-            let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+            let v = http::read_json(resp, &url, &self.opts, started).await?;
             acc.chunk(&v, &url, None)?;
         }
         let (message, finish, usage) = acc.finish(&url)?;
@@ -192,7 +196,10 @@ pub(crate) fn request_body(request: &ChatRequest) -> Value {
     }
     if let Some(schema) = &request.response_schema {
         gen.insert("responseMimeType".into(), json!("application/json"));
-        gen.insert("responseJsonSchema".into(), schema.clone());
+        // JSON mode (a refused schema stepped down) is the MIME type alone.
+        if !fallback::is_json_mode(schema) {
+            gen.insert("responseJsonSchema".into(), schema.clone());
+        }
     }
     match o.think {
         Some(true) => {
@@ -367,11 +374,11 @@ impl Accumulator {
 async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
     acc: &mut Accumulator,
 ) -> Result<(), ProviderError> {
-    let mut reader = SseReader::new(resp, url, timeout);
+    let mut reader = SseReader::new(resp, url, opts);
     while let Some(ev) = reader.next().await? {
         let data = ev.data.trim();
         if data.is_empty() {

@@ -22,13 +22,21 @@ pub struct ClientOptions {
     pub timeout: Duration,
     /// Retries on connection errors, timeouts, 429 and 5xx.
     pub retry: RetryPolicy,
+    /// The largest reply body accepted, in bytes ([`DEFAULT_MAX_REPLY_BYTES`] by default): a
+    /// reply that grows past it ends the call with [`ProviderError::ReplyTooLarge`] instead of
+    /// growing the agent's memory without bound.
+    pub max_reply_bytes: usize,
 }
+
+/// The default cap on a reply's size: 8 MiB, hundreds of times a long real reply.
+pub const DEFAULT_MAX_REPLY_BYTES: usize = 8 << 20;
 
 impl Default for ClientOptions {
     fn default() -> Self {
         ClientOptions {
             timeout: Duration::from_secs(120),
             retry: RetryPolicy::default(),
+            max_reply_bytes: DEFAULT_MAX_REPLY_BYTES,
         }
     }
 }
@@ -223,21 +231,50 @@ pub(crate) fn cut_error(url: &str, e: &reqwest::Error) -> ProviderError {
     }
 }
 
-/// The whole body of a non-streamed reply, within what is left of `timeout` since `started`.
+/// The error for a reply past the cap.
+fn too_large(url: &str, limit: usize) -> ProviderError {
+    ProviderError::ReplyTooLarge {
+        url: url.to_owned(),
+        limit,
+    }
+}
+
+/// The whole body of a non-streamed reply, within what is left of the timeout since `started`
+/// and within the cap on a reply's size.
 pub(crate) async fn read_body(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &ClientOptions,
     started: Instant,
 ) -> Result<Bytes, ProviderError> {
-    let left = timeout.saturating_sub(started.elapsed());
-    match tokio::time::timeout(left, resp.bytes()).await {
+    let limit = opts.max_reply_bytes;
+    if resp.content_length().is_some_and(|n| n > limit as u64) {
+        return Err(too_large(url, limit));
+    }
+    let left = opts.timeout.saturating_sub(started.elapsed());
+    let mut body = BodyStream::new(resp, url, opts);
+    let read = async {
+        // Most bodies come in one piece: that piece is the body, without a copy.
+        let Some(first) = body.next().await? else {
+            return Ok(Bytes::new());
+        };
+        let Some(second) = body.next().await? else {
+            return Ok(first);
+        };
+        let mut all = Vec::with_capacity(first.len() + second.len());
+        all.extend_from_slice(&first);
+        all.extend_from_slice(&second);
+        while let Some(piece) = body.next().await? {
+            all.extend_from_slice(&piece);
+        }
+        Ok(Bytes::from(all))
+    };
+    match tokio::time::timeout(left, read).await {
         Err(_) => Err(ProviderError::Timeout {
             url: url.to_owned(),
-            after: timeout,
+            after: opts.timeout,
         }),
-        Ok(Err(e)) => Err(cut_error(url, &e)),
-        Ok(Ok(b)) => Ok(b),
+        Ok(result) => result,
     }
 }
 
@@ -259,27 +296,33 @@ pub(crate) fn parse_json(bytes: &[u8], url: &str) -> Result<Value, ProviderError
 pub(crate) async fn read_json(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &ClientOptions,
     started: Instant,
 ) -> Result<Value, ProviderError> {
-    let bytes = read_body(resp, url, timeout, started).await?;
+    let bytes = read_body(resp, url, opts, started).await?;
     parse_json(&bytes, url)
 }
 
-/// A streamed body read piece by piece, each piece within the idle timeout.
+/// A streamed body read piece by piece, each piece within the idle timeout, all of it within
+/// the cap on a reply's size.
 pub(crate) struct BodyStream {
     inner: BoxStream<'static, reqwest::Result<Bytes>>,
     url: String,
     timeout: Duration,
+    limit: usize,
+    /// Bytes still allowed under the cap.
+    left: usize,
 }
 
 impl BodyStream {
     /// Wraps a response's body.
-    pub(crate) fn new(resp: reqwest::Response, url: &str, timeout: Duration) -> Self {
+    pub(crate) fn new(resp: reqwest::Response, url: &str, opts: &ClientOptions) -> Self {
         BodyStream {
             inner: resp.bytes_stream().boxed(),
             url: url.to_owned(),
-            timeout,
+            timeout: opts.timeout,
+            limit: opts.max_reply_bytes,
+            left: opts.max_reply_bytes,
         }
     }
 
@@ -292,7 +335,13 @@ impl BodyStream {
             }),
             Ok(None) => Ok(None),
             Ok(Some(Err(e))) => Err(cut_error(&self.url, &e)),
-            Ok(Some(Ok(b))) => Ok(Some(b)),
+            Ok(Some(Ok(b))) => match self.left.checked_sub(b.len()) {
+                Some(left) => {
+                    self.left = left;
+                    Ok(Some(b))
+                }
+                None => Err(too_large(&self.url, self.limit)),
+            },
         }
     }
 }

@@ -41,6 +41,7 @@
 pub mod anthropic;
 mod anthropic_stream;
 mod config;
+mod fallback;
 pub mod gemini;
 mod http;
 pub mod ollama;
@@ -56,5 +57,5 @@ mod sse;
 mod wire;
 
 pub use config::{build_provider, ProviderConfig, ProviderKind};
-pub use http::ClientOptions;
+pub use http::{ClientOptions, DEFAULT_MAX_REPLY_BYTES};
 pub use retry::RetryPolicy;

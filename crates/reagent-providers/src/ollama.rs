@@ -2,7 +2,8 @@
 //!
 //! Wire details handled here: tools as `{"type":"function","function":{..}}`, tool results as
 //! `{"role":"tool","content":..,"tool_name":..}`, generation options under `options`,
-//! `keep_alive` and `think` at the top level, `format` = the response JSON Schema. Streamed tool
+//! `keep_alive` and `think` at the top level, `format` = the response JSON Schema (`"json"` for
+//! JSON mode). Streamed tool
 //! calls may arrive in any chunk; `thinking` becomes the message's reasoning. `<think>` blocks in
 //! content are left alone (the loop's parser handles them). Ollama has no `tool_choice`: with
 //! [`ToolChoice::None`] the tools are simply not sent, and [`ToolChoice::Required`] cannot be
@@ -18,6 +19,7 @@ use reagent_protocol::{
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::fallback;
 use crate::http::{self, ClientOptions};
 use crate::ollama_reply::{read_stream, Accumulator};
 use crate::wire;
@@ -25,8 +27,9 @@ use crate::wire;
 /// Where Ollama listens by default.
 pub const DEFAULT_OLLAMA_HOST: &str = "http://127.0.0.1:11434";
 
-const HINT: &str =
-    "Is Ollama running? Start it with `ollama serve` (or set OLLAMA_HOST / --base-url).";
+const HINT: &str = "Is Ollama running? Start it with `ollama serve` (or set OLLAMA_HOST / \
+     --base-url), or use the embedded model server: `reagent run --provider local` (installed \
+     and started on demand).";
 
 /// `$OLLAMA_HOST` normalized by [`normalize_ollama_host`], else [`DEFAULT_OLLAMA_HOST`].
 pub fn default_ollama_host() -> String {
@@ -110,6 +113,8 @@ pub struct OllamaProvider {
     show_url: reqwest::Url,
     client: reqwest::Client,
     opts: ClientOptions,
+    /// What this endpoint refused (shared by clones).
+    refusals: std::sync::Arc<crate::fallback::Refusals>,
 }
 
 impl OllamaProvider {
@@ -123,6 +128,7 @@ impl OllamaProvider {
             base,
             client: http::client()?,
             opts,
+            refusals: Default::default(),
         })
     }
 
@@ -169,7 +175,7 @@ impl OllamaProvider {
         wire::push_json(&mut body, &json!({ "model": model }));
         let resp = self.post(&self.show_url, model, body).await?;
         let url = self.show_url.as_str();
-        let v = http::read_json(resp, url, self.opts.timeout, started).await?;
+        let v = http::read_json(resp, url, &self.opts, started).await?;
         Ok(parse_show(&v))
     }
 
@@ -184,9 +190,9 @@ impl OllamaProvider {
         let url = self.chat_url.as_str();
         let mut acc = Accumulator::default();
         if request.stream {
-            read_stream(resp, url, self.opts.timeout, sink, &mut acc).await?;
+            read_stream(resp, url, &self.opts, sink, &mut acc).await?;
         } else {
-            let raw = http::read_body(resp, url, self.opts.timeout, started).await?;
+            let raw = http::read_body(resp, url, &self.opts, started).await?;
             acc.take(&raw, url, None, |raw| http::parse_json(raw, url))?;
         }
         acc.finish(url, started, &self.base)
@@ -258,7 +264,11 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
         body.insert("think".into(), json!(t));
     }
     if let Some(schema) = &request.response_schema {
-        body.insert("format".into(), schema.clone());
+        let format = match fallback::is_json_mode(schema) {
+            true => json!("json"),
+            false => schema.clone(),
+        };
+        body.insert("format".into(), format);
     }
     let with_tools = !request.tools.is_empty() && request.tool_choice != ToolChoice::None;
     wire::chat_body(request, "ollama", encode_message, with_tools, &body)

@@ -156,8 +156,9 @@ impl Accumulator {
     }
 
     /// Takes one chunk (or the whole non-streamed reply) read leniently from a `Value`:
-    /// fields of unexpected types are skipped, an `error` or a chunk without `message` that
-    /// is not the final one is a protocol error. Streamed text goes to `sink`.
+    /// fields of unexpected types are skipped, an `error` or a chunk without `message` (or
+    /// `/api/generate`'s `response`) that is not the final one is a protocol error. Streamed
+    /// text goes to `sink`.
     pub(crate) fn chunk(
         &mut self,
         v: &Value,
@@ -166,14 +167,20 @@ impl Accumulator {
     ) -> Result<(), ProviderError> {
         reply::check_reported_error(v, url)?;
         let Some(msg) = v.get("message").filter(|m| m.is_object()) else {
+            // Some implementations of the API (ollama-openai-proxy 0.7) stream `/api/chat` in
+            // `/api/generate`'s shape: the text in `response` (null in the first chunk).
+            if let Some(response) = v.get("response").filter(|r| r.is_string() || r.is_null()) {
+                self.text(None, response.as_str(), sink);
+            } else if v.get("done").and_then(Value::as_bool) != Some(true) {
+                return Err(ProviderError::Protocol {
+                    url: url.to_owned(),
+                    detail: format!("a chunk without `message`: {}", short(v)),
+                });
+            }
             if v.get("done").and_then(Value::as_bool) == Some(true) {
                 self.done = Some(Done::from_value(v));
-                return Ok(());
             }
-            return Err(ProviderError::Protocol {
-                url: url.to_owned(),
-                detail: format!("a chunk without `message`: {}", short(v)),
-            });
+            return Ok(());
         };
         let text = |k: &str| msg.get(k).and_then(Value::as_str);
         self.text(text("thinking"), text("content"), sink);
@@ -263,11 +270,11 @@ impl Accumulator {
 pub(crate) async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: std::time::Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
     acc: &mut Accumulator,
 ) -> Result<(), ProviderError> {
-    let mut body = BodyStream::new(resp, url, timeout);
+    let mut body = BodyStream::new(resp, url, opts);
     let mut lines = LineBuffer::default();
     let handle = |line: &str, acc: &mut Accumulator| -> Result<(), ProviderError> {
         if line.trim().is_empty() {
@@ -329,5 +336,40 @@ mod tests {
             );
             assert_eq!(fast.content, lenient.content, "{raw}");
         }
+    }
+
+    /// ollama-openai-proxy 0.7.0 over llama-server, as it streamed `/api/chat` (verbatim).
+    #[test]
+    fn chat_streamed_in_the_generate_shape_is_read() {
+        let lines = [
+            r#"{"model": "smol", "created_at": "2026-11-23T20:36:04.686702Z", "response": null, "done": false}"#,
+            r#"{"model": "smol", "created_at": "2026-11-23T20:36:04.686809Z", "response": "Sorry", "done": false}"#,
+            r#"{"model": "smol", "created_at": "2026-11-23T20:36:05.007348Z", "response": " about", "done": false}"#,
+            r#"{"model": "smol", "created_at": "2026-11-23T20:36:08.324042Z", "response": "", "done": true, "done_reason": "length"}"#,
+        ];
+        let mut acc = Accumulator::default();
+        let streamed = std::sync::Mutex::new(String::new());
+        let sink = |s: reagent_protocol::ChatSignal| {
+            if let reagent_protocol::ChatSignal::Content(c) = s {
+                streamed.lock().unwrap().push_str(&c);
+            }
+        };
+        for line in lines {
+            acc.take(line.as_bytes(), "u", Some(&sink), |raw| {
+                serde_json::from_slice(raw).map_err(|e| ProviderError::Protocol {
+                    url: "u".into(),
+                    detail: e.to_string(),
+                })
+            })
+            .unwrap();
+        }
+        assert_eq!(streamed.into_inner().unwrap(), "Sorry about");
+        let r = acc.finish("u", Instant::now(), "e").unwrap();
+        assert_eq!(r.message.content, "Sorry about");
+        assert_eq!(r.finish, FinishReason::Length);
+        // Neither `message` nor `response`, and not the last chunk: malformed.
+        let mut acc = Accumulator::default();
+        let v = serde_json::json!({"model": "m", "done": false});
+        assert!(acc.chunk(&v, "u", None).is_err());
     }
 }

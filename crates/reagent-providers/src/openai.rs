@@ -20,6 +20,7 @@ use reagent_protocol::{
 use serde::Serialize;
 use serde_json::{json, Map, Value};
 
+use crate::fallback;
 use crate::http::{self, ClientOptions};
 use crate::openai_stream::read_stream;
 use crate::reply::{self, assistant, short};
@@ -35,6 +36,8 @@ pub struct OpenAiProvider {
     api_key: Option<String>,
     client: reqwest::Client,
     opts: ClientOptions,
+    /// What this endpoint refused (shared by clones).
+    refusals: std::sync::Arc<crate::fallback::Refusals>,
 }
 
 impl OpenAiProvider {
@@ -51,6 +54,7 @@ impl OpenAiProvider {
             api_key: api_key.filter(|k| !k.is_empty()),
             client: http::client()?,
             opts,
+            refusals: Default::default(),
         })
     }
 
@@ -94,7 +98,7 @@ impl OpenAiProvider {
         if !resp.status().is_success() {
             return Err(http::http_error(&url, resp).await);
         }
-        let v = http::read_json(resp, &url, self.opts.timeout, started).await?;
+        let v = http::read_json(resp, &url, &self.opts, started).await?;
         Ok(parse_props(&v))
     }
 
@@ -115,9 +119,9 @@ impl OpenAiProvider {
             .await
             .map_err(|e| self.classify(&request.model, e))?;
         let (message, finish, usage) = if request.stream {
-            read_stream(resp, url, self.opts.timeout, sink).await?
+            read_stream(resp, url, &self.opts, sink).await?
         } else {
-            let v = http::read_json(resp, url, self.opts.timeout, started).await?;
+            let v = http::read_json(resp, url, &self.opts, started).await?;
             parse_completion(&v, url)?
         };
         Ok(reply::response(
@@ -192,11 +196,12 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
         body.insert("seed".into(), json!(s));
     }
     if let Some(schema) = &request.response_schema {
-        body.insert(
-            "response_format".into(),
-            json!({"type": "json_schema",
+        let format = match fallback::is_json_mode(schema) {
+            true => json!({"type": "json_object"}),
+            false => json!({"type": "json_schema",
                    "json_schema": {"name": "response", "schema": schema, "strict": true}}),
-        );
+        };
+        body.insert("response_format".into(), format);
     }
     body.insert("stream".into(), json!(request.stream));
     if request.stream {

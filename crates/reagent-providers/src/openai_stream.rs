@@ -6,8 +6,6 @@
 //! as a whole JSON object. Empty deltas are fine. A stream that breaks off before `[DONE]` or a
 //! `finish_reason` is a [`ProviderError::Protocol`] error, as is a `data:` line that is not JSON.
 
-use std::time::Duration;
-
 use reagent_protocol::{FinishReason, Message, ProviderError, SignalSink, ToolCall, Usage};
 use serde_json::Value;
 
@@ -161,10 +159,10 @@ impl StreamState {
 pub(crate) async fn read_stream(
     resp: reqwest::Response,
     url: &str,
-    timeout: Duration,
+    opts: &crate::http::ClientOptions,
     sink: SignalSink<'_>,
 ) -> Result<(Message, FinishReason, Usage), ProviderError> {
-    let mut reader = SseReader::new(resp, url, timeout);
+    let mut reader = SseReader::new(resp, url, opts);
     let mut state = StreamState::default();
     let mut done = false;
     while let Some(ev) = reader.next().await? {

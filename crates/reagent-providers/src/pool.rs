@@ -119,9 +119,12 @@ fn fails_over(e: &ProviderError) -> bool {
         ProviderError::Unreachable { .. }
         | ProviderError::Timeout { .. }
         | ProviderError::Protocol { .. }
+        | ProviderError::Incomplete { .. }
         | ProviderError::ModelNotFound { .. } => true,
         ProviderError::Http { status, .. } => *status == 429 || *status >= 500,
-        ProviderError::Cancelled | ProviderError::Config(_) => false,
+        ProviderError::Cancelled
+        | ProviderError::Config(_)
+        | ProviderError::ReplyTooLarge { .. } => false,
         // ProviderError is non_exhaustive: unknown kinds are not retried.
         _ => false,
     }

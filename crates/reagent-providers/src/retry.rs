@@ -99,9 +99,10 @@ where
     }
 }
 
-/// Implements [`reagent_protocol::Provider`] for an HTTP backend with a `opts: ClientOptions`
-/// field, an `attempt(request, sink)` method (one try of a chat call) and a model-info method
-/// (one try): retries with backoff for both, cancellation for chat. Every backend is the same
+/// Implements [`reagent_protocol::Provider`] for an HTTP backend with `opts: ClientOptions`,
+/// `base: String` and `refusals: Arc<Refusals>` fields, an `attempt(request, sink)` method (one try of a chat call) and a model-info method
+/// (one try): retries with backoff for both, cancellation, feature fallback and partial
+/// replies for chat. Every backend is the same
 /// here, so this is the one place it is written.
 macro_rules! retrying_provider {
     ($backend:ty, $name:literal, $model_info:ident) => {
@@ -131,10 +132,29 @@ macro_rules! retrying_provider {
                 sink: reagent_protocol::SignalSink<'_>,
                 cancel: &reagent_protocol::CancellationToken,
             ) -> Result<reagent_protocol::ChatResponse, reagent_protocol::ProviderError> {
-                $crate::retry::with_retries(&self.opts.retry, sink, cancel, || {
-                    $crate::retry::cancellable(cancel, self.attempt(request, sink))
-                })
-                .await
+                // A feature the server refuses is stepped down and the request sent again
+                // (`fallback.rs`); the text of a reply that breaks off is kept in the error.
+                let partial = $crate::fallback::Partial::default();
+                let observing = |signal: reagent_protocol::ChatSignal| {
+                    partial.observe(&signal);
+                    sink(signal)
+                };
+                let sink: reagent_protocol::SignalSink<'_> = &observing;
+                let mut sent = self.refusals.adapt(request);
+                loop {
+                    let result =
+                        $crate::retry::with_retries(&self.opts.retry, sink, cancel, || {
+                            $crate::retry::cancellable(cancel, self.attempt(&sent, sink))
+                        })
+                        .await;
+                    match result {
+                        Err(e) if self.refusals.step_down(&e, &sent, &self.base, sink) => {
+                            sent = self.refusals.adapt(request);
+                        }
+                        Err(e) => return Err(partial.keep(e)),
+                        Ok(response) => return Ok(response),
+                    }
+                }
             }
         }
     };

@@ -3,8 +3,6 @@
 //! dispatches the event; `:` lines are comments; a field's single leading space is dropped.
 //! An event left without its blank line when the stream ends is discarded, as the spec says.
 
-use std::time::Duration;
-
 use reagent_protocol::ProviderError;
 
 use crate::http::BodyStream;
@@ -110,9 +108,13 @@ pub(crate) struct SseReader {
 
 impl SseReader {
     /// Wraps a streamed response.
-    pub(crate) fn new(resp: reqwest::Response, url: &str, timeout: Duration) -> Self {
+    pub(crate) fn new(
+        resp: reqwest::Response,
+        url: &str,
+        opts: &crate::http::ClientOptions,
+    ) -> Self {
         SseReader {
-            body: BodyStream::new(resp, url, timeout),
+            body: BodyStream::new(resp, url, opts),
             parser: SseParser::default(),
             pending: Default::default(),
         }

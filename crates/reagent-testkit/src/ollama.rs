@@ -63,6 +63,9 @@ fn chat(state: &State, req: &RecordedRequest, model: &str) -> Routed {
     if state.find_model(model).is_none() {
         return routed(not_found(model), Default::default());
     }
+    if let Some(refusal) = refused_format(state, req) {
+        return routed(refusal, Default::default());
+    }
     let turn = match state.next_turn() {
         Ok(t) => t,
         Err(msg) => {
@@ -101,6 +104,83 @@ fn chat(state: &State, req: &RecordedRequest, model: &str) -> Routed {
         a
     };
     routed(answer, turn.delay)
+}
+
+/// With [`crate::ScriptBuilder::only_json_format`], a `format` other than `"json"` refused
+/// the way `ollama-openai-proxy` 0.7.0 refuses it: FastAPI's `{"detail": ...}` wording
+/// pydantic's `literal_error`, the input quoted as Python's `repr`, shortened as pydantic does.
+fn refused_format(state: &State, req: &RecordedRequest) -> Option<Answer> {
+    let format = req.body.get("format")?;
+    if !state.script.only_json_format || format.is_null() || format.as_str() == Some("json") {
+        return None;
+    }
+    let input = python_repr(format);
+    let chars: Vec<char> = input.chars().collect();
+    let input = if chars.len() > 50 {
+        let head: String = chars[..25].iter().collect();
+        let tail: String = chars[chars.len() - 24..].iter().collect();
+        format!("{head}...{tail}")
+    } else {
+        input
+    };
+    let input_type = match format {
+        Value::Object(_) => "dict",
+        Value::Array(_) => "list",
+        Value::String(_) => "str",
+        Value::Bool(_) => "bool",
+        Value::Number(n) if n.is_f64() => "float",
+        _ => "int",
+    };
+    let detail = format!(
+        "Invalid request body: 1 validation error for OllamaChatRequest\nformat\n  Input should be \
+         'json' [type=literal_error, input_value={input}, input_type={input_type}]\n    For further \
+         information visit https://errors.pydantic.dev/2.14/v/literal_error"
+    );
+    Some(Answer::json(400, &json!({ "detail": detail })))
+}
+
+/// A JSON value as Python's `repr` of its `json.loads` form.
+fn python_repr(v: &Value) -> String {
+    match v {
+        Value::Null => "None".to_owned(),
+        Value::Bool(true) => "True".to_owned(),
+        Value::Bool(false) => "False".to_owned(),
+        Value::Number(n) => n.to_string(),
+        Value::String(s) => {
+            let quote = if s.contains('\'') && !s.contains('"') {
+                '"'
+            } else {
+                '\''
+            };
+            let mut out = String::from(quote);
+            for c in s.chars() {
+                match c {
+                    '\\' => out.push_str("\\\\"),
+                    '\n' => out.push_str("\\n"),
+                    '\r' => out.push_str("\\r"),
+                    '\t' => out.push_str("\\t"),
+                    c if c == quote => {
+                        out.push('\\');
+                        out.push(c);
+                    }
+                    c => out.push(c),
+                }
+            }
+            out.push(quote);
+            out
+        }
+        Value::Array(items) => {
+            let items: Vec<String> = items.iter().map(python_repr).collect();
+            format!("[{}]", items.join(", "))
+        }
+        Value::Object(map) => {
+            let items: Vec<String> = map
+                .iter()
+                .map(|(k, v)| format!("{}: {}", python_repr(&json!(k)), python_repr(v)))
+                .collect();
+            format!("{{{}}}", items.join(", "))
+        }
+    }
 }
 
 fn message(content: &str, thinking: Option<&str>) -> Map<String, Value> {

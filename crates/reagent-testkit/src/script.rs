@@ -318,6 +318,7 @@ impl ModelSpec {
 pub struct ScriptBuilder {
     pub(crate) turns: Vec<Turn>,
     pub(crate) models: Vec<ModelSpec>,
+    pub(crate) only_json_format: bool,
 }
 
 impl ScriptBuilder {
@@ -335,6 +336,15 @@ impl ScriptBuilder {
     /// Appends several turns.
     pub fn turns(mut self, turns: impl IntoIterator<Item = Turn>) -> Self {
         self.turns.extend(turns);
+        self
+    }
+
+    /// Ollama wire: behave like the third-party implementations of the Ollama API that accept
+    /// only `"json"` in `format` (the `ollama-openai-proxy` package; older Ollama releases
+    /// refuse alike): a chat request whose `format` is anything else (a JSON Schema) gets
+    /// HTTP 400 with that proxy's exact body, and uses no turn.
+    pub fn only_json_format(mut self) -> Self {
+        self.only_json_format = true;
         self
     }
 

@@ -84,10 +84,16 @@ pub(crate) fn config_file(dir: &Path, toml: &str) -> PathBuf {
 /// Run the `reagent` binary with `args` in `cwd` (HOME pointed there too), killed and failed
 /// after [`RUN_LIMIT`].
 pub(crate) async fn reagent(args: &[String], cwd: &Path) -> Output {
+    reagent_with_env(args, cwd, &[]).await
+}
+
+/// [`reagent`] with more environment variables.
+pub(crate) async fn reagent_with_env(args: &[String], cwd: &Path, env: &[(&str, &str)]) -> Output {
     let child = tokio::process::Command::new(env!("CARGO_BIN_EXE_reagent"))
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)
+        .envs(env.iter().copied())
         .env_remove("OLLAMA_HOST")
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
@@ -185,4 +191,33 @@ impl Provider for Recording {
         self.requests.lock().unwrap().push(request.clone());
         self.inner.chat(request, sink, cancel).await
     }
+}
+
+/// Flags shared by the binary runs.
+pub(crate) fn run_flags(workspace: &Path, config: &Path, events: &Path) -> Vec<String> {
+    [
+        "run",
+        "--config",
+        &config.display().to_string(),
+        "--workspace",
+        &workspace.display().to_string(),
+        "--events",
+        &events.display().to_string(),
+        "--json",
+        "--read-only",
+        "--no-stream",
+        "--num-ctx",
+        "4096",
+        "--num-predict",
+        "128",
+        "--temperature",
+        "0",
+        "--seed",
+        "1",
+        "--timeout",
+        "200",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect()
 }

@@ -129,6 +129,7 @@ impl Session {
             run.overflow_retried = true;
             return Continue(());
         }
+        run.keep_partial(error, events);
         Break(Ending::failed(error, run.last_text.clone()))
     }
 
@@ -278,6 +279,23 @@ impl Session {
 }
 
 impl RunState {
+    /// A reply that broke off mid-stream: what it said so far becomes the last assistant text
+    /// (and so the run's answer), and a `stream_cut` guardrail event says so.
+    fn keep_partial(&mut self, error: &ProviderError, events: &EventSink) {
+        let Some(partial) = error.partial_text().filter(|p| !p.trim().is_empty()) else {
+            return;
+        };
+        events.guardrail(
+            Guardrail::StreamCut,
+            GuardrailAction::PartialResult,
+            format!(
+                "the reply broke off after {} characters; they are kept as the partial result",
+                partial.chars().count()
+            ),
+        );
+        self.last_text = partial.to_owned();
+    }
+
     fn account(&mut self, turn: &Turn) {
         self.prompt_tokens += turn.usage.prompt_tokens;
         self.completion_tokens += turn.usage.completion_tokens;

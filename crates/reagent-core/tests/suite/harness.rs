@@ -52,6 +52,7 @@ pub(crate) fn client(timeout: Duration) -> ClientOptions {
             max_retries: 0,
             ..RetryPolicy::default()
         },
+        ..ClientOptions::default()
     }
 }
 

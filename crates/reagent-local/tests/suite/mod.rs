@@ -3,6 +3,7 @@
 mod install;
 mod ollama;
 mod server;
+mod warm;
 
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};

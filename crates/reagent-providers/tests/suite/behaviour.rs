@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reagent_protocol::{CancellationToken, Provider, ProviderError};
+use reagent_protocol::{CancellationToken, ChatSignal, Feature, Provider, ProviderError};
 use reagent_providers::{build_provider, ProviderConfig, ProviderKind};
 use reagent_testkit::{ScriptBuilder, ScriptedServer, Turn, Wire};
 
@@ -251,5 +251,147 @@ async fn a_full_tool_round_trip_keeps_the_request_invariants() {
             .unwrap();
         assert_eq!(second.message.content, "done");
         assert_eq!(s.invariant_violations(), Vec::<String>::new(), "{wire:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_stream_that_breaks_off_keeps_the_text_received() {
+    for (wire, kind) in WIRES {
+        let turns = vec![Turn::text("Hello there, world")
+            .with_chunk_chars(3)
+            .with_cut_after(5)];
+        let (_s, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+        let signals = Signals::default();
+        let err = p
+            .chat(
+                &request("m", true),
+                &signals.sink(),
+                &CancellationToken::new(),
+            )
+            .await
+            .unwrap_err();
+        let streamed = signals.text().0;
+        assert!(
+            !streamed.is_empty(),
+            "{wire:?}: nothing streamed before the cut"
+        );
+        assert!(
+            "Hello there, world".starts_with(&streamed) && streamed.len() < 18,
+            "{wire:?}: {streamed:?}"
+        );
+        assert!(
+            matches!(&err, ProviderError::Incomplete { partial, .. } if *partial == streamed),
+            "{wire:?}: {err:?}"
+        );
+        assert!(
+            err.to_string().contains(&format!(
+                "{} characters of the reply were received and kept",
+                streamed.len()
+            )),
+            "{wire:?}: {err}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_reply_past_the_cap_ends_the_call_with_an_error_naming_the_cap() {
+    const LIMIT: usize = 4096;
+    for (wire, kind) in WIRES {
+        for stream in [false, true] {
+            let big = "x".repeat(3 * LIMIT);
+            let turns = vec![
+                Turn::text("small").with_chunk_chars(2),
+                Turn::text(big).with_chunk_chars(512),
+            ];
+            let server = ScriptedServer::start(wire, ScriptBuilder::new().turns(turns))
+                .await
+                .unwrap();
+            let mut cfg = config(kind, server.base_url(), Duration::from_secs(10));
+            cfg.max_reply_bytes = LIMIT;
+            let p = build_provider(&cfg).unwrap();
+            let cancel = CancellationToken::new();
+            let ok = p.chat(&request("m", stream), &|_| {}, &cancel).await;
+            assert_eq!(
+                ok.map(|r| r.message.content).ok().as_deref(),
+                Some("small"),
+                "{wire:?}"
+            );
+            let signals = Signals::default();
+            let err = p
+                .chat(&request("m", stream), &signals.sink(), &cancel)
+                .await
+                .unwrap_err();
+            assert!(
+                matches!(err, ProviderError::ReplyTooLarge { limit: LIMIT, .. }),
+                "{wire:?} stream={stream}: {err:?}"
+            );
+            assert!(err.to_string().contains("cap of 4096 bytes"), "{err}");
+            assert!(signals.text().0.len() <= LIMIT, "{wire:?}");
+            assert!(signals.retries().is_empty(), "{wire:?}: not retried");
+        }
+    }
+}
+
+#[tokio::test]
+async fn a_refused_schema_is_sent_again_in_each_wires_json_mode() {
+    let wires = [
+        (Wire::Ollama, ProviderKind::Ollama),
+        (Wire::OpenAi, ProviderKind::OpenAi),
+        (Wire::Gemini, ProviderKind::Gemini),
+    ];
+    for (wire, kind) in wires {
+        let turns = vec![
+            Turn::error(400, "response format json_schema is not supported"),
+            Turn::text("{\"final_answer\": \"ok\"}"),
+            Turn::text("{\"final_answer\": \"again\"}"),
+        ];
+        let (server, p) = start(wire, kind, turns, Duration::from_secs(10)).await;
+        let mut req = request("m", false);
+        req.tools = Default::default();
+        req.response_schema = Some(serde_json::json!({
+            "type": "object", "required": ["final_answer"],
+            "properties": {"final_answer": {"type": "string"}}
+        }));
+        let signals = Signals::default();
+        let cancel = CancellationToken::new();
+        for want in [
+            "{\"final_answer\": \"ok\"}",
+            "{\"final_answer\": \"again\"}",
+        ] {
+            let r = p.chat(&req, &signals.sink(), &cancel).await.unwrap();
+            assert_eq!(r.message.content, want, "{wire:?}");
+        }
+        let fallbacks: Vec<_> = signals
+            .all()
+            .into_iter()
+            .filter_map(|s| match s {
+                ChatSignal::Fallback { feature, .. } => Some(feature),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(fallbacks, [Feature::Schema], "{wire:?}: said once");
+        let sent = server.requests();
+        assert_eq!(sent.len(), 3, "{wire:?}");
+        for body in &sent[1..] {
+            let text = body.to_string();
+            assert!(
+                text.contains("matches this JSON Schema"),
+                "{wire:?}: {text}"
+            );
+            match wire {
+                Wire::Ollama => assert_eq!(body["format"], "json"),
+                Wire::OpenAi => {
+                    assert_eq!(
+                        body["response_format"],
+                        serde_json::json!({"type": "json_object"})
+                    )
+                }
+                _ => {
+                    let gen = &body["generationConfig"];
+                    assert_eq!(gen["responseMimeType"], "application/json");
+                    assert!(gen.get("responseJsonSchema").is_none(), "{gen}");
+                }
+            }
+        }
     }
 }

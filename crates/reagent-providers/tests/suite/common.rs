@@ -54,6 +54,7 @@ pub(crate) fn fast_opts() -> ClientOptions {
             base_delay: Duration::from_millis(10),
             max_delay: Duration::from_millis(50),
         },
+        ..ClientOptions::default()
     }
 }
 

@@ -4,6 +4,7 @@ mod anthropic;
 mod behaviour;
 mod common;
 mod gemini;
+mod misbehaving;
 mod ollama;
 mod openai;
 mod pool;

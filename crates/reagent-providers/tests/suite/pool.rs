@@ -40,6 +40,7 @@ fn pool(servers: &[&ScriptedServer], cfg: PoolConfig) -> EndpointPool {
             max_retries: 0,
             ..Default::default()
         },
+        ..ClientOptions::default()
     };
     let members: Vec<Arc<dyn PoolMember>> = servers
         .iter()

@@ -1,4 +1,5 @@
 //! One module per wire, plus the shared server behaviour.
 
+mod refusals;
 mod server;
 mod wires;
