@@ -56,7 +56,7 @@ pub fn answer_contains(answer: &str, needle: &str) -> bool {
     hay.match_indices(&needle).any(|(i, m)| {
         let before = hay[..i].chars().next_back();
         let after = hay[i + m.len()..].chars().next();
-        !(starts_word && word(before)) && !(ends_word && word(after))
+        !((starts_word && word(before)) || (ends_word && word(after)))
     })
 }
 

@@ -20,7 +20,8 @@
 //! let mut config = HarnessConfig::new(reagent_core::AgentConfig::new("qwen3:8b"));
 //! config.modes = vec![Mode::Tool(reagent_core::ToolMode::Constrained), Mode::Seed];
 //! let harness = Harness::new(provider, config);
-//! let result = harness.run(&suite, &|run| eprintln!("{} {}", run.task, run.passed), &Default::default()).await;
+//! let on_run = |so_far: &reagent_eval::EvalResult| eprintln!("{} runs done", so_far.runs.len());
+//! let result = harness.run(&suite, &on_run, &Default::default()).await;
 //! println!("{}", reagent_eval::render_summary(&result));
 //! # Ok(()) }
 //! ```
@@ -40,7 +41,7 @@ pub use error::EvalError;
 pub use mode::{parse_modes, Mode};
 pub use report::{compare, render_comparison, render_summary, Comparison, ComparisonRow};
 pub use result::{
-    default_result_path, summarize, EvalResult, ModeSummary, NamedStats, Stats, TaskRun,
+    default_result_path, summarize, timestamp, EvalResult, ModeSummary, NamedStats, Stats, TaskRun,
     RESULT_FORMAT,
 };
 pub use runner::{Harness, HarnessConfig};

@@ -137,12 +137,9 @@ mod tests {
         assert_eq!(seed.options.temperature, Some(0.0));
         let used = profile_for(&seed.model, &seed.profiles);
         assert_eq!(used.system_hint, None);
-        assert_eq!(
-            profile_for(&base.model, &base.profiles)
-                .system_hint
-                .is_some(),
-            true
-        );
+        assert!(profile_for(&base.model, &base.profiles)
+            .system_hint
+            .is_some());
 
         let constrained = Mode::Tool(ToolMode::Constrained).configure(&base);
         assert_eq!(constrained.tool_mode, ToolMode::Constrained);

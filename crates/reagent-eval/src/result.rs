@@ -232,6 +232,11 @@ impl EvalResult {
     }
 }
 
+/// `t` as RFC 3339 UTC to the second (`2026-11-23T20:00:00Z`), as in [`EvalResult::started`].
+pub fn timestamp(t: std::time::SystemTime) -> String {
+    humantime::format_rfc3339_seconds(t).to_string()
+}
+
 /// Where a result is saved by default: `<dir>/.reagent/evals/<started>.json`, the timestamp
 /// with `:` replaced so the name is valid everywhere.
 pub fn default_result_path(dir: &Path, started: &str) -> PathBuf {

@@ -9,7 +9,7 @@ use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 
 use crate::check::{clip, evaluate, prepare};
 use crate::mode::Mode;
-use crate::result::{summarize, EvalResult, TaskRun, RESULT_FORMAT};
+use crate::result::{summarize, timestamp, EvalResult, TaskRun, RESULT_FORMAT};
 use crate::seed::SeedParse;
 use crate::suite::{Suite, Task};
 
@@ -50,47 +50,49 @@ impl Harness {
         Harness { provider, config }
     }
 
-    /// Run every task of `suite` in every mode with every seed; `on_run` sees each run as it
-    /// finishes. A cancelled harness stops before the next run and returns what it has.
+    /// Run every task of `suite` in every mode with every seed. After each run, `on_run` sees
+    /// the result so far (the run just finished is the last of `runs`), so a caller can show
+    /// progress and save partial results. A cancelled harness stops before the next run and
+    /// returns what it has.
     pub async fn run(
         &self,
         suite: &Suite,
-        on_run: &(dyn Fn(&TaskRun) + Sync),
+        on_run: &(dyn Fn(&EvalResult) + Sync),
         cancel: &CancellationToken,
     ) -> EvalResult {
-        let started = humantime::format_rfc3339_seconds(SystemTime::now()).to_string();
-        let mut runs = Vec::new();
-        'all: for &mode in &self.config.modes {
-            for task in &suite.tasks {
-                for seed in 1..=i64::from(self.config.seeds.max(1)) {
-                    if cancel.is_cancelled() {
-                        break 'all;
-                    }
-                    let run = self.run_one(task, mode, seed, cancel).await;
-                    on_run(&run);
-                    runs.push(run);
-                }
-            }
-        }
         let modes: Vec<String> = self
             .config
             .modes
             .iter()
             .map(|m| m.as_str().to_owned())
             .collect();
-        EvalResult {
+        let mut result = EvalResult {
             format: RESULT_FORMAT,
             suite: suite.name.clone(),
             suite_file: suite.path.display().to_string(),
             tasks: u32::try_from(suite.tasks.len()).unwrap_or(u32::MAX),
-            started,
+            started: timestamp(SystemTime::now()),
             model: self.config.agent.model.clone(),
             provider: self.provider.name().to_owned(),
-            summary: summarize(&runs, &modes),
             modes,
             seeds: self.config.seeds.max(1),
-            runs,
+            runs: Vec::new(),
+            summary: Vec::new(),
+        };
+        'all: for &mode in &self.config.modes {
+            for task in &suite.tasks {
+                for seed in 1..=i64::from(result.seeds) {
+                    if cancel.is_cancelled() {
+                        break 'all;
+                    }
+                    let run = self.run_one(task, mode, seed, cancel).await;
+                    result.runs.push(run);
+                    result.summary = summarize(&result.runs, &result.modes);
+                    on_run(&result);
+                }
+            }
         }
+        result
     }
 
     /// One run of `task`, in a fresh workspace that is removed afterwards.
