@@ -32,6 +32,9 @@ pub(crate) enum Command {
     Doctor(DoctorArgs),
     /// Run a demo task: on Ollama if it runs, else on an embedded llama-server + SmolLM2.
     Demo(crate::demo::DemoArgs),
+    /// Measure a model on a suite of small tasks (`reagent eval SUITE`), or compare two results
+    /// (`reagent eval compare A B`).
+    Eval(EvalArgs),
 }
 
 /// Flags of `reagent run`.
@@ -168,4 +171,78 @@ pub(crate) struct DoctorArgs {
     /// Ollama host to check.
     #[arg(long)]
     pub(crate) host: Option<String>,
+}
+
+/// Flags of `reagent eval`.
+#[derive(Debug, Args)]
+#[command(args_conflicts_with_subcommands = true)]
+pub(crate) struct EvalArgs {
+    #[command(subcommand)]
+    pub(crate) compare: Option<EvalCommand>,
+    /// The suite file (TOML), e.g. evals/small-tasks.toml.
+    pub(crate) suite: Option<PathBuf>,
+    /// Model name as the server knows it.
+    #[arg(long)]
+    pub(crate) model: Option<String>,
+    /// Model server: ollama, openai, anthropic or gemini.
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+    /// Server base URL (repeat for an endpoint pool).
+    #[arg(long = "base-url")]
+    pub(crate) base_url: Vec<String>,
+    /// Tool modes to run side by side, comma-separated: auto, native, constrained, prompt, and
+    /// seed (the seed-style baseline loop). Default: auto.
+    #[arg(long, default_value = "auto")]
+    pub(crate) tool_mode: String,
+    /// Run each task with seeds 1..=N.
+    #[arg(long, default_value_t = 1)]
+    pub(crate) seeds: u32,
+    /// Print the result as one JSON document instead of the tables.
+    #[arg(long)]
+    pub(crate) json: bool,
+    /// Save the result here (default: .reagent/evals/<timestamp>.json in the current directory).
+    #[arg(long)]
+    pub(crate) out: Option<PathBuf>,
+    /// Run only the task with this id (repeatable).
+    #[arg(long = "task")]
+    pub(crate) tasks: Vec<String>,
+    /// Stop each run after this many model calls (default 10).
+    #[arg(long, default_value_t = 10)]
+    pub(crate) max_iterations: u32,
+    /// Budget per run: wall-clock seconds (default 300).
+    #[arg(long, default_value_t = 300.0)]
+    pub(crate) max_time: f64,
+    /// Context window.
+    #[arg(long)]
+    pub(crate) num_ctx: Option<u32>,
+    /// Maximum tokens per reply.
+    #[arg(long)]
+    pub(crate) num_predict: Option<u32>,
+    /// Sampling temperature.
+    #[arg(long)]
+    pub(crate) temperature: Option<f32>,
+    /// Per-call timeout in seconds (default 120).
+    #[arg(long)]
+    pub(crate) timeout: Option<f64>,
+    /// No progress on stderr.
+    #[arg(long, short)]
+    pub(crate) quiet: bool,
+}
+
+/// Subcommands of `reagent eval`.
+#[derive(Debug, Subcommand)]
+pub(crate) enum EvalCommand {
+    /// Compare two result files per mode and category (B against A).
+    Compare {
+        /// The earlier result (JSON, as saved by `reagent eval`).
+        a: PathBuf,
+        /// The later result.
+        b: PathBuf,
+        /// Print the comparison as JSON.
+        #[arg(long)]
+        json: bool,
+    },
 }

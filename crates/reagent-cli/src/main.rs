@@ -9,6 +9,7 @@ mod cli;
 mod config;
 mod demo;
 mod doctor_cmd;
+mod eval_cmd;
 mod exit;
 mod parse_cmd;
 mod progress;
@@ -83,5 +84,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Parse(args) => parse_cmd::run(&args),
         Command::Doctor(args) => doctor_cmd::run(&args).await,
         Command::Demo(args) => demo::run(&args).await,
+        Command::Eval(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            eval_cmd::run(&args, &file).await
+        }
     }
 }

@@ -1,0 +1,187 @@
+//! Running a suite: every task in every mode with every seed, each in a fresh workspace.
+
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, SystemTime};
+
+use reagent_core::{Agent, AgentConfig, EventSink};
+use reagent_protocol::{CancellationToken, Event, EventKind, Provider};
+use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
+
+use crate::check::{clip, evaluate, prepare};
+use crate::mode::Mode;
+use crate::result::{summarize, timestamp, EvalResult, TaskRun, RESULT_FORMAT};
+use crate::seed::SeedParse;
+use crate::suite::{Suite, Task};
+
+/// How a suite is run.
+#[derive(Debug, Clone)]
+pub struct HarnessConfig {
+    /// The base agent configuration (model, options, budgets...); each mode adjusts it.
+    pub agent: AgentConfig,
+    /// The tools and their sandbox.
+    pub tools: ToolsConfig,
+    /// Modes, run one after the other (default: `auto`).
+    pub modes: Vec<Mode>,
+    /// Each task runs with seeds `1..=seeds` (default 1).
+    pub seeds: u32,
+}
+
+impl HarnessConfig {
+    /// Defaults around `agent`.
+    pub fn new(agent: AgentConfig) -> Self {
+        HarnessConfig {
+            agent,
+            tools: ToolsConfig::default(),
+            modes: vec![Mode::Tool(reagent_core::ToolMode::Auto)],
+            seeds: 1,
+        }
+    }
+}
+
+/// Runs suites against one provider.
+pub struct Harness {
+    provider: Arc<dyn Provider>,
+    config: HarnessConfig,
+}
+
+impl Harness {
+    /// A harness for `provider`.
+    pub fn new(provider: Arc<dyn Provider>, config: HarnessConfig) -> Self {
+        Harness { provider, config }
+    }
+
+    /// Run every task of `suite` in every mode with every seed. After each run, `on_run` sees
+    /// the result so far (the run just finished is the last of `runs`), so a caller can show
+    /// progress and save partial results. A cancelled harness stops before the next run and
+    /// returns what it has.
+    pub async fn run(
+        &self,
+        suite: &Suite,
+        on_run: &(dyn Fn(&EvalResult) + Sync),
+        cancel: &CancellationToken,
+    ) -> EvalResult {
+        let modes: Vec<String> = self
+            .config
+            .modes
+            .iter()
+            .map(|m| m.as_str().to_owned())
+            .collect();
+        let mut result = EvalResult {
+            format: RESULT_FORMAT,
+            suite: suite.name.clone(),
+            suite_file: suite.path.display().to_string(),
+            tasks: u32::try_from(suite.tasks.len()).unwrap_or(u32::MAX),
+            started: timestamp(SystemTime::now()),
+            model: self.config.agent.model.clone(),
+            provider: self.provider.name().to_owned(),
+            modes,
+            seeds: self.config.seeds.max(1),
+            runs: Vec::new(),
+            summary: Vec::new(),
+        };
+        'all: for &mode in &self.config.modes {
+            for task in &suite.tasks {
+                for seed in 1..=i64::from(result.seeds) {
+                    if cancel.is_cancelled() {
+                        break 'all;
+                    }
+                    let run = self.run_one(task, mode, seed, cancel).await;
+                    result.runs.push(run);
+                    result.summary = summarize(&result.runs, &result.modes);
+                    on_run(&result);
+                }
+            }
+        }
+        result
+    }
+
+    /// One run of `task`, in a fresh workspace that is removed afterwards.
+    async fn run_one(
+        &self,
+        task: &Task,
+        mode: Mode,
+        seed: i64,
+        cancel: &CancellationToken,
+    ) -> TaskRun {
+        let mut run = TaskRun {
+            task: task.id.clone(),
+            category: task.category.clone(),
+            mode: mode.as_str().to_owned(),
+            tool_mode: String::new(),
+            seed,
+            passed: false,
+            outcome: "not_run".to_owned(),
+            iterations: 0,
+            tool_calls: 0,
+            prompt_tokens: 0,
+            completion_tokens: 0,
+            wall_ms: 0,
+            answer: String::new(),
+            parse_layers: Vec::new(),
+            checks: Vec::new(),
+            error: None,
+        };
+        let dir = match prepare(task) {
+            Ok(dir) => dir,
+            Err(e) => {
+                run.error = Some(format!("cannot prepare the workspace: {e}"));
+                return run;
+            }
+        };
+        let workspace = match Workspace::open(dir.path()) {
+            Ok(w) => w,
+            Err(e) => {
+                run.error = Some(format!("cannot open the workspace: {e}"));
+                return run;
+            }
+        };
+        let mut config = mode.configure(&self.config.agent);
+        config.options.seed = Some(seed);
+        let provider: Arc<dyn Provider> = match mode {
+            Mode::Seed => Arc::new(SeedParse::new(self.provider.clone())),
+            Mode::Tool(_) => self.provider.clone(),
+        };
+        let tools = Arc::new(ToolRegistry::workspace_tools(&self.config.tools));
+        let agent = Agent::new(provider, tools, Arc::new(workspace), config);
+        let layers = Arc::new(Mutex::new(Vec::new()));
+        let seen = layers.clone();
+        let sink = EventSink::new(
+            &reagent_core::new_run_id(),
+            Arc::new(move |event: Event| {
+                if let EventKind::LlmResponse {
+                    parse_layer: Some(layer),
+                    ..
+                } = event.kind
+                {
+                    if let Ok(mut layers) = seen.lock() {
+                        layers.push(layer);
+                    }
+                }
+            }),
+        );
+        let result = agent.run(&task.prompt, &sink, cancel).await;
+        run.tool_mode = result.tool_mode.as_str().to_owned();
+        run.outcome = result.outcome.as_str().to_owned();
+        run.iterations = result.iterations;
+        run.tool_calls = result.tool_calls;
+        run.prompt_tokens = result.prompt_tokens;
+        run.completion_tokens = result.completion_tokens;
+        run.wall_ms = millis(result.wall_time);
+        run.error = result.error.clone();
+        run.parse_layers = layers.lock().map(|l| l.clone()).unwrap_or_default();
+        let checks = task.checks.clone();
+        let answer = result.answer.clone();
+        let path = dir.path().to_owned();
+        // Command checks block; keep them off the async workers.
+        run.checks = tokio::task::spawn_blocking(move || evaluate(&checks, &answer, &path))
+            .await
+            .unwrap_or_default();
+        run.passed = !run.checks.is_empty() && run.checks.iter().all(|c| c.passed);
+        run.answer = clip(&result.answer, 500);
+        run
+    }
+}
+
+fn millis(d: Duration) -> u64 {
+    u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
+}

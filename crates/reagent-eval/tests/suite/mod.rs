@@ -1,0 +1,2 @@
+mod real_model;
+mod scripted;

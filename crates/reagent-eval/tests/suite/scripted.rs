@@ -1,0 +1,224 @@
+//! A three-task suite, run in the native mode and the seed-style loop against a scripted Ollama
+//! speaking the real wire format: fresh workspaces, checks, the seed loop's text layers, the
+//! summary, the report and the saved result.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use reagent_core::{AgentConfig, ToolMode};
+use reagent_eval::{render_summary, EvalResult, Harness, HarnessConfig, Mode, Suite};
+use reagent_protocol::CancellationToken;
+use reagent_providers::ollama::OllamaProvider;
+use reagent_providers::{ClientOptions, RetryPolicy};
+use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
+use serde_json::{json, Value};
+
+const SUITE: &str = r#"
+name = "mini"
+
+[[task]]
+id = "read-flower"
+category = "read_answer"
+prompt = "Read notes.txt and tell me which flower it names."
+files = { "notes.txt" = "The flower is an orchid.\n" }
+checks = [{ answer_contains = "orchid" }]
+
+[[task]]
+id = "create-hello"
+category = "create_file"
+prompt = "Create out/hello.txt containing hello."
+files = { "out/" = "" }
+checks = [{ file_contains = { path = "out/hello.txt", text = "hello" } }, { command = "test -s out/hello.txt" }]
+
+[[task]]
+id = "pointer"
+category = "follow_pointer"
+prompt = "Follow start.txt to the code word."
+files = { "start.txt" = "see drawer.txt\n", "drawer.txt" = "heron\n" }
+checks = [{ answer_contains = "heron" }]
+"#;
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
+    let script = ScriptBuilder::new().turns([
+        // native: read-flower passes
+        Turn::tool_call("read_file", json!({"path": "notes.txt"})),
+        Turn::text("It names an orchid."),
+        // native: create-hello passes
+        Turn::tool_call("write_file", json!({"path": "out/hello.txt", "content": "hello\n"})),
+        Turn::text("Done."),
+        // native: pointer fails (wrong answer)
+        Turn::text("The code word is sparrow."),
+        // seed: the call written in <tool_call> tags
+        Turn::text(
+            "<tool_call>{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}</tool_call>",
+        ),
+        Turn::text("An orchid."),
+        // seed: the call as a bare JSON object in the text
+        Turn::text(
+            "{\"name\": \"write_file\", \"arguments\": {\"path\": \"out/hello.txt\", \"content\": \"hello\"}}",
+        ),
+        Turn::text("Created."),
+        // seed: pointer fails (no call, wrong answer)
+        Turn::text("I will not look. The code word is unknown."),
+    ]);
+    let server = ScriptedOllama::start(script).await.unwrap();
+    let provider = OllamaProvider::new(
+        &server.base_url(),
+        ClientOptions {
+            timeout: Duration::from_secs(10),
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+        },
+    )
+    .unwrap();
+
+    let dir = tempfile::tempdir().unwrap();
+    let suite_path = dir.path().join("mini.toml");
+    std::fs::write(&suite_path, SUITE).unwrap();
+    let suite = Suite::load(&suite_path).unwrap();
+    let mut config = HarnessConfig::new(AgentConfig::new("smollm2:135m"));
+    config.modes = vec![Mode::Tool(ToolMode::Native), Mode::Seed];
+    let seen = Mutex::new(Vec::new());
+    let on_run = |so_far: &EvalResult| {
+        let last = so_far.runs.last().unwrap();
+        assert_eq!(
+            so_far.summary.iter().map(|m| m.overall.runs).sum::<u32>() as usize,
+            so_far.runs.len()
+        );
+        seen.lock().unwrap().push(last.task.clone());
+    };
+    let result = Harness::new(Arc::new(provider), config)
+        .run(&suite, &on_run, &CancellationToken::new())
+        .await;
+
+    assert_eq!(
+        server.server().remaining_turns(),
+        0,
+        "every scripted turn was used"
+    );
+    assert!(
+        server.invariant_violations().is_empty(),
+        "{:?}",
+        server.invariant_violations()
+    );
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [
+            "read-flower",
+            "create-hello",
+            "pointer",
+            "read-flower",
+            "create-hello",
+            "pointer"
+        ]
+    );
+    let verdicts: Vec<(&str, &str, bool)> = result
+        .runs
+        .iter()
+        .map(|r| (r.mode.as_str(), r.task.as_str(), r.passed))
+        .collect();
+    assert_eq!(
+        verdicts,
+        [
+            ("native", "read-flower", true),
+            ("native", "create-hello", true),
+            ("native", "pointer", false),
+            ("seed", "read-flower", true),
+            ("seed", "create-hello", true),
+            ("seed", "pointer", false),
+        ]
+    );
+    let first = &result.runs[0];
+    assert_eq!((first.iterations, first.tool_calls), (2, 1));
+    assert_eq!(first.outcome, "completed");
+    assert_eq!(first.tool_mode, "native");
+    assert_eq!(first.seed, 1);
+    assert!(first.prompt_tokens > 0 && first.completion_tokens > 0);
+    assert_eq!(first.parse_layers, ["native"]);
+    let failed = &result.runs[2];
+    assert_eq!(failed.checks.len(), 1);
+    assert!(!failed.checks[0].passed);
+    assert!(
+        failed.checks[0].detail.contains("sparrow"),
+        "{:?}",
+        failed.checks
+    );
+    // The seed loop's text layers turned the calls into native ones.
+    assert_eq!(result.runs[3].parse_layers, ["native"]);
+    assert_eq!(result.runs[4].parse_layers, ["native"]);
+    assert_eq!(result.runs[4].tool_calls, 1);
+
+    // Every run had its own fresh workspace: the file the tool read came from the suite, and
+    // the second create-hello run found no file left by the first.
+    let chats: Vec<Value> = server
+        .requests()
+        .into_iter()
+        .filter(|r| r.get("messages").is_some())
+        .collect();
+    assert_eq!(chats.len(), 10);
+    let tool_results = |n: usize| chats[n]["messages"].to_string();
+    assert!(tool_results(1).contains("The flower is an orchid."));
+    assert!(tool_results(6).contains("The flower is an orchid."));
+    // Both modes send the tools natively, and the seed loop has no profile hint.
+    for chat in &chats {
+        assert!(chat["tools"].as_array().is_some_and(|t| !t.is_empty()));
+    }
+    assert_eq!(chats[0]["seed"], Value::Null);
+    assert_eq!(chats[0]["options"]["seed"], 1);
+    let system = |n: usize| {
+        chats[n]["messages"][0]["content"]
+            .as_str()
+            .unwrap()
+            .to_owned()
+    };
+    assert!(
+        system(0).contains("Be brief."),
+        "the smollm profile's hint: {}",
+        system(0)
+    );
+    assert!(
+        !system(5).contains("Be brief."),
+        "no profile hint in the seed loop: {}",
+        system(5)
+    );
+    assert_eq!(
+        chats[5]["options"]["temperature"], 0.0,
+        "the profile's sampling stays"
+    );
+
+    // Summary per mode, category and task.
+    assert_eq!(result.modes, ["native", "seed"]);
+    assert_eq!(result.tasks, 3);
+    assert_eq!(result.summary.len(), 2);
+    for mode in &result.summary {
+        assert_eq!(
+            (mode.overall.runs, mode.overall.passed),
+            (3, 2),
+            "{}",
+            mode.mode
+        );
+        let cats: Vec<(&str, u32)> = mode
+            .categories
+            .iter()
+            .map(|c| (c.name.as_str(), c.stats.passed))
+            .collect();
+        assert_eq!(
+            cats,
+            [
+                ("read_answer", 1),
+                ("create_file", 1),
+                ("follow_pointer", 0)
+            ]
+        );
+    }
+    let table = render_summary(&result);
+    let overall = table.lines().find(|l| l.starts_with("overall")).unwrap();
+    assert_eq!(overall.matches("2/3  67%").count(), 2, "{table}");
+
+    let saved = dir.path().join("r.json");
+    result.save(&saved).unwrap();
+    assert_eq!(EvalResult::load(&saved).unwrap(), result);
+}
