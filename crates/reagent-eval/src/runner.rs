@@ -142,7 +142,7 @@ impl Harness {
             Mode::Tool(_) => self.provider.clone(),
         };
         let tools = Arc::new(ToolRegistry::workspace_tools(&self.config.tools));
-        let agent = Agent::new(provider, tools, Arc::new(workspace), config);
+        let agent = Arc::new(Agent::new(provider, tools, config));
         let layers = Arc::new(Mutex::new(Vec::new()));
         let seen = layers.clone();
         let sink = EventSink::new(
@@ -159,7 +159,9 @@ impl Harness {
                 }
             }),
         );
-        let result = agent.run(&task.prompt, &sink, cancel).await;
+        let result = agent
+            .run(Arc::new(workspace), &task.prompt, &sink, cancel)
+            .await;
         run.tool_mode = result.tool_mode.as_str().to_owned();
         run.outcome = result.outcome.as_str().to_owned();
         run.iterations = result.iterations;
@@ -167,7 +169,7 @@ impl Harness {
         run.prompt_tokens = result.prompt_tokens;
         run.completion_tokens = result.completion_tokens;
         run.wall_ms = millis(result.wall_time);
-        run.error = result.error.clone();
+        run.error = result.error.as_ref().map(|e| e.message.clone());
         run.parse_layers = layers.lock().map(|l| l.clone()).unwrap_or_default();
         let checks = task.checks.clone();
         let answer = result.answer.clone();

@@ -60,6 +60,7 @@ async fn shipped_tasks_run_on_the_real_model_and_give_a_well_formed_result() {
                 max_retries: 0,
                 ..RetryPolicy::default()
             },
+            ..ClientOptions::default()
         },
     )
     .unwrap();

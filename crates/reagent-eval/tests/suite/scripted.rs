@@ -71,6 +71,7 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
                 max_retries: 0,
                 ..RetryPolicy::default()
             },
+            ..ClientOptions::default()
         },
     )
     .unwrap();
