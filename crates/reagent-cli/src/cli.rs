@@ -32,6 +32,8 @@ pub(crate) enum Command {
     Doctor(DoctorArgs),
     /// Run a demo task: on Ollama if it runs, else on an embedded llama-server + SmolLM2.
     Demo(crate::demo::DemoArgs),
+    /// List, show, follow, export and delete recorded runs.
+    Runs(RunsArgs),
 }
 
 /// Flags of `reagent run`.
@@ -118,6 +120,13 @@ pub(crate) struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// Where to record the run: a SQLite file or postgres://… (default: $REAGENT_STORE, the
+    /// config file's `store`, else $XDG_DATA_HOME/reagent/reagent.db).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// Do not record the run.
+    #[arg(long, conflicts_with = "store")]
+    pub(crate) no_store: bool,
 }
 
 /// Flags of `reagent tool`.
@@ -164,4 +173,58 @@ pub(crate) struct DoctorArgs {
     /// Ollama host to check.
     #[arg(long)]
     pub(crate) host: Option<String>,
+}
+
+/// Flags of `reagent runs`.
+#[derive(Debug, Args)]
+pub(crate) struct RunsArgs {
+    /// The store: a SQLite file or postgres://… (default: $REAGENT_STORE, the config file's
+    /// `store`, else $XDG_DATA_HOME/reagent/reagent.db).
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: RunsCommand,
+}
+
+/// `reagent runs …`. ID may be any unique prefix of a run id.
+#[derive(Debug, Subcommand)]
+pub(crate) enum RunsCommand {
+    /// Recorded runs, newest first.
+    List {
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// At most N runs.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// Only runs with this outcome (running, completed, interrupted, max_iterations...).
+        #[arg(long)]
+        outcome: Option<String>,
+    },
+    /// A run's transcript as a person reads it.
+    Show {
+        /// Run id (or a unique prefix).
+        id: String,
+    },
+    /// A run's events as JSON lines.
+    Events {
+        /// Run id (or a unique prefix).
+        id: String,
+        /// Keep printing events while another process runs it; end when it finishes.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Write a run as one self-contained HTML page.
+    Export {
+        /// Run id (or a unique prefix).
+        id: String,
+        /// The HTML file to write.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+    },
+    /// Delete a run and its events.
+    Delete {
+        /// Run id (or a unique prefix).
+        id: String,
+    },
 }

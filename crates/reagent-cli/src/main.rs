@@ -13,7 +13,10 @@ mod exit;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
+mod runs_cmd;
+mod runs_html;
 mod setup;
+mod store;
 mod tool_cmd;
 
 use clap::Parser;
@@ -83,5 +86,9 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Parse(args) => parse_cmd::run(&args),
         Command::Doctor(args) => doctor_cmd::run(&args).await,
         Command::Demo(args) => demo::run(&args).await,
+        Command::Runs(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            runs_cmd::run(&args, &file).await
+        }
     }
 }

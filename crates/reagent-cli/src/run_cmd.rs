@@ -18,6 +18,7 @@ use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::setup;
+use crate::store::RunStore;
 
 /// Everything a run needs, resolved from flags and the config file.
 pub(crate) struct RunPlan {
@@ -29,6 +30,8 @@ pub(crate) struct RunPlan {
     pub(crate) events_file: Option<PathBuf>,
     pub(crate) json: bool,
     pub(crate) quiet: bool,
+    /// Records the run's events, when a store is in use (set by `reagent run`).
+    pub(crate) recorder: Option<reagent_store::Recorder>,
 }
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
@@ -144,6 +147,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         events_file: args.events.clone(),
         json: args.json,
         quiet: args.quiet || args.json,
+        recorder: None,
     })
 }
 
@@ -198,12 +202,16 @@ pub(crate) async fn execute(
     let progress = Arc::new(Progress::new(plan.quiet));
     let quiet = plan.quiet;
     let shown = progress.clone();
+    let recorder = plan.recorder.clone();
     let sink = EventSink::new(
         &reagent_core::new_run_id(),
         Arc::new(move |event: Event| {
             shown.show(&event, quiet);
             if let Some(f) = &events_file {
                 f.write(&event);
+            }
+            if let Some(r) = &recorder {
+                r.record(event);
             }
         }),
     );
@@ -213,7 +221,9 @@ pub(crate) async fn execute(
 
 /// `reagent run`.
 pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<ExitCode> {
-    let plan = plan(args, file).map_err(crate::usage)?;
+    let mut plan = plan(args, file).map_err(crate::usage)?;
+    let store = RunStore::open(args, file).await?;
+    plan.recorder = store.as_ref().and_then(RunStore::recorder);
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -226,12 +236,28 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
         }
     });
     let (result, progress) = execute(&plan, &cancel).await?;
-    report(&result, &progress, plan.json);
+    let store_error = match &store {
+        Some(s) => s.finish().await,
+        None => None,
+    };
+    report_with(&result, &progress, plan.json, store_error.as_deref());
+    if let Some(s) = &store {
+        match &store_error {
+            None => eprintln!("reagent: run {} saved in {}", result.run_id, s.location()),
+            Some(e) => eprintln!("reagent: run {} not saved: {e}", result.run_id),
+        }
+    }
     Ok(ExitCode::from_outcome(result.outcome))
 }
 
 /// Print the result: the answer (or one JSON object with `--json`) on stdout, errors on stderr.
 pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
+    report_with(result, progress, as_json, None);
+}
+
+/// [`report`], with the store's error (if the run was recorded and the store failed) in the
+/// JSON result as `store_error`.
+fn report_with(result: &RunResult, progress: &Progress, as_json: bool, store_error: Option<&str>) {
     if as_json {
         let out = json!({
             "outcome": result.outcome.as_str(),
@@ -247,6 +273,7 @@ pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
             "run_id": result.run_id,
             "tool_mode": result.tool_mode.as_str(),
             "error": result.error,
+            "store_error": store_error,
         });
         println!("{out}");
         return;
