@@ -597,3 +597,62 @@ async fn a_read_only_store_never_stops_the_run() {
     assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
     assert_eq!(list[0]["task"], "first");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_html_export_renders_in_headless_chromium() {
+    let chromium = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium not found: install Debian's chromium (scripts/install-test-deps.sh)");
+    let s = setup();
+    let store = s.db.display().to_string();
+    let server = ScriptedOllama::start(two_turns()).await.unwrap();
+    let mut cmd = reagent();
+    cmd.args(run_args(&server, &s.ws, &store, "what is here?"));
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = json_out(&out)["run_id"].as_str().unwrap().to_owned();
+    let html = s.dir.path().join("run.html");
+    runs(&store, &["export", &id, "--html", html.to_str().unwrap()]);
+
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(artefacts).unwrap();
+    let png = artefacts.join("runs-export.png");
+    let _ = std::fs::remove_file(&png);
+    let profile = s.dir.path().join("chromium-profile");
+    let shot = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1280,800")
+        .arg(format!("file://{}", html.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(shot.status.success(), "chromium failed: {}", stderr(&shot));
+    let bytes =
+        std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot at {}: {e}", png.display()));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1280, 800));
+    // A blank 1280x800 page compresses to a few kilobytes; a rendered timeline is far larger.
+    assert!(
+        bytes.len() > 20_000,
+        "screenshot looks blank: {} bytes",
+        bytes.len()
+    );
+}

@@ -32,7 +32,7 @@ impl Shared {
         if let Ok(mut first) = self.error.lock() {
             if first.is_none() {
                 let message = message();
-                tracing::warn!("{message}");
+                tracing::debug!("{message}");
                 *first = Some(message);
             }
         }
