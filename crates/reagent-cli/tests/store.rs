@@ -522,14 +522,18 @@ async fn a_postgres_that_is_down_never_stops_the_run() {
     let server = ScriptedOllama::start(two_turns()).await.unwrap();
     let mut cmd = reagent();
     cmd.args(run_args(&server, &s.ws, &url, "go"));
-    let out = output(cmd).await;
+    finished_despite_the_store(output(cmd).await, &url);
+}
+
+/// The run completed, and the store's error (naming `store`) is in the result and once on stderr.
+fn finished_despite_the_store(out: Output, store: &str) {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json_out(&out);
     assert_eq!(r["outcome"], "completed");
     let e = r["store_error"]
         .as_str()
         .expect("store_error in the result");
-    assert!(e.contains(&url), "{e}");
+    assert!(e.contains(store), "{e}");
     let err = stderr(&out);
     assert_eq!(err.matches(e).count(), 1, "reported once on stderr: {err}");
 }
@@ -578,15 +582,7 @@ async fn a_read_only_store_never_stops_the_run() {
     let mut cmd = reagent();
     cmd.args(run_args(&server, &s.ws, &store_arg, "second"))
         .env("HOME", s.dir.path());
-    let out = output(unprivileged(cmd)).await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let r = json_out(&out);
-    assert_eq!(r["outcome"], "completed");
-    let e = r["store_error"]
-        .as_str()
-        .expect("store_error in the result");
-    assert!(e.contains(&store_arg), "{e}");
-    assert_eq!(stderr(&out).matches(e).count(), 1, "{}", stderr(&out));
+    finished_despite_the_store(output(unprivileged(cmd)).await, &store_arg);
     // The store still holds exactly the first run.
     std::fs::set_permissions(
         s.db.parent().unwrap(),

@@ -12,6 +12,9 @@ use crate::StoreError;
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// How long opening the first connection may take (an unreachable host, a stuck server).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
 /// How long a SQLite connection waits for another writer's lock before giving up.
 const BUSY_TIMEOUT_MS: u32 = 30_000;
 
@@ -28,9 +31,13 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     }
     // One connection first: an unreachable server or a file that is not a database fails here
     // at once, instead of the pool retrying until its timeout.
-    let mut first = AnyConnection::connect(&location.connect_url())
-        .await
-        .map_err(|e| fail(explain(&e)))?;
+    let mut first = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        AnyConnection::connect(&location.connect_url()),
+    )
+    .await
+    .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+    .map_err(|e| fail(explain(&e)))?;
     let tables = list_tables(&mut first, sqlite)
         .await
         .map_err(|e| fail(explain(&e)));
@@ -50,7 +57,7 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     }
     let pool = AnyPoolOptions::new()
         .max_connections(if sqlite { 4 } else { 8 })
-        .acquire_timeout(Duration::from_secs(if sqlite { 60 } else { 10 }))
+        .acquire_timeout(Duration::from_secs(if sqlite { 60 } else { 5 }))
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if sqlite {
