@@ -9,7 +9,7 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use reagent_core::{Agent, AgentConfig, Budgets, EventSink, RunResult, ToolMode};
-use reagent_protocol::{CancellationToken, Event, EventKind, Outcome};
+use reagent_protocol::{CancellationToken, Event, Outcome};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
@@ -167,7 +167,7 @@ impl EventsFile {
     }
 
     fn write(&self, event: &Event) {
-        if matches!(event.kind, EventKind::TextDelta { .. }) {
+        if event.kind.is_delta() {
             return;
         }
         if let (Ok(mut w), Ok(line)) = (self.0.lock(), serde_json::to_string(event)) {

@@ -430,15 +430,22 @@ async fn follow_tails_a_run_another_process_executes_until_it_finishes() {
     let running = tokio::task::spawn_blocking(move || run.output().unwrap());
     let location = Location::Sqlite(s.db.clone());
     let id = wait_for(30, || async {
+        if running.is_finished() {
+            // The run ended before its row could be seen: show why.
+            return Some(Err(()));
+        }
         let store = Store::open(&location).await.ok()?;
-        store
-            .list_runs(&Default::default())
-            .await
-            .ok()?
-            .pop()
-            .map(|r| r.id)
+        let run = store.list_runs(&Default::default()).await.ok()?.pop()?;
+        Some(Ok(run.id))
     })
     .await;
+    let Ok(id) = id else {
+        let out = running.await.unwrap();
+        panic!(
+            "the run ended before it was seen in the store: {}",
+            stderr(&out)
+        );
+    };
     let follow = reagent()
         .args(["runs", "events", &id, "--follow", "--store", &store_arg])
         .output()

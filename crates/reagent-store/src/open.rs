@@ -12,6 +12,9 @@ use crate::StoreError;
 static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
+/// The tables a reagent store holds (sqlx's migration table included).
+const OUR_TABLES: [&str; 5] = ["_sqlx_migrations", "sessions", "runs", "events", "memory"];
+
 /// How long opening the first connection may take (an unreachable host, a stuck server).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -44,10 +47,16 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     // Closing is courtesy; the check's result is what matters.
     let _ = first.close().await;
     let tables = tables?;
-    let ours = tables.iter().any(|t| t == "runs") && tables.iter().any(|t| t == "_sqlx_migrations");
-    if !tables.is_empty() && !ours {
-        let mut shown: Vec<&str> = tables.iter().map(String::as_str).take(8).collect();
-        if tables.len() > shown.len() {
+    // Any table of another application makes it foreign. Only some of ours is fine: another
+    // process may be creating them right now.
+    let foreign: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !OUR_TABLES.contains(t))
+        .collect();
+    if !foreign.is_empty() {
+        let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();
+        if foreign.len() > shown.len() {
             shown.push("…");
         }
         return Err(fail(format!(

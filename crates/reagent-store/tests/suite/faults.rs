@@ -186,3 +186,20 @@ fn the_default_store_is_under_xdg_data_home() {
         Location::Sqlite("/x.db".into())
     );
 }
+
+async fn a_new_store_opened_by_several_writers_at_once(b: Backend) {
+    let (location, _dir, _pg) = fresh_location(b);
+    let opens: Vec<_> = (0..4)
+        .map(|_| {
+            let location = location.clone();
+            tokio::spawn(async move { Store::open(&location).await.map(|_| ()) })
+        })
+        .collect();
+    for open in opens {
+        open.await.unwrap().unwrap();
+    }
+    let store = Store::open(&location).await.unwrap();
+    record_run(&store, "after", "t", Outcome::Completed).await;
+    assert_eq!(store.error(), None);
+}
+both_backends!(a_new_store_opened_by_several_writers_at_once);
