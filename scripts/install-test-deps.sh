@@ -3,6 +3,8 @@
 # from inside the sandbox: python3, perl and xxd are required (tests fail loudly without
 # them); curl, wget, nc, ssh, dig, gdb, git, procps and util-linux add attack variants.
 # bubblewrap is optional: `reagent doctor` reports it, no test depends on it.
+# The store's tests need PostgreSQL 15 (Debian's postgresql-15: initdb, pg_ctl; the tests start
+# a private cluster themselves) and the HTML export test needs chromium (headless screenshot).
 # Debian/Ubuntu only (apt-get). Idempotent: installs only what is missing.
 # Also installs ollama-openai-proxy (PyPI) into a venv in the cache, for the feature-fallback
 # test against a third-party implementation of the Ollama API (see the end of this script).
@@ -13,6 +15,7 @@ declare -A PKG=(
   [python3]=python3 [perl]=perl [xxd]=xxd [gdb]=gdb [curl]=curl [wget]=wget
   [nc]=netcat-openbsd [ssh]=openssh-client [dig]=dnsutils [git]=git
   [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap
+  [chromium]=chromium [createdb]=postgresql-client-15
 )
 
 missing=()
@@ -21,11 +24,15 @@ for cmd in "${!PKG[@]}"; do
     missing+=("${PKG[$cmd]}")
   fi
 done
+# initdb and pg_ctl live in /usr/lib/postgresql/VERSION/bin, not on PATH.
+if ! ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 && ! command -v initdb >/dev/null 2>&1; then
+  missing+=(postgresql-15)
+fi
 if [ ${#missing[@]} -eq 0 ]; then
-  echo "sandbox test dependencies: all present" >&2
+  echo "test dependencies: all present" >&2
 else
   mapfile -t missing < <(printf '%s\n' "${missing[@]}" | sort -u)
-  echo "sandbox test dependencies: installing ${missing[*]}" >&2
+  echo "test dependencies: installing ${missing[*]}" >&2
 
   if ! command -v apt-get >/dev/null 2>&1; then
     echo "apt-get not found: install ${missing[*]} with your package manager" >&2

@@ -35,6 +35,8 @@ pub(crate) enum Command {
     /// Measure a model on a suite of small tasks (`reagent eval SUITE`), or compare two results
     /// (`reagent eval compare A B`).
     Eval(EvalArgs),
+    /// List, show, follow, export and delete recorded runs.
+    Runs(RunsArgs),
 }
 
 /// Flags of `reagent run`.
@@ -125,6 +127,17 @@ pub(crate) struct RunArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// Where to record the run: a SQLite file or postgres://… (default: $REAGENT_STORE, the
+    /// config file's `store`, else $XDG_DATA_HOME/reagent/reagent.db).
+    #[arg(long, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// Do not record the run.
+    #[arg(long, conflicts_with = "store")]
+    pub(crate) no_store: bool,
+    /// Continue the stored session of run ID (or a unique prefix) with its history; the task is
+    /// the follow-up message. Model and workspace default to the stored run's.
+    #[arg(long, value_name = "ID", conflicts_with = "no_store")]
+    pub(crate) resume: Option<String>,
 }
 
 /// Flags of `reagent tool`.
@@ -244,5 +257,65 @@ pub(crate) enum EvalCommand {
         /// Print the comparison as JSON.
         #[arg(long)]
         json: bool,
+    },
+}
+
+/// Flags of `reagent runs`.
+#[derive(Debug, Args)]
+pub(crate) struct RunsArgs {
+    /// The store: a SQLite file or postgres://… (default: $REAGENT_STORE, the config file's
+    /// `store`, else $XDG_DATA_HOME/reagent/reagent.db).
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    #[command(subcommand)]
+    pub(crate) command: RunsCommand,
+}
+
+/// `reagent runs …`. ID may be any unique prefix of a run id.
+#[derive(Debug, Subcommand)]
+pub(crate) enum RunsCommand {
+    /// Recorded runs, newest first.
+    List {
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// At most N runs.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
+        /// Only runs with this outcome (running, completed, interrupted, max_iterations...).
+        #[arg(long)]
+        outcome: Option<String>,
+    },
+    /// A run's transcript as a person reads it.
+    Show {
+        /// Run id (or a unique prefix).
+        id: String,
+    },
+    /// A run's events as JSON lines.
+    Events {
+        /// Run id (or a unique prefix).
+        id: String,
+        /// Keep printing events while another process runs it; end when it finishes.
+        #[arg(long)]
+        follow: bool,
+    },
+    /// Write a run as one self-contained HTML page.
+    Export {
+        /// Run id (or a unique prefix).
+        id: String,
+        /// The HTML file to write.
+        #[arg(long, value_name = "FILE")]
+        html: PathBuf,
+    },
+    /// Feed a run's recorded model replies and tool results through today's loop and report
+    /// the first step where it acts differently (exit 0 when it matches, 9 when it differs).
+    Replay {
+        /// Run id (or a unique prefix).
+        id: String,
+    },
+    /// Delete a run and its events.
+    Delete {
+        /// Run id (or a unique prefix).
+        id: String,
     },
 }

@@ -6,6 +6,7 @@
 //! provider = "ollama"          # ollama | openai | anthropic | gemini
 //! tool_mode = "auto"           # auto | native | constrained | prompt
 //! max_iterations = 20
+//! store = "~/runs.db"         # a SQLite file or postgres://… (default: the XDG data dir)
 //!
 //! [options]
 //! num_ctx = 16384
@@ -43,6 +44,8 @@ pub(crate) struct FileConfig {
     pub(crate) max_retries: Option<u32>,
     pub(crate) system_prompt: Option<String>,
     pub(crate) format: Option<String>,
+    /// Where runs are recorded: a SQLite path or a `postgres://` URL (`--store` wins).
+    pub(crate) store: Option<String>,
     #[serde(default)]
     pub(crate) options: OptionsConfig,
     #[serde(default)]

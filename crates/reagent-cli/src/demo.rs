@@ -127,7 +127,7 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     });
     let executed = run_cmd::execute(&plan, &cancel).await;
     signal.abort();
-    let (result, progress) = executed?;
+    let (result, progress, _) = executed?;
     run_cmd::report(&result, &progress, plan.json);
     if args.task.is_none() && !args.json {
         if result.answer.contains(DEMO_EXPECTED) {

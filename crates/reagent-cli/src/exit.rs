@@ -21,6 +21,8 @@ pub(crate) enum ExitCode {
     ProviderError = 6,
     /// Cancelled (Ctrl-C).
     Cancelled = 7,
+    /// `reagent runs replay`: today's loop acts differently from the recording.
+    ReplayDiffers = 9,
 }
 
 impl ExitCode {

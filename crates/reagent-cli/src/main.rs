@@ -14,7 +14,10 @@ mod exit;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
+mod runs_cmd;
+mod runs_html;
 mod setup;
+mod store;
 mod tool_cmd;
 
 use clap::Parser;
@@ -87,6 +90,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Eval(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             eval_cmd::run(&args, &file).await
+        }
+        Command::Runs(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            runs_cmd::run(&args, &file).await
         }
     }
 }

@@ -8,7 +8,9 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use reagent_core::{Agent, AgentConfig, Budgets, EventSink, RunResult, ToolMode};
+use reagent_core::{
+    Agent, AgentConfig, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
+};
 use reagent_protocol::{CancellationToken, Event, Outcome};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
@@ -18,6 +20,7 @@ use crate::config::FileConfig;
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::setup;
+use crate::store::RunStore;
 
 /// Everything a run needs, resolved from flags and the config file.
 pub(crate) struct RunPlan {
@@ -31,6 +34,10 @@ pub(crate) struct RunPlan {
     pub(crate) quiet: bool,
     /// `--provider local`: the embedded server to start before the run.
     pub(crate) local: Option<setup::LocalPlan>,
+    /// Records the run's events, when a store is in use (set by `reagent run`).
+    pub(crate) recorder: Option<reagent_store::Recorder>,
+    /// `--resume`: the stored session to continue (set by `reagent run`).
+    pub(crate) resume: Option<SessionSnapshot>,
 }
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
@@ -158,6 +165,8 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         json: args.json,
         quiet: args.quiet || args.json,
         local,
+        recorder: None,
+        resume: None,
     })
 }
 
@@ -208,7 +217,7 @@ impl EventsFile {
 pub(crate) async fn execute(
     plan: &RunPlan,
     cancel: &CancellationToken,
-) -> anyhow::Result<(RunResult, Arc<Progress>)> {
+) -> anyhow::Result<(RunResult, Arc<Progress>, SessionSnapshot)> {
     let workspace = Workspace::open(&plan.workspace)
         .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
     // Kept until the run ends: dropping it starts the kept server's idle time.
@@ -235,6 +244,7 @@ pub(crate) async fn execute(
     let progress = Arc::new(Progress::new(plan.quiet));
     let quiet = plan.quiet;
     let shown = progress.clone();
+    let recorder = plan.recorder.clone();
     let sink = EventSink::new(
         &reagent_core::new_run_id(),
         Arc::new(move |event: Event| {
@@ -242,17 +252,63 @@ pub(crate) async fn execute(
             if let Some(f) = &events_file {
                 f.write(&event);
             }
+            if let Some(r) = &recorder {
+                r.record(event);
+            }
         }),
     );
-    let result = Arc::new(agent)
-        .run(Arc::new(workspace), &plan.task, &sink, cancel)
-        .await;
-    Ok((result, progress))
+    let (agent, workspace) = (Arc::new(agent), Arc::new(workspace));
+    let mut session = match &plan.resume {
+        Some(snapshot) => Session::resume(agent, workspace, snapshot.clone()),
+        None => Session::new(agent, workspace),
+    };
+    let result = session.run(&plan.task, &sink, cancel).await;
+    Ok((result, progress, session.snapshot()))
+}
+
+/// `--resume ID`: the stored session of run ID, with the run's model and workspace as defaults
+/// for the flags not given.
+async fn stored_session(
+    args: &mut RunArgs,
+    store: Option<&RunStore>,
+) -> anyhow::Result<Option<SessionSnapshot>> {
+    let Some(id) = args.resume.clone() else {
+        return Ok(None);
+    };
+    let store = store
+        .and_then(RunStore::store)
+        .context("--resume needs the run store, and it could not be opened")?;
+    let id = store.resolve_id(&id).await?;
+    let run = store
+        .run(&id)
+        .await?
+        .with_context(|| format!("run {id} was deleted meanwhile"))?;
+    let session_id = run
+        .session_id
+        .clone()
+        .with_context(|| format!("run {id} has no session to resume"))?;
+    let saved = store.load_session(&session_id).await?.with_context(|| {
+        format!("run {id} has no saved session (it ended before its session was saved)")
+    })?;
+    let text = saved
+        .snapshot
+        .with_context(|| format!("the saved session {session_id} is empty"))?;
+    let snapshot: SessionSnapshot = serde_json::from_str(&text)
+        .with_context(|| format!("the saved session {session_id} cannot be read"))?;
+    args.model.get_or_insert(run.model);
+    args.workspace
+        .get_or_insert_with(|| PathBuf::from(run.workspace));
+    Ok(Some(snapshot))
 }
 
 /// `reagent run`.
 pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<ExitCode> {
-    let plan = plan(args, file).map_err(crate::usage)?;
+    let store = RunStore::open(args, file).await?;
+    let mut args = args.clone();
+    let resume = stored_session(&mut args, store.as_ref()).await?;
+    let mut plan = plan(&args, file).map_err(crate::usage)?;
+    plan.resume = resume;
+    plan.recorder = store.as_ref().and_then(RunStore::recorder);
     let cancel = CancellationToken::new();
     let on_signal = cancel.clone();
     tokio::spawn(async move {
@@ -264,13 +320,29 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
             }
         }
     });
-    let (result, progress) = execute(&plan, &cancel).await?;
-    report(&result, &progress, plan.json);
+    let (result, progress, snapshot) = execute(&plan, &cancel).await?;
+    let store_error = match &store {
+        Some(s) => s.finish(&result.session_id, &snapshot).await,
+        None => None,
+    };
+    report_with(&result, &progress, plan.json, store_error.as_deref());
+    if let Some(s) = &store {
+        match &store_error {
+            None => eprintln!("reagent: run {} saved in {}", result.run_id, s.location()),
+            Some(e) => eprintln!("reagent: run {} not saved: {e}", result.run_id),
+        }
+    }
     Ok(ExitCode::from_outcome(result.outcome))
 }
 
 /// Print the result: the answer (or one JSON object with `--json`) on stdout, errors on stderr.
 pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
+    report_with(result, progress, as_json, None);
+}
+
+/// [`report`], with the store's error (if the run was recorded and the store failed) in the
+/// JSON result as `store_error`.
+fn report_with(result: &RunResult, progress: &Progress, as_json: bool, store_error: Option<&str>) {
     if as_json {
         let out = json!({
             "outcome": result.outcome.as_str(),
@@ -287,6 +359,7 @@ pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
             "tool_mode": result.tool_mode.as_str(),
             "error": result.error.as_ref().map(|e| &e.message),
             "error_kind": result.error.as_ref().map(|e| e.kind),
+            "store_error": store_error,
         });
         println!("{out}");
         return;

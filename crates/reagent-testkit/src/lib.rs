@@ -26,6 +26,8 @@
 //! [`ScriptedServer::start_at`] brings one back at the same address, and
 //! [`ScriptedServer::invariant_violations`] lists tool results that answer no earlier call.
 //!
+//! [`PostgresCluster`] starts a private PostgreSQL for the store's tests.
+//!
 //! Design decision: turns are wire-neutral and rendered by one module per wire (`ollama.rs`,
 //! `openai.rs`, `anthropic.rs`, `gemini.rs`), so one script can drive any backend and a test can
 //! check that streaming and non-streaming replies of the same turn agree.
@@ -53,9 +55,11 @@ mod gemini;
 mod invariants;
 mod ollama;
 mod openai;
+mod postgres;
 mod script;
 mod server;
 
+pub use postgres::PostgresCluster;
 pub use script::{ModelSpec, Reply, ScriptBuilder, ScriptedCall, Turn};
 pub use server::{RecordedRequest, ScriptedServer, Wire};
 

@@ -1,0 +1,82 @@
+//! Opening the run store for a command: where it is, and how `reagent run` records into it.
+
+use reagent_core::SessionSnapshot;
+use reagent_store::{Location, Recorder, Store};
+
+use crate::cli::RunArgs;
+use crate::config::FileConfig;
+
+/// The store named by `--store`, `$REAGENT_STORE` or the config file, else the default file.
+pub(crate) fn location(flag: Option<&str>, file: &FileConfig) -> anyhow::Result<Location> {
+    Location::resolve(flag, file.store.as_deref()).map_err(|e| crate::usage(e.into()))
+}
+
+/// Open the store for a `runs` command (failing to open it is the command's error).
+pub(crate) async fn open(flag: Option<&str>, file: &FileConfig) -> anyhow::Result<Store> {
+    let location = location(flag, file)?;
+    Ok(Store::open(&location).await?)
+}
+
+/// The store a `reagent run` records into. A store that cannot be opened or written never stops
+/// the run: its first error is kept and reported once at the end.
+pub(crate) struct RunStore {
+    location: Location,
+    store: Option<Store>,
+    open_error: Option<String>,
+}
+
+impl RunStore {
+    /// `None` with `--no-store`; an error only for a location that cannot be understood.
+    pub(crate) async fn open(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Option<Self>> {
+        if args.no_store {
+            return Ok(None);
+        }
+        let location = location(args.store.as_deref(), file)?;
+        let (store, open_error) = match Store::open(&location).await {
+            Ok(s) => (Some(s), None),
+            Err(e) => (None, Some(e.to_string())),
+        };
+        Ok(Some(RunStore {
+            location,
+            store,
+            open_error,
+        }))
+    }
+
+    /// Where events go, when the store is open.
+    pub(crate) fn recorder(&self) -> Option<Recorder> {
+        self.store.as_ref().map(Store::recorder)
+    }
+
+    /// Wait for the last events to be written and save the session (for `--resume`); the
+    /// first error the store met, if any.
+    pub(crate) async fn finish(
+        &self,
+        session_id: &str,
+        snapshot: &SessionSnapshot,
+    ) -> Option<String> {
+        let Some(store) = &self.store else {
+            return self.open_error.clone();
+        };
+        store.flush().await;
+        let saved = match serde_json::to_string(snapshot) {
+            Ok(json) => store
+                .save_session(session_id, &json)
+                .await
+                .err()
+                .map(|e| e.to_string()),
+            Err(e) => Some(format!("cannot write the session: {e}")),
+        };
+        store.error().or(saved)
+    }
+
+    /// The open store, if it could be opened.
+    pub(crate) fn store(&self) -> Option<&Store> {
+        self.store.as_ref()
+    }
+
+    /// The store's location, as shown to people.
+    pub(crate) fn location(&self) -> &Location {
+        &self.location
+    }
+}

@@ -1,0 +1,746 @@
+//! The run store through the `reagent` binary: every run recorded, `reagent runs …`, and the
+//! faults (kill -9 mid-run, a read-only store, PostgreSQL down, two writers at once).
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use reagent_protocol::{Event, EventKind, Guardrail, GuardrailAction, Outcome, ToolCall};
+use reagent_store::{Location, Store};
+use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
+use serde_json::{json, Value};
+
+fn reagent() -> Command {
+    let mut c = Command::new(env!("CARGO_BIN_EXE_reagent"));
+    c.env_remove("OLLAMA_HOST")
+        .env_remove("REAGENT_STORE")
+        .env_remove("XDG_DATA_HOME")
+        .stdin(Stdio::null());
+    c
+}
+
+/// Arguments of a `reagent run` against `server` in `ws`.
+fn run_args(server: &ScriptedOllama, ws: &Path, store: &str, task: &str) -> Vec<String> {
+    vec![
+        "run".into(),
+        "--model".into(),
+        "qwen3:8b".into(),
+        "--host".into(),
+        server.base_url(),
+        "--workspace".into(),
+        ws.display().to_string(),
+        "--store".into(),
+        store.into(),
+        "--json".into(),
+        task.into(),
+    ]
+}
+
+async fn output(mut cmd: Command) -> Output {
+    tokio::task::spawn_blocking(move || cmd.output().unwrap())
+        .await
+        .unwrap()
+}
+
+fn stderr(out: &Output) -> String {
+    String::from_utf8_lossy(&out.stderr).into_owned()
+}
+
+fn json_out(out: &Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            stderr(out)
+        )
+    })
+}
+
+fn runs(store: &str, args: &[&str]) -> Output {
+    let out = reagent()
+        .arg("runs")
+        .args(args)
+        .args(["--store", store])
+        .output()
+        .unwrap();
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "runs {args:?}: {}",
+        stderr(&out)
+    );
+    out
+}
+
+fn two_turns() -> ScriptBuilder {
+    ScriptBuilder::new()
+        .turn(Turn::tool_call("list_directory", json!({"path": "."})))
+        .turn(Turn::text("There is <b>one</b> file & a \"quote\"."))
+}
+
+struct Setup {
+    dir: tempfile::TempDir,
+    ws: PathBuf,
+    db: PathBuf,
+}
+
+fn setup() -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(ws.join("a.txt"), "a\n").unwrap();
+    let db = dir.path().join("store/reagent.db");
+    Setup { dir, ws, db }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn every_run_is_recorded_and_the_runs_commands_read_it() {
+    let s = setup();
+    let store = s.db.display().to_string();
+    let server = ScriptedOllama::start(two_turns()).await.unwrap();
+    let events_file = s.dir.path().join("events.jsonl");
+    let mut cmd = reagent();
+    cmd.args(run_args(&server, &s.ws, &store, "what <is> here?"))
+        .arg("--events")
+        .arg(&events_file);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_out(&out);
+    let id = r["run_id"].as_str().unwrap().to_owned();
+    assert_eq!(r["store_error"], Value::Null);
+    let err = stderr(&out);
+    assert_eq!(
+        err.matches(&format!("reagent: run {id} saved in {store}"))
+            .count(),
+        1,
+        "{err}"
+    );
+
+    let list = json_out(&runs(&store, &["list", "--json"]));
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 1);
+    assert_eq!(rows[0]["id"], id.as_str());
+    assert_eq!(rows[0]["outcome"], "completed");
+    assert_eq!(rows[0]["iterations"], 2);
+    assert_eq!(rows[0]["tool_calls"], 1);
+    assert_eq!(rows[0]["task"], "what <is> here?");
+    let none = json_out(&runs(
+        &store,
+        &["list", "--json", "--outcome", "interrupted"],
+    ));
+    assert_eq!(none, json!([]));
+
+    let table = String::from_utf8(runs(&store, &["list"]).stdout).unwrap();
+    let header = table.lines().next().unwrap();
+    for col in [
+        "ID", "STARTED", "MODEL", "OUTCOME", "ITER", "TOKENS", "TASK",
+    ] {
+        assert!(header.contains(col), "{table}");
+    }
+    assert!(
+        table.lines().nth(1).unwrap().starts_with(&id[..11]),
+        "{table}"
+    );
+
+    // Events by a prefix: the stored JSONL, the same events as the run's events file
+    // (streamed deltas take seq numbers but are stored in neither).
+    let stdout = runs(&store, &["events", &id[..8]]).stdout;
+    let events: Vec<Value> = String::from_utf8(stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let written: Vec<Value> = std::fs::read_to_string(&events_file)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(events, written);
+    assert_eq!(events.first().unwrap()["type"], "run_started");
+    assert_eq!(events.last().unwrap()["type"], "run_finished");
+
+    let show = String::from_utf8(runs(&store, &["show", &id[..8]]).stdout).unwrap();
+    assert!(show.contains("what <is> here?"), "{show}");
+    assert!(show.contains("→ list_directory"), "{show}");
+    assert!(show.contains("There is <b>one</b> file"), "{show}");
+
+    let html = s.dir.path().join("run.html");
+    runs(&store, &["export", &id, "--html", html.to_str().unwrap()]);
+    let page = std::fs::read_to_string(&html).unwrap();
+    assert!(page.contains("what &lt;is&gt; here?"), "{page}");
+    assert!(page.contains("There is &lt;b&gt;one&lt;/b&gt; file &amp; a &quot;quote&quot;."));
+    assert!(!page.contains("<b>one</b>"));
+    assert!(page.contains("list_directory") && page.contains(" ms</b>"));
+    for external in ["src=", "href=", "<script", "@import", "url("] {
+        assert!(
+            !page.contains(external),
+            "the page must be self-contained: {external}"
+        );
+    }
+
+    runs(&store, &["delete", &id[..10]]);
+    assert_eq!(json_out(&runs(&store, &["list", "--json"])), json!([]));
+    let gone = reagent()
+        .args(["runs", "show", &id, "--store", &store])
+        .output()
+        .unwrap();
+    assert_ne!(gone.status.code(), Some(0));
+    assert!(
+        stderr(&gone).contains(&format!("no run with id '{id}'")),
+        "{}",
+        stderr(&gone)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_store_records_nothing_and_the_default_store_is_in_xdg_data_home() {
+    let s = setup();
+    let data = s.dir.path().join("data");
+    let server = ScriptedOllama::start(two_turns().turn(Turn::text("again")))
+        .await
+        .unwrap();
+    let mut args = run_args(&server, &s.ws, "unused", "one");
+    args.retain(|a| a != "--store" && a != "unused");
+    let mut cmd = reagent();
+    cmd.args(&args)
+        .arg("--no-store")
+        .env("XDG_DATA_HOME", &data);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(!stderr(&out).contains("saved in"));
+    assert!(!data.exists(), "--no-store must not create a store");
+
+    let mut cmd = reagent();
+    cmd.args(&args).env("XDG_DATA_HOME", &data);
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let default = data.join("reagent/reagent.db");
+    assert!(
+        stderr(&out).contains(&format!("saved in {}", default.display())),
+        "{}",
+        stderr(&out)
+    );
+    let store = Store::open(&Location::Sqlite(default)).await.unwrap();
+    assert_eq!(store.list_runs(&Default::default()).await.unwrap().len(), 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn show_renders_steps_calls_results_guardrails_and_the_answer() {
+    let s = setup();
+    let location = Location::Sqlite(s.db.clone());
+    let store = Store::open(&location).await.unwrap();
+    let run = "feedfacecafe";
+    let call = ToolCall {
+        id: "c1".into(),
+        name: "read_file".into(),
+        arguments: json!({"path": "a.txt"}),
+    };
+    let kinds = vec![
+        EventKind::RunStarted {
+            task: "read a.txt".into(),
+            model: "m".into(),
+            provider: "ollama".into(),
+            tool_mode: "native".into(),
+            workspace: "/ws".into(),
+            num_ctx: 4096,
+            tools: vec!["read_file".into()],
+            session_id: "s".into(),
+            system_prompt: "sys".into(),
+            follow_up: false,
+        },
+        EventKind::LlmResponse {
+            iteration: 1,
+            latency_ms: 250,
+            prompt_tokens: 90,
+            completion_tokens: 12,
+            cached_prompt_tokens: None,
+            parse_layer: Some("native".into()),
+            finish_reason: "tool_calls".into(),
+            tool_calls: 1,
+            endpoint: "e".into(),
+        },
+        EventKind::AssistantMessage {
+            iteration: 1,
+            content: "Let me look at the file.".into(),
+            reasoning: Some("the user wants a.txt".into()),
+            calls: vec![call.clone()],
+            tool_calls: vec![call],
+            parse_layer: Some("native".into()),
+            raw: None,
+        },
+        EventKind::ToolResult {
+            iteration: 1,
+            call_id: "c1".into(),
+            name: "read_file".into(),
+            ok: true,
+            output: "{\"ok\":\"line one\"}".into(),
+            truncated: false,
+        },
+        EventKind::Guardrail {
+            guardrail: Guardrail::Repetition,
+            action: GuardrailAction::Hint,
+            detail: "same call twice".into(),
+        },
+        EventKind::RunFinished {
+            outcome: Outcome::Completed,
+            iterations: 2,
+            tool_calls: 1,
+            prompt_tokens: 90,
+            completion_tokens: 12,
+            wall_ms: 300,
+            model_ms: 250,
+            files_changed: vec![],
+            error: None,
+            error_kind: None,
+            answer: "It says line one.".into(),
+        },
+    ];
+    let rec = store.recorder();
+    for (i, k) in kinds.into_iter().enumerate() {
+        rec.record(Event::new(run, i as u64 + 1, k));
+    }
+    store.flush().await;
+    let show =
+        String::from_utf8(runs(&s.db.display().to_string(), &["show", "feed"]).stdout).unwrap();
+    let expected_in_order = [
+        "task:",
+        "read a.txt",
+        "— step 1 (250 ms, 90 prompt + 12 completion tokens)",
+        "(thinking)",
+        "the user wants a.txt",
+        "Let me look at the file.",
+        "← read_file",
+        "{\"ok\":\"line one\"}",
+        "! guardrail repetition → hint: same call twice",
+        "outcome: completed",
+        "answer:",
+        "It says line one.",
+    ];
+    let mut at = 0;
+    for want in expected_in_order {
+        let found = show[at..]
+            .find(want)
+            .unwrap_or_else(|| panic!("{want:?} not after byte {at} in:\n{show}"));
+        at += found + want.len();
+    }
+}
+
+/// Poll `f` until it returns `Some`, for at most `secs`.
+async fn wait_for<T, F, Fut>(secs: u64, mut f: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    loop {
+        if let Some(v) = f().await {
+            return v;
+        }
+        assert!(Instant::now() < deadline, "timed out after {secs} s");
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn kill_9_mid_run_leaves_a_clean_store_and_an_interrupted_run() {
+    let s = setup();
+    let store_arg = s.db.display().to_string();
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("list_directory", json!({"path": "."})))
+            .turn(Turn::text("never sent").with_delay(Duration::from_secs(60))),
+    )
+    .await
+    .unwrap();
+    let mut child = reagent()
+        .args(run_args(&server, &s.ws, &store_arg, "list and wait"))
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let location = Location::Sqlite(s.db.clone());
+    // Wait until the second model call is under way and its request event is committed.
+    let committed = wait_for(30, || async {
+        let store = Store::open(&location).await.ok()?;
+        let run = store.list_runs(&Default::default()).await.ok()?.pop()?;
+        let events = store.events_after(&run.id, 0, 0).await.ok()?;
+        let requests = events.iter().filter(|e| e.kind == "llm_request").count();
+        (requests == 2).then_some((run.id, events))
+    })
+    .await;
+    let pid = child.id();
+    // SAFETY: sending SIGKILL to our own child.
+    assert_eq!(unsafe { libc::kill(pid as i32, libc::SIGKILL) }, 0);
+    let status = child.wait().unwrap();
+    assert_eq!(
+        std::os::unix::process::ExitStatusExt::signal(&status),
+        Some(9)
+    );
+
+    let (id, before) = committed;
+    let store = Store::open(&location).await.unwrap();
+    let run = store.run(&id).await.unwrap().unwrap();
+    assert_eq!(run.outcome, "interrupted");
+    let after = store.events_after(&id, 0, 0).await.unwrap();
+    assert!(after.len() >= before.len());
+    assert_eq!(
+        &after[..before.len()],
+        &before[..],
+        "committed events must survive the kill"
+    );
+    let seqs: Vec<i64> = after.iter().map(|e| e.seq).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "in order, no repeats: {seqs:?}"
+    );
+    assert!(after.iter().all(|e| e.kind != "run_finished"));
+    // The store is clean: SQLite's own check passes.
+    let db = sqlx::AnyPool::connect(&format!("sqlite://{}", s.db.display()))
+        .await
+        .unwrap();
+    let check: String = sqlx::query_scalar("PRAGMA integrity_check")
+        .fetch_one(&db)
+        .await
+        .unwrap();
+    assert_eq!(check, "ok");
+    // And `runs list` shows it as interrupted.
+    let list = json_out(&runs(
+        &store_arg,
+        &["list", "--json", "--outcome", "interrupted"],
+    ));
+    assert_eq!(list[0]["id"], id.as_str());
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn follow_tails_a_run_another_process_executes_until_it_finishes() {
+    let s = setup();
+    let store_arg = s.db.display().to_string();
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(
+                Turn::tool_call("list_directory", json!({"path": "."}))
+                    .with_delay(Duration::from_millis(600)),
+            )
+            .turn(Turn::text("done").with_delay(Duration::from_millis(600))),
+    )
+    .await
+    .unwrap();
+    let mut run = reagent();
+    run.args(run_args(&server, &s.ws, &store_arg, "slow"));
+    let running = tokio::task::spawn_blocking(move || run.output().unwrap());
+    let location = Location::Sqlite(s.db.clone());
+    let id = wait_for(30, || async {
+        if running.is_finished() {
+            // The run ended before its row could be seen: show why.
+            return Some(Err(()));
+        }
+        let store = Store::open(&location).await.ok()?;
+        let run = store.list_runs(&Default::default()).await.ok()?.pop()?;
+        Some(Ok(run.id))
+    })
+    .await;
+    let Ok(id) = id else {
+        let out = running.await.unwrap();
+        panic!(
+            "the run ended before it was seen in the store: {}",
+            stderr(&out)
+        );
+    };
+    let follow = reagent()
+        .args(["runs", "events", &id, "--follow", "--store", &store_arg])
+        .output()
+        .unwrap();
+    let out = running.await.unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert_eq!(follow.status.code(), Some(0), "{}", stderr(&follow));
+    let lines: Vec<Value> = String::from_utf8(follow.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert_eq!(lines.first().unwrap()["type"], "run_started");
+    assert_eq!(lines.last().unwrap()["type"], "run_finished");
+    assert_eq!(
+        lines.iter().filter(|e| e["type"] == "llm_response").count(),
+        2
+    );
+    let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
+    assert!(
+        seqs.windows(2).all(|w| w[0] < w[1]),
+        "in order, no repeats: {seqs:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_processes_write_the_same_sqlite_store_at_once() {
+    let s = setup();
+    let store_arg = s.db.display().to_string();
+    let mut children = Vec::new();
+    let mut servers = Vec::new();
+    for i in 0..2 {
+        let mut script = ScriptBuilder::new();
+        for _ in 0..6 {
+            script = script.turn(Turn::tool_call("list_directory", json!({"path": "."})));
+        }
+        let server = ScriptedOllama::start(script.turn(Turn::text("done")))
+            .await
+            .unwrap();
+        let mut cmd = reagent();
+        cmd.args(run_args(&server, &s.ws, &store_arg, &format!("writer {i}")))
+            .args(["--max-iterations", "10"]);
+        // Repetition would stop the loop early; the same call many times is the point here.
+        let dir = s.dir.path().join(format!("cfg{i}"));
+        std::fs::create_dir(&dir).unwrap();
+        std::fs::write(
+            dir.join("reagent.toml"),
+            "[guardrails]\nrepetition_threshold = 100\n",
+        )
+        .unwrap();
+        cmd.arg("--config").arg(dir.join("reagent.toml"));
+        children.push(tokio::task::spawn_blocking(move || cmd.output().unwrap()));
+        servers.push(server);
+    }
+    for c in children {
+        let out = c.await.unwrap();
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert!(!err.contains("locked"), "{err}");
+        assert_eq!(json_out(&out)["store_error"], Value::Null, "{err}");
+    }
+    let list = json_out(&runs(&store_arg, &["list", "--json"]));
+    let rows = list.as_array().unwrap();
+    assert_eq!(rows.len(), 2);
+    assert!(
+        rows.iter()
+            .all(|r| r["outcome"] == "completed" && r["iterations"] == 7),
+        "{list}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_postgres_that_is_down_never_stops_the_run() {
+    let s = setup();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let url = format!("postgres://reagent@127.0.0.1:{port}/runs");
+    let server = ScriptedOllama::start(two_turns()).await.unwrap();
+    let mut cmd = reagent();
+    cmd.args(run_args(&server, &s.ws, &url, "go"));
+    finished_despite_the_store(output(cmd).await, &url);
+}
+
+/// The run completed, and the store's error (naming `store`) is in the result and once on stderr.
+fn finished_despite_the_store(out: Output, store: &str) {
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = json_out(&out);
+    assert_eq!(r["outcome"], "completed");
+    let e = r["store_error"]
+        .as_str()
+        .expect("store_error in the result");
+    assert!(e.contains(store), "{e}");
+    let err = stderr(&out);
+    assert_eq!(err.matches(e).count(), 1, "reported once on stderr: {err}");
+}
+
+/// Run `cmd` as an unprivileged user when we are root (root writes read-only files anyway).
+fn unprivileged(cmd: Command) -> Command {
+    // SAFETY: geteuid has no preconditions.
+    if unsafe { libc::geteuid() } != 0 {
+        return cmd;
+    }
+    let mut r = Command::new("runuser");
+    r.args(["-u", "nobody", "--"])
+        .arg(cmd.get_program())
+        .args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => r.env(k, v),
+            None => r.env_remove(k),
+        };
+    }
+    r.stdin(Stdio::null());
+    r
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_read_only_store_never_stops_the_run() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = setup();
+    let store_arg = s.db.display().to_string();
+    // A real store with one run in it, then made read-only (file and directory).
+    let first = ScriptedOllama::start(two_turns()).await.unwrap();
+    let mut cmd = reagent();
+    cmd.args(run_args(&first, &s.ws, &store_arg, "first"));
+    assert_eq!(output(cmd).await.status.code(), Some(0));
+    for p in [s.dir.path(), s.ws.as_path()] {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    std::fs::set_permissions(&s.db, std::fs::Permissions::from_mode(0o444)).unwrap();
+    std::fs::set_permissions(
+        s.db.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o555),
+    )
+    .unwrap();
+
+    let server = ScriptedOllama::start(two_turns()).await.unwrap();
+    let mut cmd = reagent();
+    cmd.args(run_args(&server, &s.ws, &store_arg, "second"))
+        .env("HOME", s.dir.path());
+    finished_despite_the_store(output(unprivileged(cmd)).await, &store_arg);
+    // The store still holds exactly the first run.
+    std::fs::set_permissions(
+        s.db.parent().unwrap(),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .unwrap();
+    let list = json_out(&runs(&store_arg, &["list", "--json"]));
+    assert_eq!(list.as_array().unwrap().len(), 1, "{list}");
+    assert_eq!(list[0]["task"], "first");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_html_export_renders_in_headless_chromium() {
+    let chromium = ["chromium", "chromium-browser"]
+        .into_iter()
+        .find(|c| {
+            Command::new(c)
+                .arg("--version")
+                .output()
+                .is_ok_and(|o| o.status.success())
+        })
+        .expect("chromium not found: install Debian's chromium (scripts/install-test-deps.sh)");
+    let s = setup();
+    let store = s.db.display().to_string();
+    let server = ScriptedOllama::start(two_turns()).await.unwrap();
+    let mut cmd = reagent();
+    cmd.args(run_args(&server, &s.ws, &store, "what is here?"));
+    let out = output(cmd).await;
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = json_out(&out)["run_id"].as_str().unwrap().to_owned();
+    let html = s.dir.path().join("run.html");
+    runs(&store, &["export", &id, "--html", html.to_str().unwrap()]);
+
+    let artefacts = Path::new(env!("CARGO_TARGET_TMPDIR"));
+    std::fs::create_dir_all(artefacts).unwrap();
+    let png = artefacts.join("runs-export.png");
+    let _ = std::fs::remove_file(&png);
+    let profile = s.dir.path().join("chromium-profile");
+    let shot = Command::new(chromium)
+        .args([
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--no-first-run",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+        ])
+        .arg(format!("--user-data-dir={}", profile.display()))
+        .arg(format!("--screenshot={}", png.display()))
+        .arg("--window-size=1280,800")
+        .arg(format!("file://{}", html.display()))
+        .stdin(Stdio::null())
+        .output()
+        .unwrap();
+    assert!(shot.status.success(), "chromium failed: {}", stderr(&shot));
+    let bytes =
+        std::fs::read(&png).unwrap_or_else(|e| panic!("no screenshot at {}: {e}", png.display()));
+    assert_eq!(&bytes[..8], b"\x89PNG\r\n\x1a\n");
+    let width = u32::from_be_bytes(bytes[16..20].try_into().unwrap());
+    let height = u32::from_be_bytes(bytes[20..24].try_into().unwrap());
+    assert_eq!((width, height), (1280, 800));
+    // A blank 1280x800 page compresses to a few kilobytes; a rendered timeline is far larger.
+    assert!(
+        bytes.len() > 20_000,
+        "screenshot looks blank: {} bytes",
+        bytes.len()
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
+    let s = setup();
+    let store = s.db.display().to_string();
+    let server = ScriptedOllama::start(two_turns().turn(Turn::text("It is called a.txt.")))
+        .await
+        .unwrap();
+    let first = output({
+        let mut c = reagent();
+        c.args(run_args(&server, &s.ws, &store, "what is here?"));
+        c
+    })
+    .await;
+    assert_eq!(first.status.code(), Some(0), "{}", stderr(&first));
+    let id = json_out(&first)["run_id"].as_str().unwrap().to_owned();
+
+    // Today's loop on the recorded replies and results decides the same.
+    let replay = runs(&store, &["replay", &id[..8]]);
+    let said = String::from_utf8_lossy(&replay.stdout);
+    assert!(said.contains("the same 3 decisions"), "{said}");
+
+    // --resume continues the session: model and workspace come from the stored run.
+    let resumed = reagent()
+        .args([
+            "run",
+            "--host",
+            &server.base_url(),
+            "--store",
+            &store,
+            "--json",
+        ])
+        .args(["--resume", &id[..8], "and what is it called?"])
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    let r = json_out(&resumed);
+    assert_eq!(r["answer"], "It is called a.txt.");
+    assert_ne!(r["run_id"], id.as_str());
+    let chats = server.requests();
+    let last = chats.last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .clone();
+    let contents: Vec<&str> = last
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        contents[1], "what is here?",
+        "the first task is still there"
+    );
+    assert!(
+        contents.iter().any(|c| c.contains("one</b> file")),
+        "{contents:?}"
+    );
+    assert_eq!(*contents.last().unwrap(), "and what is it called?");
+    assert_eq!(last[0]["role"], "system");
+
+    // Both runs are listed; the follow-up's events say it continues the session.
+    let events = runs(&store, &["events", r["run_id"].as_str().unwrap()]);
+    let first_event: Value = serde_json::from_str(
+        String::from_utf8_lossy(&events.stdout)
+            .lines()
+            .next()
+            .unwrap(),
+    )
+    .unwrap();
+    assert_eq!(first_event["type"], "run_started");
+    assert_eq!(first_event["follow_up"], true);
+
+    // A run id that is not there is a clear error.
+    let missing = reagent()
+        .args(["run", "--host", &server.base_url(), "--store", &store])
+        .args(["--resume", "ffffffff", "again"])
+        .output()
+        .unwrap();
+    assert_ne!(missing.status.code(), Some(0));
+    assert!(
+        stderr(&missing).contains("ffffffff"),
+        "{}",
+        stderr(&missing)
+    );
+}

@@ -1,0 +1,145 @@
+//! Connecting: the pool, SQLite's settings, refusing foreign databases, and migrations.
+
+use std::time::Duration;
+
+use sqlx::any::AnyPoolOptions;
+use sqlx::migrate::Migrator;
+use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
+
+use crate::location::{create_parent, Location};
+use crate::StoreError;
+
+static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
+static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
+
+/// The tables a reagent store holds (sqlx's migration table included).
+const OUR_TABLES: [&str; 5] = ["_sqlx_migrations", "sessions", "runs", "events", "memory"];
+
+/// How long opening the first connection may take (an unreachable host, a stuck server).
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// How long a SQLite connection waits for another writer's lock before giving up.
+const BUSY_TIMEOUT_MS: u32 = 30_000;
+
+/// Open the pool, check that the database is a reagent store (or empty) and migrate it.
+pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> {
+    sqlx::any::install_default_drivers();
+    let fail = |message: String| StoreError::Open {
+        location: location.to_string(),
+        message,
+    };
+    let sqlite = location.is_sqlite();
+    if let Location::Sqlite(path) = location {
+        create_parent(path)?;
+    }
+    // One connection first: an unreachable server or a file that is not a database fails here
+    // at once, instead of the pool retrying until its timeout.
+    let mut first = tokio::time::timeout(
+        CONNECT_TIMEOUT,
+        AnyConnection::connect(&location.connect_url()),
+    )
+    .await
+    .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
+    .map_err(|e| fail(explain(&e)))?;
+    let tables = list_tables(&mut first, sqlite)
+        .await
+        .map_err(|e| fail(explain(&e)));
+    // Closing is courtesy; the check's result is what matters.
+    let _ = first.close().await;
+    let tables = tables?;
+    // Any table of another application makes it foreign. Only some of ours is fine: another
+    // process may be creating them right now.
+    let foreign: Vec<&str> = tables
+        .iter()
+        .map(String::as_str)
+        .filter(|t| !OUR_TABLES.contains(t))
+        .collect();
+    if !foreign.is_empty() {
+        let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();
+        if foreign.len() > shown.len() {
+            shown.push("…");
+        }
+        return Err(fail(format!(
+            "it is not a reagent store: it holds other tables ({}); give another --store",
+            shown.join(", ")
+        )));
+    }
+    let pool = AnyPoolOptions::new()
+        .max_connections(if sqlite { 4 } else { 8 })
+        .acquire_timeout(Duration::from_secs(if sqlite { 60 } else { 5 }))
+        .after_connect(move |conn, _| {
+            Box::pin(async move {
+                if sqlite {
+                    conn.execute(
+                        format!(
+                            "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA synchronous = NORMAL;"
+                        )
+                        .as_str(),
+                    )
+                    .await?;
+                }
+                Ok(())
+            })
+        })
+        .connect(&location.connect_url())
+        .await
+        .map_err(|e| fail(explain(&e)))?;
+    if sqlite {
+        // WAL lets readers (`runs events --follow`) read while a run writes; it is a property of
+        // the file, so setting it once is enough.
+        sqlx::query("PRAGMA journal_mode = WAL")
+            .execute(&pool)
+            .await
+            .map_err(|e| fail(explain(&e)))?;
+    }
+    migrate(&pool, sqlite).await.map_err(fail)?;
+    Ok(pool)
+}
+
+/// The tables of the database (SQLite: the file; PostgreSQL: the current schema).
+async fn list_tables(conn: &mut AnyConnection, sqlite: bool) -> Result<Vec<String>, sqlx::Error> {
+    let sql = if sqlite {
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+    } else {
+        "SELECT table_name::text FROM information_schema.tables WHERE table_schema = current_schema()"
+    };
+    let rows = sqlx::query(sql).fetch_all(conn).await?;
+    rows.iter().map(|r| r.try_get::<String, _>(0)).collect()
+}
+
+/// Apply the backend's migrations. Two processes opening a new SQLite store at once may race
+/// to apply the first migration: the loser sees the winner's work on a second attempt.
+async fn migrate(pool: &AnyPool, sqlite: bool) -> Result<(), String> {
+    let migrator = if sqlite {
+        &SQLITE_MIGRATIONS
+    } else {
+        &POSTGRES_MIGRATIONS
+    };
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match migrator.run(pool).await {
+            Ok(()) => return Ok(()),
+            Err(sqlx::migrate::MigrateError::VersionMissing(v)) => {
+                return Err(format!(
+                    "it was written by a newer reagent (migration {v} is unknown to this one)"
+                ))
+            }
+            Err(e) if attempt < 3 => {
+                tracing::debug!("store migration attempt {attempt} failed: {e}");
+                tokio::time::sleep(Duration::from_millis(100 * attempt)).await;
+            }
+            Err(e) => return Err(format!("cannot apply the store's migrations: {e}")),
+        }
+    }
+}
+
+/// The database's message, with a hint where one helps.
+fn explain(e: &sqlx::Error) -> String {
+    let text = e.to_string();
+    if text.contains("file is not a database") {
+        format!("{text}: the file is not a SQLite database (corrupt, or something else)")
+    } else {
+        text
+    }
+}

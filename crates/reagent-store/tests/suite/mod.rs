@@ -1,0 +1,4 @@
+mod faults;
+mod harness;
+mod kv;
+mod runs;
