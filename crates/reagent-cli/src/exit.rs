@@ -21,6 +21,8 @@ pub(crate) enum ExitCode {
     ProviderError = 6,
     /// Cancelled (Ctrl-C).
     Cancelled = 7,
+    /// The model answered, but every tool call of the run had failed.
+    NoProgress = 8,
 }
 
 impl ExitCode {
@@ -33,6 +35,7 @@ impl ExitCode {
             Outcome::GuardrailStop => ExitCode::GuardrailStop,
             Outcome::ProviderError => ExitCode::ProviderError,
             Outcome::Cancelled => ExitCode::Cancelled,
+            Outcome::NoProgress => ExitCode::NoProgress,
         }
     }
 }

@@ -30,6 +30,7 @@
 mod agent;
 mod arguments;
 mod config;
+pub mod degenerate;
 mod events;
 pub mod guardrails;
 mod history;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
+use reagent_tools::{ToolResult, WorkspaceFiles};
+use serde_json::Value;
 
 use crate::config::ToolMode;
 use crate::tool_mode;
@@ -20,12 +22,14 @@ tools. Give your final answer now, based on what you have found so far.";
 /// Results restated for the plain-text final question stay under this size.
 const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
 
-/// The system prompt for a run.
+/// The system prompt for a run; `files` (the workspace's first files) are listed in the
+/// constrained mode.
 pub(crate) fn system_prompt(
     custom: Option<&str>,
     mode: ToolMode,
     specs: &[ToolSpec],
     hint: Option<&str>,
+    files: Option<&WorkspaceFiles>,
 ) -> String {
     let mut prompt = custom.unwrap_or(BASE_SYSTEM_PROMPT).to_owned();
     if let Some(hint) = hint {
@@ -35,7 +39,7 @@ pub(crate) fn system_prompt(
     match mode {
         ToolMode::Constrained => {
             prompt.push_str("\n\n");
-            prompt.push_str(&tool_mode::constrained_instructions(specs));
+            prompt.push_str(&tool_mode::constrained_instructions(specs, files));
         }
         ToolMode::Prompt => {
             prompt.push_str("\n\n");
@@ -69,40 +73,120 @@ pub(crate) fn repetition_hint(detail: &str) -> String {
     )
 }
 
-/// The message carrying a tool result back: a `tool` message in native mode, a user message
-/// in the text modes (where chat templates may not know the tool role).
-pub(crate) fn tool_result_message(mode: ToolMode, call: &ToolCall, result_json: &str) -> Message {
+/// The message carrying a tool result back: a `tool` message with the JSON result in native
+/// mode; in the text modes a user message with the result in plain text under a one-line
+/// label (see [`plain_tool_result`]), since small models answer from plain text and not from
+/// a JSON envelope.
+pub(crate) fn tool_result_message(
+    mode: ToolMode,
+    call: &ToolCall,
+    args: &Value,
+    result: &ToolResult,
+    result_json: &str,
+) -> Message {
     match mode {
         ToolMode::Native | ToolMode::Auto => Message::tool_result(call, result_json),
         ToolMode::Constrained | ToolMode::Prompt => {
-            let mut m = Message::user(format!("Result of {}: {result_json}", call.name));
+            let mut m = Message::user(plain_tool_result(&call.name, args, result));
             m.tool_name = Some(call.name.clone());
             m
         }
     }
 }
 
-/// A fresh, plain question for a weak model: the task and the latest tool results, restated.
+/// A tool result as plain text: one line saying what it is ("The file notes.txt contains:"),
+/// then the output as it is. A failure reads "Error from read_file: ...".
+pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -> String {
+    let arg = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    match result {
+        ToolResult::Err { error } => format!("{ERROR_LABEL}{name}: {error}"),
+        ToolResult::Ok { output, .. } => {
+            let label = match name {
+                "read_file" => match args.get("start_line").and_then(Value::as_u64) {
+                    Some(start) if start > 1 => {
+                        format!("The file {}, from line {start}, contains:", arg("path"))
+                    }
+                    _ => format!("The file {} contains:", arg("path")),
+                },
+                "list_directory" => {
+                    let path = arg("path");
+                    let path = if path.is_empty() { "." } else { path };
+                    format!("The folder {path} contains:")
+                }
+                "find_files" => format!("Files matching {}:", arg("pattern")),
+                "grep_search" => format!("Lines matching {}:", arg("pattern")),
+                "run_command" => format!("The command `{}` printed:", arg("command")),
+                _ => format!("Result of {name}:"),
+            };
+            let text = match output {
+                Value::String(s) => s.trim_end().to_owned(),
+                other => other.to_string(),
+            };
+            if text.is_empty() {
+                format!("{label} (nothing)")
+            } else {
+                format!("{label}\n{text}")
+            }
+        }
+    }
+}
+
+/// How a failed call's plain result begins.
+const ERROR_LABEL: &str = "Error from ";
+
+/// A fresh, plain question for a weak model: each distinct tool result once, in plain text
+/// under its label (only the successful ones, when there are any), then the task as a short
+/// question. Measured with SmolLM2-135M: restated this way it answers from the file; given the
+/// JSON envelope, repeated once per identical call, it answers nonsense.
 pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Message> {
-    let mut results = Vec::new();
+    let mut results: Vec<&str> = Vec::new();
+    let mut errors: Vec<&str> = Vec::new();
     let mut budget = RESTATED_RESULTS_MAX_BYTES;
     for m in history.iter().rev() {
         let is_result = m.role == Role::Tool || (m.role == Role::User && m.tool_name.is_some());
-        if !is_result || m.content.len() > budget {
+        let text = m.content.as_str();
+        let known = results.contains(&text) || errors.contains(&text);
+        if !is_result || known || text.len() > budget {
             continue;
         }
-        budget -= m.content.len();
-        results.push(m.content.clone());
+        budget -= text.len();
+        if text.starts_with(ERROR_LABEL) {
+            errors.push(text);
+        } else {
+            results.push(text);
+        }
     }
-    results.reverse();
-    let mut question = String::from("Here is what the tools returned:\n\n");
-    for r in &results {
+    let mut shown = if results.is_empty() { errors } else { results };
+    shown.reverse();
+    let mut question = String::new();
+    for r in &shown {
         question.push_str(r);
         question.push_str("\n\n");
     }
-    question.push_str(&format!("Using this, answer in plain text: {task}"));
+    question.push_str(&plain_question(task));
     vec![
         Message::system("You are a helpful assistant. Answer briefly."),
         Message::user(question),
     ]
+}
+
+/// Verbs with which a task opens by naming what to look at before asking its question.
+const LOOK_VERBS: &[&str] = &["read ", "open ", "look at ", "check ", "find ", "search "];
+
+/// The task as a short question once its results are in: "Read the file notes.txt and tell me
+/// its first line." becomes "Tell me its first line."; any other task stays as it is.
+pub(crate) fn plain_question(task: &str) -> String {
+    let task = task.trim();
+    let lower = task.to_lowercase();
+    if LOOK_VERBS.iter().any(|v| lower.starts_with(v)) {
+        if let Some(at) = lower.find(" and ") {
+            // `lower` and `task` differ in length only for rare case mappings; fall back then.
+            let rest = task.get(at + 5..).map(str::trim).unwrap_or_default();
+            let mut chars = rest.chars();
+            if let Some(first) = chars.next() {
+                return first.to_uppercase().chain(chars).collect();
+            }
+        }
+    }
+    task.to_owned()
 }

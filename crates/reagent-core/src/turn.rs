@@ -12,6 +12,7 @@ use reagent_protocol::{
 };
 
 use crate::config::ToolMode;
+use crate::degenerate;
 use crate::events::EventSink;
 use crate::tool_mode::{self, ConstrainedReply};
 
@@ -262,6 +263,11 @@ impl TurnSetup<'_> {
             layer,
             calls.len(),
         ));
+        if degenerate::cut(&mut text, self.events) {
+            if let Some(answer) = final_answer.as_mut() {
+                answer.clone_from(&text);
+            }
+        }
         // The history keeps what the model wrote: native calls as structured calls, text calls
         // as the text itself (so the model sees its own format again).
         message.content = if self.mode == ToolMode::Native {

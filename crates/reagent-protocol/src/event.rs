@@ -46,6 +46,9 @@ pub enum Outcome {
     ProviderError,
     /// Cancelled by the user (Ctrl-C) or the caller.
     Cancelled,
+    /// The model answered, but every tool call of the run failed: the answer rests on no
+    /// tool result, so it is not reported as completed.
+    NoProgress,
 }
 
 impl Outcome {
@@ -58,6 +61,7 @@ impl Outcome {
             Outcome::GuardrailStop => "guardrail_stop",
             Outcome::ProviderError => "provider_error",
             Outcome::Cancelled => "cancelled",
+            Outcome::NoProgress => "no_progress",
         }
     }
 }

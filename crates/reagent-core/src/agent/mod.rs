@@ -9,12 +9,14 @@ use reagent_protocol::{
     CancellationToken, EventKind, Message, ModelInfo, ModelOptions, Outcome, Provider,
     ProviderError, ToolSpec, WireCache,
 };
-use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolResult, Workspace};
+use reagent_tools::{
+    workspace_files, Approver, ToolContext, ToolRegistry, ToolResult, Workspace, WorkspaceFiles,
+};
 
 use crate::arguments::ArgumentChecker;
 use crate::config::{AgentConfig, ToolMode};
 use crate::events::EventSink;
-use crate::guardrails::{exhausted_budget, is_narration, RepetitionDetector};
+use crate::guardrails::{exhausted_budget, is_narration, CallTally, RepetitionDetector};
 use crate::history::History;
 use crate::profiles::profile_for;
 use crate::result::RunResult;
@@ -61,6 +63,8 @@ struct RunState {
     /// The last request was refused as longer than the server's context and the history was
     /// compacted for a retry (reset by the next reply, so each overflow gets one retry).
     overflow_retried: bool,
+    /// Work calls made and how many succeeded (an answer on failures only is no progress).
+    tally: CallTally,
 }
 
 /// How the loop ended, before the run is wrapped up.
@@ -85,6 +89,17 @@ impl Ending {
             answer: String::new(),
             error: Some(error.to_string()),
         }
+    }
+
+    /// A completed run whose every work call failed ends as `no_progress` instead.
+    fn unless_no_progress(mut self, tally: &CallTally, events: &EventSink) -> Self {
+        if self.outcome == Outcome::Completed {
+            if let Some(detail) = tally.only_failures() {
+                events.guardrail("no_progress", "stop", detail);
+                self.outcome = Outcome::NoProgress;
+            }
+        }
+        self
     }
 }
 
@@ -141,6 +156,7 @@ impl Agent {
             nudges: 0,
             repetition_hinted: false,
             overflow_retried: false,
+            tally: CallTally::default(),
         };
         let (ending, history, mode) = match self.prepare(task, events, cancel).await {
             Ok((setup_parts, history)) => {
@@ -163,6 +179,7 @@ impl Agent {
                 )
             }
         };
+        let ending = ending.unless_no_progress(&state.tally, events);
         let files_changed: Vec<String> = state.files_changed.into_iter().collect();
         events.emit(EventKind::RunFinished {
             outcome: ending.outcome,
@@ -243,11 +260,14 @@ impl Agent {
             ..self.config.options.clone()
         };
         let specs = &self.specs;
+        let files = (mode == ToolMode::Constrained)
+            .then(|| workspace_files(&self.workspace, tool_mode::LISTED_FILES_MAX));
         let system = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
             specs,
             profile.system_hint.as_deref(),
+            files.as_ref(),
         );
         let schema_bytes: usize = if mode == ToolMode::Native {
             specs
@@ -289,6 +309,7 @@ impl Agent {
                 mode,
                 options,
                 format,
+                files,
             },
             history,
         ))
@@ -308,6 +329,7 @@ impl Agent {
             mode,
             options,
             format,
+            files,
         } = prepared;
         let specs = &self.specs;
         let mut num_ctx = options.num_ctx.unwrap_or(self.config.default_ctx_cap);
@@ -321,7 +343,7 @@ impl Agent {
             retry_truncated: self.config.retry_truncated,
             parse: TurnSetup::parse_options(specs, format),
             constrained_schema: (mode == ToolMode::Constrained)
-                .then(|| tool_mode::constrained_schema(specs)),
+                .then(|| tool_mode::constrained_schema(specs, files.as_ref())),
             wire: WireCache::default(),
             events,
             cancel,
@@ -331,7 +353,7 @@ impl Agent {
             cancel: cancel.clone(),
             approver: self.approver.clone(),
         };
-        let mut repetition = RepetitionDetector::new(self.config.repetition_threshold);
+        let mut repetition = RepetitionDetector::for_mode(self.config.repetition_threshold, mode);
         loop {
             if cancel.is_cancelled() {
                 return (
@@ -439,6 +461,7 @@ impl Agent {
                 let (args, result) = self.execute(&self.checker, &call, &ctx).await;
                 let duration_ms = call_started.elapsed().as_millis() as u64;
                 state.tool_calls += 1;
+                state.tally.record(&call.name, result.is_ok());
                 if let ToolResult::Ok { changed, .. } = &result {
                     state.files_changed.extend(changed.iter().cloned());
                 }
@@ -452,7 +475,13 @@ impl Agent {
                     duration_ms,
                     summary: summarize(&result),
                 });
-                history.push_tool_result(prompts::tool_result_message(mode, &call, &result_json));
+                history.push_tool_result(prompts::tool_result_message(
+                    mode,
+                    &call,
+                    &args,
+                    &result,
+                    &result_json,
+                ));
                 if call.name == TASK_COMPLETE && result.is_ok() {
                     let summary = args
                         .get("summary")
@@ -494,6 +523,8 @@ struct Prepared {
     mode: ToolMode,
     options: ModelOptions,
     format: Option<reagent_parse::Family>,
+    /// The workspace's first files, listed to the model in the constrained mode.
+    files: Option<WorkspaceFiles>,
 }
 
 impl RunState {

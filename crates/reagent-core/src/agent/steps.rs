@@ -165,7 +165,8 @@ impl Agent {
                 state.completion_tokens += response.usage.completion_tokens;
                 state.model_time += response.latency;
                 let parsed = reagent_parse::parse(&response.message.content, &setup.parse);
-                let answer = parsed.content.unwrap_or_default().trim().to_owned();
+                let mut answer = parsed.content.unwrap_or_default().trim().to_owned();
+                crate::degenerate::cut(&mut answer, setup.events);
                 history.push_assistant(Message::assistant(answer.clone()));
                 if answer.is_empty() {
                     state.last_text.clone()
