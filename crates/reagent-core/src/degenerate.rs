@@ -72,6 +72,51 @@ pub fn find(text: &str) -> Option<Degeneration> {
     })
 }
 
+/// How many new bytes of a stream arrive between two checks.
+const CHECK_EVERY_BYTES: usize = 128;
+/// How much of a stream's end each check looks at.
+const TAIL_BYTES: usize = 1024;
+/// Bytes per token assumed for a stream cut before the server reported its usage.
+const BYTES_PER_TOKEN: usize = 4;
+
+/// Watches a streamed reply and says once it has certainly degenerated, so the model call can
+/// be stopped instead of running on to `num_predict`. Each check looks at the last
+/// [`TAIL_BYTES`] only, every [`CHECK_EVERY_BYTES`], so watching costs linear work.
+#[derive(Debug, Default)]
+pub(crate) struct StreamWatch {
+    text: String,
+    checked: usize,
+    degenerate: bool,
+}
+
+impl StreamWatch {
+    /// Add a streamed piece; true once the text so far has degenerated.
+    pub(crate) fn push(&mut self, piece: &str) -> bool {
+        self.text.push_str(piece);
+        if !self.degenerate && self.text.len() >= self.checked + CHECK_EVERY_BYTES {
+            self.checked = self.text.len();
+            let mut from = self.text.len().saturating_sub(TAIL_BYTES);
+            while !self.text.is_char_boundary(from) {
+                from += 1;
+            }
+            self.degenerate = find(&self.text[from..]).is_some();
+        }
+        self.degenerate
+    }
+
+    /// Whether the watched text degenerated.
+    pub(crate) fn degenerate(&self) -> bool {
+        self.degenerate
+    }
+
+    /// The text streamed so far, and an estimate of its tokens (the server never reported
+    /// them: the call was stopped).
+    pub(crate) fn into_text(self) -> (String, u64) {
+        let tokens = (self.text.len() / BYTES_PER_TOKEN) as u64;
+        (self.text, tokens)
+    }
+}
+
 /// Cut `text` where it degenerates, report it as a `degenerate_output` guardrail, and say
 /// whether it was cut.
 pub(crate) fn cut(text: &mut String, events: &EventSink) -> bool {
@@ -157,6 +202,25 @@ mod tests {
         assert_eq!(json["type"], "guardrail");
         assert_eq!(json["guardrail"], "degenerate_output");
         assert_eq!(json["action"], "cut");
+    }
+
+    #[test]
+    fn a_stream_is_stopped_once_it_degenerates_and_not_before() {
+        let mut watch = StreamWatch::default();
+        for i in 0..50 {
+            let sentence = format!("The keeper lit lamp {} at {} o'clock. ", i * 7, i % 12);
+            assert!(!watch.push(&sentence), "{i}");
+        }
+        let mut pushed = 0;
+        while !watch.push("0") {
+            pushed += 1;
+            assert!(pushed < 2 * MIN_SPAN + CHECK_EVERY_BYTES, "never stopped");
+        }
+        assert!(pushed >= MIN_SPAN, "stopped after {pushed} zeros");
+        assert!(watch.degenerate());
+        let (text, tokens) = watch.into_text();
+        assert!(text.ends_with("0000"));
+        assert_eq!(tokens, (text.len() / BYTES_PER_TOKEN) as u64);
     }
 
     const WORDS: &[&str] = &[

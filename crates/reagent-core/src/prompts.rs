@@ -190,3 +190,94 @@ pub(crate) fn plain_question(task: &str) -> String {
     }
     task.to_owned()
 }
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn results_are_labelled_plain_text_and_errors_say_so() {
+        let ok = |s: &str| ToolResult::ok(s.to_owned());
+        assert_eq!(
+            plain_tool_result("read_file", &json!({"path": "notes.txt"}), &ok("orchid\n")),
+            "The file notes.txt contains:\norchid"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "read_file",
+                &json!({"path": "a.log", "start_line": 40}),
+                &ok("x")
+            ),
+            "The file a.log, from line 40, contains:\nx"
+        );
+        assert_eq!(
+            plain_tool_result("list_directory", &json!({}), &ok("a.txt\nsrc/")),
+            "The folder . contains:\na.txt\nsrc/"
+        );
+        assert_eq!(
+            plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
+            "Lines matching ERROR: (nothing)"
+        );
+        assert_eq!(
+            plain_tool_result("custom", &json!({}), &ToolResult::ok(json!({"n": 1}))),
+            "Result of custom:\n{\"n\":1}"
+        );
+        assert_eq!(
+            plain_tool_result("read_file", &json!({}), &ToolResult::err("no such file")),
+            "Error from read_file: no such file"
+        );
+    }
+
+    #[test]
+    fn the_task_becomes_a_short_question() {
+        assert_eq!(
+            plain_question("Read the file notes.txt and tell me its first line."),
+            "Tell me its first line."
+        );
+        assert_eq!(
+            plain_question("Find the ERROR line in big.log and tell me its error code."),
+            "Tell me its error code."
+        );
+        assert_eq!(
+            plain_question("What is the value of port in config.toml?"),
+            "What is the value of port in config.toml?"
+        );
+        assert_eq!(plain_question("Read notes.txt and "), "Read notes.txt and");
+        assert_eq!(plain_question("İread x and y"), "İread x and y");
+    }
+
+    fn result(text: &str) -> Arc<Message> {
+        let mut m = Message::user(text);
+        m.tool_name = Some("read_file".into());
+        Arc::new(m)
+    }
+
+    #[test]
+    fn restated_results_appear_once_and_successes_win_over_errors() {
+        let history = vec![
+            Arc::new(Message::system("s")),
+            Arc::new(Message::user(
+                "Read the file a.txt and tell me its first line.",
+            )),
+            result("Error from read_file: no such file or directory: ..."),
+            result("The file a.txt contains:\nfirst"),
+            result("The file a.txt contains:\nfirst"),
+            result("The file b.txt contains:\nsecond"),
+        ];
+        let task = "Read the file a.txt and tell me its first line.";
+        let q = restated_question(task, &history);
+        assert_eq!(q.len(), 2);
+        assert_eq!(
+            q[1].content,
+            "The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond\n\n\
+             Tell me its first line."
+        );
+        let q = restated_question(task, &history[..3]);
+        assert_eq!(
+            q[1].content,
+            "Error from read_file: no such file or directory: ...\n\nTell me its first line."
+        );
+    }
+}

@@ -201,4 +201,42 @@ mod tests {
         assert_eq!(choices[0]["properties"]["tool"]["const"], "read_file");
         assert_eq!(choices[1]["required"][0], "final_answer");
     }
+
+    fn files(paths: &[&str], more: bool) -> WorkspaceFiles {
+        WorkspaceFiles {
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            more,
+        }
+    }
+
+    #[test]
+    fn a_complete_file_list_becomes_the_only_allowed_paths() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        };
+        let specs = vec![spec("read_file"), spec("write_file")];
+        let path = |schema: &Value, i: usize| {
+            schema["oneOf"][i]["properties"]["arguments"]["properties"]["path"].clone()
+        };
+        let all = files(&["a.txt", "b/c.md"], false);
+        let schema = constrained_schema(&specs, Some(&all));
+        assert_eq!(path(&schema, 0)["enum"], json!(["a.txt", "b/c.md"]));
+        assert_eq!(path(&schema, 1), json!({"type": "string"}));
+        for partial in [files(&["a.txt"], true), files(&[], false)] {
+            let schema = constrained_schema(&specs, Some(&partial));
+            assert_eq!(path(&schema, 0), json!({"type": "string"}));
+        }
+    }
+
+    #[test]
+    fn the_constrained_prompt_lists_files_and_says_when_there_are_more() {
+        let text = constrained_instructions(&[], Some(&files(&["a.txt"], true)));
+        assert!(text
+            .ends_with("Files in the workspace:\n- a.txt\n(and more; use find_files to search)\n"));
+        assert!(!text.contains("\"...\""));
+        let text = constrained_instructions(&[], Some(&files(&[], false)));
+        assert!(!text.contains("Files in the workspace"));
+    }
 }

@@ -3,7 +3,7 @@
 //! layers: native `tool_calls` first, then the constrained JSON shape, then the text parser.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
 use reagent_protocol::{
@@ -149,8 +149,17 @@ impl TurnSetup<'_> {
         let live_text = request.stream && live_text;
         let live = Mutex::new(StreamParser::new(self.parse.clone()));
         let events = self.events;
+        // Stops this model call (not the run) once the streamed text degenerates.
+        let call_cancel = self.cancel.child_token();
+        let watch = Mutex::new(degenerate::StreamWatch::default());
         let sink = |signal: ChatSignal| match signal {
-            ChatSignal::Content(piece) if live_text => {
+            ChatSignal::Content(piece) => {
+                if watch.lock().is_ok_and(|mut w| w.push(&piece)) {
+                    call_cancel.cancel();
+                }
+                if !live_text {
+                    return;
+                }
                 let released = match live.lock() {
                     Ok(mut parser) => parser.push(&piece),
                     Err(_) => String::new(),
@@ -159,7 +168,7 @@ impl TurnSetup<'_> {
                     events.emit(EventKind::TextDelta { text: released });
                 }
             }
-            ChatSignal::Content(_) | ChatSignal::Reasoning(_) => {}
+            ChatSignal::Reasoning(_) => {}
             ChatSignal::Retry {
                 attempt,
                 delay,
@@ -171,7 +180,27 @@ impl TurnSetup<'_> {
             }),
             ChatSignal::Pool(endpoints) => events.emit(EventKind::PoolState { endpoints }),
         };
-        let response = self.provider.chat(request, &sink, self.cancel).await?;
+        let started = Instant::now();
+        let response = match self.provider.chat(request, &sink, &call_cancel).await {
+            Err(ProviderError::Cancelled) if !self.cancel.is_cancelled() => {
+                // Only this call was stopped: its text degenerated. What came is the reply.
+                let (text, tokens) = match watch.into_inner() {
+                    Ok(w) if w.degenerate() => w.into_text(),
+                    _ => return Err(ProviderError::Cancelled),
+                };
+                ChatResponse {
+                    message: Message::assistant(text),
+                    finish: FinishReason::Other("degenerate".to_owned()),
+                    usage: Usage {
+                        completion_tokens: tokens,
+                        ..Usage::default()
+                    },
+                    latency: started.elapsed(),
+                    endpoint: String::new(),
+                }
+            }
+            other => other?,
+        };
         if live_text {
             // Text the parser held back (it might have begun a call) turned out to be content.
             if let Ok(parser) = live.into_inner() {

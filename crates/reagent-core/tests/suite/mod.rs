@@ -4,3 +4,4 @@ mod errors;
 mod guardrails;
 mod harness;
 mod loop_basics;
+mod small_model;
