@@ -9,6 +9,10 @@
 //! [`MIN_REPEATS`] copies of its unit, and the unit holds a letter or digit (a long rule of
 //! `-` or `=` in Markdown is not degenerate). Work is `O(MAX_PERIOD · n)`.
 
+use std::time::Duration;
+
+use reagent_protocol::{ChatResponse, FinishReason, Message, ProviderError, Usage};
+
 use crate::events::EventSink;
 
 /// Longest repeated unit looked for, in characters.
@@ -104,16 +108,24 @@ impl StreamWatch {
         self.degenerate
     }
 
-    /// Whether the watched text degenerated.
-    pub(crate) fn degenerate(&self) -> bool {
-        self.degenerate
-    }
-
-    /// The text streamed so far, and an estimate of its tokens (the server never reported
-    /// them: the call was stopped).
-    pub(crate) fn into_text(self) -> (String, u64) {
-        let tokens = (self.text.len() / BYTES_PER_TOKEN) as u64;
-        (self.text, tokens)
+    /// The reply of a model call stopped because its stream degenerated: the text so far,
+    /// with its tokens estimated (the server never reported them) and finish reason
+    /// `degenerate`. A call stopped for any other reason stays [`ProviderError::Cancelled`].
+    pub(crate) fn into_reply(self, latency: Duration) -> Result<ChatResponse, ProviderError> {
+        if !self.degenerate {
+            return Err(ProviderError::Cancelled);
+        }
+        let completion_tokens = (self.text.len() / BYTES_PER_TOKEN) as u64;
+        Ok(ChatResponse {
+            message: Message::assistant(self.text),
+            finish: FinishReason::Other("degenerate".to_owned()),
+            usage: Usage {
+                completion_tokens,
+                ..Usage::default()
+            },
+            latency,
+            endpoint: String::new(),
+        })
     }
 }
 
@@ -217,10 +229,25 @@ mod tests {
             assert!(pushed < 2 * MIN_SPAN + CHECK_EVERY_BYTES, "never stopped");
         }
         assert!(pushed >= MIN_SPAN, "stopped after {pushed} zeros");
-        assert!(watch.degenerate());
-        let (text, tokens) = watch.into_text();
+        let reply = watch.into_reply(Duration::from_millis(7)).unwrap();
+        let text = &reply.message.content;
         assert!(text.ends_with("0000"));
-        assert_eq!(tokens, (text.len() / BYTES_PER_TOKEN) as u64);
+        assert_eq!(reply.finish, FinishReason::Other("degenerate".into()));
+        assert_eq!(
+            reply.usage.completion_tokens,
+            (text.len() / BYTES_PER_TOKEN) as u64
+        );
+        assert_eq!(reply.latency, Duration::from_millis(7));
+    }
+
+    #[test]
+    fn a_call_stopped_for_another_reason_stays_cancelled() {
+        let mut watch = StreamWatch::default();
+        watch.push("A fine answer.");
+        assert!(matches!(
+            watch.into_reply(Duration::ZERO),
+            Err(ProviderError::Cancelled)
+        ));
     }
 
     const WORDS: &[&str] = &[

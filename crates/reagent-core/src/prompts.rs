@@ -134,10 +134,11 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
 /// How a failed call's plain result begins.
 const ERROR_LABEL: &str = "Error from ";
 
-/// A fresh, plain question for a weak model: each distinct tool result once, in plain text
-/// under its label (only the successful ones, when there are any), then the task as a short
-/// question. Measured with SmolLM2-135M: restated this way it answers from the file; given the
-/// JSON envelope, repeated once per identical call, it answers nonsense.
+/// A fresh, plain question for a weak model: the task, then each distinct tool result once, in
+/// plain text under its label (only the successful ones, when there are any). Measured with
+/// SmolLM2-135M: given the JSON envelope, repeated once per identical call, it answers
+/// nonsense; given the task and then the plain results, it answers from them (3 of 3 small
+/// tasks, where the results followed by a short question got 1 of 3; BENCHMARKS.md).
 pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Message> {
     let mut results: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
@@ -158,37 +159,15 @@ pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Mes
     }
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    let mut question = String::new();
+    let mut question = task.trim().to_owned();
     for r in &shown {
-        question.push_str(r);
         question.push_str("\n\n");
+        question.push_str(r);
     }
-    question.push_str(&plain_question(task));
     vec![
         Message::system("You are a helpful assistant. Answer briefly."),
         Message::user(question),
     ]
-}
-
-/// Verbs with which a task opens by naming what to look at before asking its question.
-const LOOK_VERBS: &[&str] = &["read ", "open ", "look at ", "check ", "find ", "search "];
-
-/// The task as a short question once its results are in: "Read the file notes.txt and tell me
-/// its first line." becomes "Tell me its first line."; any other task stays as it is.
-pub(crate) fn plain_question(task: &str) -> String {
-    let task = task.trim();
-    let lower = task.to_lowercase();
-    if LOOK_VERBS.iter().any(|v| lower.starts_with(v)) {
-        if let Some(at) = lower.find(" and ") {
-            // `lower` and `task` differ in length only for rare case mappings; fall back then.
-            let rest = task.get(at + 5..).map(str::trim).unwrap_or_default();
-            let mut chars = rest.chars();
-            if let Some(first) = chars.next() {
-                return first.to_uppercase().chain(chars).collect();
-            }
-        }
-    }
-    task.to_owned()
 }
 
 #[cfg(test)]
@@ -230,24 +209,6 @@ mod tests {
         );
     }
 
-    #[test]
-    fn the_task_becomes_a_short_question() {
-        assert_eq!(
-            plain_question("Read the file notes.txt and tell me its first line."),
-            "Tell me its first line."
-        );
-        assert_eq!(
-            plain_question("Find the ERROR line in big.log and tell me its error code."),
-            "Tell me its error code."
-        );
-        assert_eq!(
-            plain_question("What is the value of port in config.toml?"),
-            "What is the value of port in config.toml?"
-        );
-        assert_eq!(plain_question("Read notes.txt and "), "Read notes.txt and");
-        assert_eq!(plain_question("İread x and y"), "İread x and y");
-    }
-
     fn result(text: &str) -> Arc<Message> {
         let mut m = Message::user(text);
         m.tool_name = Some("read_file".into());
@@ -271,13 +232,14 @@ mod tests {
         assert_eq!(q.len(), 2);
         assert_eq!(
             q[1].content,
-            "The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond\n\n\
-             Tell me its first line."
+            "Read the file a.txt and tell me its first line.\n\n\
+             The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
         );
         let q = restated_question(task, &history[..3]);
         assert_eq!(
             q[1].content,
-            "Error from read_file: no such file or directory: ...\n\nTell me its first line."
+            "Read the file a.txt and tell me its first line.\n\n\
+             Error from read_file: no such file or directory: ..."
         );
     }
 }

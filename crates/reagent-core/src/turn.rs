@@ -182,23 +182,11 @@ impl TurnSetup<'_> {
         };
         let started = Instant::now();
         let response = match self.provider.chat(request, &sink, &call_cancel).await {
-            Err(ProviderError::Cancelled) if !self.cancel.is_cancelled() => {
-                // Only this call was stopped: its text degenerated. What came is the reply.
-                let (text, tokens) = match watch.into_inner() {
-                    Ok(w) if w.degenerate() => w.into_text(),
-                    _ => return Err(ProviderError::Cancelled),
-                };
-                ChatResponse {
-                    message: Message::assistant(text),
-                    finish: FinishReason::Other("degenerate".to_owned()),
-                    usage: Usage {
-                        completion_tokens: tokens,
-                        ..Usage::default()
-                    },
-                    latency: started.elapsed(),
-                    endpoint: String::new(),
-                }
-            }
+            // Only this call was stopped (its text degenerated): what came is the reply.
+            Err(ProviderError::Cancelled) if !self.cancel.is_cancelled() => watch
+                .into_inner()
+                .map_err(|_| ProviderError::Cancelled)?
+                .into_reply(started.elapsed())?,
             other => other?,
         };
         if live_text {

@@ -46,13 +46,13 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
     assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
     assert_eq!(guard[0]["action"], "final_answer");
     assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
-    // The question: a fresh conversation, the result once, then the task; no schema.
+    // The question: a fresh conversation, the task, then the result once; no schema.
     let question = o.messages(2);
     assert_eq!(question.len(), 2);
     assert_eq!(question[0]["role"], "system");
     assert_eq!(
         content(&question[1]),
-        "The file notes.txt contains:\norchid\nsecond line\nthird line\n\ndo the task"
+        "do the task\n\nThe file notes.txt contains:\norchid\nsecond line\nthird line"
     );
     assert!(
         o.requests[2].get("format").is_none(),
@@ -182,14 +182,12 @@ async fn an_answer_on_failed_calls_only_is_no_progress_and_degenerate_text_is_cu
     .await;
     assert_eq!(o.result.outcome, Outcome::NoProgress);
     assert_eq!(o.result.answer, "The error code is 10");
-    // The plain question restated the (only) errors, with the real path named.
+    // The plain question restated the (only) error once, with the real path named.
     let question = content(&o.messages(2)[1]).to_owned();
-    assert!(
-        question.starts_with(
-            "Error from read_file: no such file or directory: ...; the nearest existing \
-             paths are: big.log\n\n"
-        ),
-        "{question}"
+    assert_eq!(
+        question,
+        "do the task\n\nError from read_file: no such file or directory: ...; the nearest \
+         existing paths are: big.log"
     );
     let guard: Vec<(String, String)> = o
         .events_of("guardrail")
