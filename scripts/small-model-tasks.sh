@@ -8,7 +8,7 @@
 # Starts llama-server (~/.cache/reagent, installed by scripts/install-model-server.sh) on
 # 127.0.0.1 with --jinja --seed 1 -c 2048, runs each task in each mode with temperature 0, and
 # prints one line per run: mode, task, outcome, exit code, whether the answer holds the expected
-# fact, tool calls, wall seconds, and the answer's first 80 characters.
+# fact, tool calls, wall seconds, and the answer's first 120 characters.
 set -euo pipefail
 bin=${1:?usage: $0 REAGENT_BINARY [MODES...]}
 shift
@@ -72,6 +72,6 @@ for mode in "${modes[@]}"; do
     right=no
     grep -qF "${fact[$t]}" <<<"$answer" && right=yes
     printf '%-11s %-7s %-16s exit=%s right=%-3s calls=%-2s %5.1fs  %s\n' "$mode" "$t" "$outcome" \
-      "$code" "$right" "$calls" "$secs" "${answer:0:80}"
+      "$code" "$right" "$calls" "$secs" "${answer:0:120}"
   done
 done

@@ -60,40 +60,12 @@ fn run_flags(
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_constrained_run_reads_the_file_and_accounts_for_its_time() {
-    let server = start_server().await;
     let ws = demo_workspace();
-    let scratch = tempfile::tempdir().unwrap();
-    let config = config_file(scratch.path(), "[guardrails]\nrepetition_threshold = 2\n");
-    let events_path = scratch.path().join("events.jsonl");
-    let mut args = run_flags(ws.path(), &config, &events_path);
-    args.extend(
-        [
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.openai_base_url(),
-            "--model",
-            server.model(),
-            "--tool-mode",
-            "constrained",
-            "--max-iterations",
-            "5",
-            TASK,
-        ]
-        .map(String::from),
-    );
-    let out = reagent(&args, scratch.path()).await;
-    let result = stdout_json(&out);
+    let (result, _code, events) =
+        constrained_run(ws.path(), "[guardrails]\nrepetition_threshold = 2\n", TASK).await;
     let outcome = result["outcome"].as_str().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(exit_code_of(outcome)),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(result["tool_mode"], "constrained");
 
-    let events = read_events(&events_path);
     assert_eq!(events[0]["type"], "run_started");
     assert_eq!(events[0]["provider"], "openai");
     assert_eq!(events[0]["tool_mode"], "constrained");
@@ -326,12 +298,17 @@ async fn anthropic_messages_run_ends_cleanly() {
         .all(|r| r["completion_tokens"].as_u64().unwrap() > 0));
 }
 
-/// A binary run of `task` over `ws` in the constrained mode; returns the `--json` result, the
+/// A binary run of `task` over `ws` in the constrained mode with the config file `toml`, on a
+/// fresh server; checks the exit code against the outcome and returns the `--json` result, the
 /// exit code and the events.
-async fn constrained_run(ws: &std::path::Path, task: &str) -> (Value, Option<i32>, Vec<Value>) {
+async fn constrained_run(
+    ws: &std::path::Path,
+    toml: &str,
+    task: &str,
+) -> (Value, Option<i32>, Vec<Value>) {
     let server = start_server().await;
     let scratch = tempfile::tempdir().unwrap();
-    let config = config_file(scratch.path(), "");
+    let config = config_file(scratch.path(), toml);
     let events_path = scratch.path().join("events.jsonl");
     let mut args = run_flags(ws, &config, &events_path);
     args.extend(
@@ -374,6 +351,7 @@ async fn the_plain_restated_result_is_answered_correctly() {
     .unwrap();
     let (result, code, events) = constrained_run(
         ws.path(),
+        "",
         "Read the file notes.txt and tell me its first line.",
     )
     .await;
@@ -407,6 +385,7 @@ async fn a_large_log_run_is_neither_degenerate_nor_completed_on_failures() {
     std::fs::write(ws.path().join("big.log"), log).unwrap();
     let (result, _code, events) = constrained_run(
         ws.path(),
+        "",
         "Find the ERROR line in big.log and tell me its error code.",
     )
     .await;
