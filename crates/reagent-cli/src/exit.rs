@@ -21,6 +21,8 @@ pub(crate) enum ExitCode {
     ProviderError = 6,
     /// Cancelled (Ctrl-C).
     Cancelled = 7,
+    /// The model answered, but every tool call of the run had failed.
+    NoProgress = 8,
     /// `reagent runs replay`: today's loop acts differently from the recording.
     ReplayDiffers = 9,
 }
@@ -35,6 +37,7 @@ impl ExitCode {
             Outcome::GuardrailStop => ExitCode::GuardrailStop,
             Outcome::ProviderError => ExitCode::ProviderError,
             Outcome::Cancelled | Outcome::Interrupted => ExitCode::Cancelled,
+            Outcome::NoProgress => ExitCode::NoProgress,
         }
     }
 }

@@ -8,8 +8,9 @@ use std::process::{Command, Stdio};
 use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
 use serde_json::{json, Value};
 
-/// Run `reagent run` inside a pty, typing `answer` at the prompt; returns the events.
-async fn run_in_terminal(answer: &'static str) -> (tempfile::TempDir, Vec<Value>) {
+/// Run `reagent run` inside a pty, typing `answer` at the prompt; checks that reagent exits
+/// with `code` and returns the events.
+async fn run_in_terminal(answer: &'static str, code: i32) -> (tempfile::TempDir, Vec<Value>) {
     let server = ScriptedOllama::start(
         ScriptBuilder::new()
             .turn(Turn::tool_call(
@@ -55,7 +56,7 @@ async fn run_in_terminal(answer: &'static str) -> (tempfile::TempDir, Vec<Value>
     })
     .await
     .unwrap();
-    assert!(status.success(), "reagent exited with {status}");
+    assert_eq!(status.code(), Some(code), "reagent exited with {status}");
     let events = std::fs::read_to_string(&events)
         .unwrap()
         .lines()
@@ -91,7 +92,7 @@ fn tool_call(events: &[Value]) -> &Value {
 
 #[tokio::test]
 async fn allowing_at_the_prompt_runs_the_command() {
-    let (dir, events) = run_in_terminal("y\n").await;
+    let (dir, events) = run_in_terminal("y\n", 0).await;
     assert_eq!(tool_call(&events)["ok"], true, "{events:?}");
     assert_eq!(approval(&events), ("touch approved".to_owned(), true));
     assert!(dir.path().join("ws/approved").exists());
@@ -99,7 +100,8 @@ async fn allowing_at_the_prompt_runs_the_command() {
 
 #[tokio::test]
 async fn denying_at_the_prompt_is_a_tool_error_and_runs_nothing() {
-    let (dir, events) = run_in_terminal("n\n").await;
+    // The only call was refused, so the model's "done" rests on nothing: no_progress, exit 8.
+    let (dir, events) = run_in_terminal("n\n", 8).await;
     let call = tool_call(&events);
     assert_eq!(call["ok"], false);
     assert_eq!(approval(&events), ("touch approved".to_owned(), false));
@@ -108,4 +110,5 @@ async fn denying_at_the_prompt_is_a_tool_error_and_runs_nothing() {
         "{call}"
     );
     assert!(!dir.path().join("ws/approved").exists());
+    assert_eq!(events.last().unwrap()["outcome"], "no_progress");
 }

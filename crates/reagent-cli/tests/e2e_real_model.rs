@@ -5,7 +5,9 @@
 //! Covered: the OpenAI-compatible API in constrained mode through the `reagent` binary (the model
 //! reads the right file, the result goes back, events carry latencies and the agent's own
 //! overhead is under 5% of the wall time); streaming and non-streaming making the same calls
-//! (library API, every request recorded); the Anthropic Messages API ending cleanly.
+//! (library API, every request recorded); the Anthropic Messages API ending cleanly; the
+//! small-model loop of issue 15 (the plain restated result answered correctly; a run on a large
+//! log never reported as completed on failed calls only, nor with degenerate text).
 //!
 //! Kept small for a loaded two-core machine: 4096-token context, 128-token replies, a
 //! repetition threshold of 2, one llama.cpp thread per server.
@@ -25,40 +27,12 @@ use support::*;
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn openai_constrained_run_reads_the_file_and_accounts_for_its_time() {
-    let server = start_server().await;
     let ws = demo_workspace();
-    let scratch = tempfile::tempdir().unwrap();
-    let config = config_file(scratch.path(), "[guardrails]\nrepetition_threshold = 2\n");
-    let events_path = scratch.path().join("events.jsonl");
-    let mut args = run_flags(ws.path(), &config, &events_path);
-    args.extend(
-        [
-            "--provider",
-            "openai",
-            "--base-url",
-            &server.openai_base_url(),
-            "--model",
-            server.model(),
-            "--tool-mode",
-            "constrained",
-            "--max-iterations",
-            "5",
-            TASK,
-        ]
-        .map(String::from),
-    );
-    let out = reagent(&args, scratch.path()).await;
-    let result = stdout_json(&out);
+    let (result, _code, events) =
+        constrained_run(ws.path(), "[guardrails]\nrepetition_threshold = 2\n", TASK).await;
     let outcome = result["outcome"].as_str().unwrap();
-    assert_eq!(
-        out.status.code(),
-        Some(exit_code_of(outcome)),
-        "stderr: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
     assert_eq!(result["tool_mode"], "constrained");
 
-    let events = read_events(&events_path);
     assert_eq!(events[0]["type"], "run_started");
     assert_eq!(events[0]["provider"], "openai");
     assert_eq!(events[0]["tool_mode"], "constrained");
@@ -266,7 +240,8 @@ async fn anthropic_messages_run_ends_cleanly() {
             "completed",
             "max_iterations",
             "budget_exhausted",
-            "guardrail_stop"
+            "guardrail_stop",
+            "no_progress"
         ]
         .contains(&outcome),
         "outcome {outcome}: {result}\nstderr: {}",
@@ -287,4 +262,112 @@ async fn anthropic_messages_run_ends_cleanly() {
     assert!(responses
         .iter()
         .all(|r| r["completion_tokens"].as_u64().unwrap() > 0));
+}
+
+/// A binary run of `task` over `ws` in the constrained mode with the config file `toml`, on a
+/// fresh server; checks the exit code against the outcome and returns the `--json` result, the
+/// exit code and the events.
+async fn constrained_run(
+    ws: &std::path::Path,
+    toml: &str,
+    task: &str,
+) -> (Value, Option<i32>, Vec<Value>) {
+    let server = start_server().await;
+    let scratch = tempfile::tempdir().unwrap();
+    let config = config_file(scratch.path(), toml);
+    let events_path = scratch.path().join("events.jsonl");
+    let mut args = run_flags(ws, &config, &events_path);
+    args.extend(
+        [
+            "--provider",
+            "openai",
+            "--base-url",
+            &server.openai_base_url(),
+            "--model",
+            server.model(),
+            "--tool-mode",
+            "constrained",
+            "--max-iterations",
+            "5",
+            task,
+        ]
+        .map(String::from),
+    );
+    let out = reagent(&args, scratch.path()).await;
+    let result = stdout_json(&out);
+    let outcome = result["outcome"].as_str().unwrap().to_owned();
+    assert_eq!(
+        out.status.code(),
+        Some(exit_code_of(&outcome)),
+        "stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    (result, out.status.code(), read_events(&events_path))
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_plain_restated_result_is_answered_correctly() {
+    // Measured (issue 15): given the result in a JSON envelope, once per identical call,
+    // SmolLM2-135M answered "The file notes.txt contains the first line of notes.txt.".
+    let ws = tempfile::tempdir().unwrap();
+    std::fs::write(
+        ws.path().join("notes.txt"),
+        "orchid\nsecond line\nthird line\n",
+    )
+    .unwrap();
+    let (result, code, events) = constrained_run(
+        ws.path(),
+        "",
+        "Read the file notes.txt and tell me its first line.",
+    )
+    .await;
+    assert_eq!(result["outcome"], "completed", "{result}");
+    assert_eq!(code, Some(0));
+    let calls = of_type(&events, "tool_call");
+    assert_eq!(calls[0]["name"], "read_file", "{calls:#?}");
+    assert_eq!(calls[0]["arguments"]["path"], "notes.txt", "{calls:#?}");
+    assert!(
+        calls.len() <= 2,
+        "the plain question comes at the first repeat: {calls:#?}"
+    );
+    let answer = result["answer"].as_str().unwrap();
+    assert!(answer.contains("orchid"), "{result}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_large_log_run_is_neither_degenerate_nor_completed_on_failures() {
+    // Measured (issue 15): read_file("...") three times, all failed, then 1,922 tokens of
+    // "1000…0" reported as `completed`, exit 0.
+    let ws = tempfile::tempdir().unwrap();
+    let log: String = (1..=4000)
+        .map(|i| match i {
+            2718 => "2026-11-23 10:00:18 ERROR code=E4711 disk full on /var\n".to_owned(),
+            _ => format!(
+                "2026-11-23 10:00:{:02} INFO request {i} served in 12 ms\n",
+                i % 60
+            ),
+        })
+        .collect();
+    std::fs::write(ws.path().join("big.log"), log).unwrap();
+    let (result, _code, events) = constrained_run(
+        ws.path(),
+        "",
+        "Find the ERROR line in big.log and tell me its error code.",
+    )
+    .await;
+    let answer = result["answer"].as_str().unwrap();
+    assert_eq!(
+        reagent_core::degenerate::find(answer),
+        None,
+        "a degenerate answer was kept: {result}"
+    );
+    let calls = of_type(&events, "tool_call");
+    if !calls.is_empty() && calls.iter().all(|c| c["ok"] == false) {
+        assert_ne!(result["outcome"], "completed", "{calls:#?}\n{result}");
+    }
+    // The schema allowed only the real file: the example path is never copied.
+    assert!(
+        calls.iter().all(|c| c["arguments"]["path"] != "..."),
+        "{calls:#?}"
+    );
 }

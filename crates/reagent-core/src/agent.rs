@@ -8,7 +8,7 @@ use std::sync::{Arc, OnceLock};
 use reagent_protocol::{
     CancellationToken, ModelInfo, ModelOptions, Provider, ProviderError, ToolSpec,
 };
-use reagent_tools::{Approver, ToolRegistry, Workspace};
+use reagent_tools::{workspace_files, Approver, ToolRegistry, Workspace};
 
 use crate::arguments::ArgumentChecker;
 use crate::config::{AgentConfig, ToolMode};
@@ -85,6 +85,7 @@ impl Agent {
     /// mode, the context window, the generation options and the system prompt.
     pub(crate) async fn settle(
         &self,
+        workspace: &Workspace,
         cancel: &CancellationToken,
     ) -> Result<SessionSettings, ProviderError> {
         let info = match self.model_info.get() {
@@ -128,11 +129,15 @@ impl Agent {
                 }),
             ..self.config.options.clone()
         };
+        // Small models copy example paths: in the constrained mode they are shown the real ones.
+        let files = (mode == ToolMode::Constrained)
+            .then(|| workspace_files(workspace, tool_mode::LISTED_FILES_MAX));
         let system_prompt = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
             &self.specs,
             profile.system_hint.as_deref(),
+            files.as_ref(),
         );
         let format = self
             .config
@@ -145,6 +150,7 @@ impl Agent {
             num_ctx,
             format,
             system_prompt,
+            files,
         })
     }
 

@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::Budgets;
+use crate::config::{Budgets, ToolMode};
 
 /// One executed call as the repetition detector sees it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -67,6 +67,16 @@ impl RepetitionDetector {
         RepetitionDetector {
             threshold,
             calls: VecDeque::new(),
+        }
+    }
+
+    /// The detector for a run in `mode`. In the constrained mode it fires at the first
+    /// identical repeat (threshold 2): a weak model under a schema repeats a call whose result
+    /// it already has and does not stop by itself, so the plain question comes at once.
+    pub fn for_mode(threshold: usize, mode: ToolMode) -> Self {
+        match mode {
+            ToolMode::Constrained if threshold > 2 => Self::new(2),
+            _ => Self::new(threshold),
         }
     }
 
@@ -136,6 +146,34 @@ pub fn canonical_json(value: &Value) -> String {
         }
     }
     sort(value).to_string()
+}
+
+/// The run's work calls (every call but `task_complete`) and how many of them succeeded, to
+/// tell an answer built on nothing but failed calls from a real one.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct CallTally {
+    made: u32,
+    ok: u32,
+}
+
+impl CallTally {
+    /// Count one executed call.
+    pub fn record(&mut self, name: &str, ok: bool) {
+        if name != "task_complete" {
+            self.made += 1;
+            self.ok += u32::from(ok);
+        }
+    }
+
+    /// When the run made work calls and every one of them failed: a sentence saying so.
+    pub fn only_failures(&self) -> Option<String> {
+        (self.made > 0 && self.ok == 0).then(|| {
+            format!(
+                "all {} tool calls of the run failed; the answer rests on no tool result",
+                self.made
+            )
+        })
+    }
 }
 
 /// Phrases with which a model announces an action instead of taking it.
@@ -308,6 +346,44 @@ mod tests {
                 None
             );
         }
+    }
+
+    #[test]
+    fn constrained_mode_fires_at_the_first_identical_repeat() {
+        let mut d = RepetitionDetector::for_mode(3, ToolMode::Constrained);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert_eq!(
+            d.record("read_file", &json!({"path": "a"}), "x"),
+            Some(Repetition::SameCall {
+                name: "read_file".into(),
+                times: 2
+            })
+        );
+        let mut d = RepetitionDetector::for_mode(3, ToolMode::Prompt);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert!(d.record("read_file", &json!({"path": "a"}), "x").is_some());
+        let mut off = RepetitionDetector::for_mode(0, ToolMode::Constrained);
+        assert_eq!(off.record("read_file", &json!({}), "x"), None);
+        assert_eq!(off.record("read_file", &json!({}), "x"), None);
+    }
+
+    #[test]
+    fn only_failed_work_calls_are_reported() {
+        let mut t = CallTally::default();
+        assert_eq!(t.only_failures(), None, "no calls: nothing to report");
+        t.record("read_file", false);
+        t.record("read_file", false);
+        t.record("task_complete", true);
+        assert_eq!(
+            t.only_failures().as_deref(),
+            Some("all 2 tool calls of the run failed; the answer rests on no tool result")
+        );
+        t.record("list_directory", true);
+        assert_eq!(t.only_failures(), None);
+        let mut t = CallTally::default();
+        t.record("task_complete", true);
+        assert_eq!(t.only_failures(), None);
     }
 
     #[test]

@@ -41,6 +41,7 @@ mod agent;
 mod arguments;
 mod bus;
 mod config;
+pub mod degenerate;
 mod events;
 pub mod guardrails;
 mod history;

@@ -4,6 +4,8 @@
 use std::sync::Arc;
 
 use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
+use reagent_tools::{ToolResult, WorkspaceFiles};
+use serde_json::Value;
 
 use crate::config::ToolMode;
 use crate::tool_mode;
@@ -20,12 +22,14 @@ tools. Give your final answer now, based on what you have found so far.";
 /// Results restated for the plain-text final question stay under this size.
 const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
 
-/// The system prompt for a run.
+/// The system prompt for a run; `files` (the workspace's first files) are listed in the
+/// constrained mode.
 pub(crate) fn system_prompt(
     custom: Option<&str>,
     mode: ToolMode,
     specs: &[ToolSpec],
     hint: Option<&str>,
+    files: Option<&WorkspaceFiles>,
 ) -> String {
     let mut prompt = custom.unwrap_or(BASE_SYSTEM_PROMPT).to_owned();
     if let Some(hint) = hint {
@@ -35,7 +39,7 @@ pub(crate) fn system_prompt(
     match mode {
         ToolMode::Constrained => {
             prompt.push_str("\n\n");
-            prompt.push_str(&tool_mode::constrained_instructions(specs));
+            prompt.push_str(&tool_mode::constrained_instructions(specs, files));
         }
         ToolMode::Prompt => {
             prompt.push_str("\n\n");
@@ -69,40 +73,173 @@ pub(crate) fn repetition_hint(detail: &str) -> String {
     )
 }
 
-/// The message carrying a tool result back: a `tool` message in native mode, a user message
-/// in the text modes (where chat templates may not know the tool role).
-pub(crate) fn tool_result_message(mode: ToolMode, call: &ToolCall, result_json: &str) -> Message {
+/// The message carrying a tool result back: a `tool` message with the JSON result in native
+/// mode; in the text modes a user message with the result in plain text under a one-line
+/// label (see [`plain_tool_result`]), since small models answer from plain text and not from
+/// a JSON envelope.
+pub(crate) fn tool_result_message(
+    mode: ToolMode,
+    call: &ToolCall,
+    args: &Value,
+    result: &ToolResult,
+    result_json: &str,
+) -> Message {
     match mode {
         ToolMode::Native | ToolMode::Auto => Message::tool_result(call, result_json),
         ToolMode::Constrained | ToolMode::Prompt => {
-            let mut m = Message::user(format!("Result of {}: {result_json}", call.name));
+            let mut m = Message::user(plain_tool_result(&call.name, args, result));
             m.tool_name = Some(call.name.clone());
             m
         }
     }
 }
 
-/// A fresh, plain question for a weak model: the task and the latest tool results, restated.
+/// A tool result as plain text: one line saying what it is ("The file notes.txt contains:"),
+/// then the output as it is. A failure reads "Error from read_file: ...".
+pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -> String {
+    let arg = |key: &str| args.get(key).and_then(Value::as_str).unwrap_or_default();
+    match result {
+        ToolResult::Err { error } => format!("{ERROR_LABEL}{name}: {error}"),
+        ToolResult::Ok { output, .. } => {
+            let label = match name {
+                "read_file" => match args.get("start_line").and_then(Value::as_u64) {
+                    Some(start) if start > 1 => {
+                        format!("The file {}, from line {start}, contains:", arg("path"))
+                    }
+                    _ => format!("The file {} contains:", arg("path")),
+                },
+                "list_directory" => {
+                    let path = arg("path");
+                    let path = if path.is_empty() { "." } else { path };
+                    format!("The folder {path} contains:")
+                }
+                "find_files" => format!("Files matching {}:", arg("pattern")),
+                "grep_search" => format!("Lines matching {}:", arg("pattern")),
+                "run_command" => format!("The command `{}` printed:", arg("command")),
+                _ => format!("Result of {name}:"),
+            };
+            let text = match output {
+                Value::String(s) => s.trim_end().to_owned(),
+                other => other.to_string(),
+            };
+            if text.is_empty() {
+                format!("{label} (nothing)")
+            } else {
+                format!("{label}\n{text}")
+            }
+        }
+    }
+}
+
+/// How a failed call's plain result begins.
+const ERROR_LABEL: &str = "Error from ";
+
+/// A fresh, plain question for a weak model: the task, then each distinct tool result once, in
+/// plain text under its label (only the successful ones, when there are any). Measured with
+/// SmolLM2-135M: given the JSON envelope, repeated once per identical call, it answers
+/// nonsense; given the task and then the plain results, it answers from them (3 of 3 small
+/// tasks, where the results followed by a short question got 1 of 3; BENCHMARKS.md).
 pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Message> {
-    let mut results = Vec::new();
+    let mut results: Vec<&str> = Vec::new();
+    let mut errors: Vec<&str> = Vec::new();
     let mut budget = RESTATED_RESULTS_MAX_BYTES;
     for m in history.iter().rev() {
         let is_result = m.role == Role::Tool || (m.role == Role::User && m.tool_name.is_some());
-        if !is_result || m.content.len() > budget {
+        let text = m.content.as_str();
+        let known = results.contains(&text) || errors.contains(&text);
+        if !is_result || known || text.len() > budget {
             continue;
         }
-        budget -= m.content.len();
-        results.push(m.content.clone());
+        budget -= text.len();
+        if text.starts_with(ERROR_LABEL) {
+            errors.push(text);
+        } else {
+            results.push(text);
+        }
     }
-    results.reverse();
-    let mut question = String::from("Here is what the tools returned:\n\n");
-    for r in &results {
-        question.push_str(r);
+    let mut shown = if results.is_empty() { errors } else { results };
+    shown.reverse();
+    let mut question = task.trim().to_owned();
+    for r in &shown {
         question.push_str("\n\n");
+        question.push_str(r);
     }
-    question.push_str(&format!("Using this, answer in plain text: {task}"));
     vec![
         Message::system("You are a helpful assistant. Answer briefly."),
         Message::user(question),
     ]
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    #[test]
+    fn results_are_labelled_plain_text_and_errors_say_so() {
+        let ok = |s: &str| ToolResult::ok(s.to_owned());
+        assert_eq!(
+            plain_tool_result("read_file", &json!({"path": "notes.txt"}), &ok("orchid\n")),
+            "The file notes.txt contains:\norchid"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "read_file",
+                &json!({"path": "a.log", "start_line": 40}),
+                &ok("x")
+            ),
+            "The file a.log, from line 40, contains:\nx"
+        );
+        assert_eq!(
+            plain_tool_result("list_directory", &json!({}), &ok("a.txt\nsrc/")),
+            "The folder . contains:\na.txt\nsrc/"
+        );
+        assert_eq!(
+            plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
+            "Lines matching ERROR: (nothing)"
+        );
+        assert_eq!(
+            plain_tool_result("custom", &json!({}), &ToolResult::ok(json!({"n": 1}))),
+            "Result of custom:\n{\"n\":1}"
+        );
+        assert_eq!(
+            plain_tool_result("read_file", &json!({}), &ToolResult::err("no such file")),
+            "Error from read_file: no such file"
+        );
+    }
+
+    fn result(text: &str) -> Arc<Message> {
+        let mut m = Message::user(text);
+        m.tool_name = Some("read_file".into());
+        Arc::new(m)
+    }
+
+    #[test]
+    fn restated_results_appear_once_and_successes_win_over_errors() {
+        let history = vec![
+            Arc::new(Message::system("s")),
+            Arc::new(Message::user(
+                "Read the file a.txt and tell me its first line.",
+            )),
+            result("Error from read_file: no such file or directory: ..."),
+            result("The file a.txt contains:\nfirst"),
+            result("The file a.txt contains:\nfirst"),
+            result("The file b.txt contains:\nsecond"),
+        ];
+        let task = "Read the file a.txt and tell me its first line.";
+        let q = restated_question(task, &history);
+        assert_eq!(q.len(), 2);
+        assert_eq!(
+            q[1].content,
+            "Read the file a.txt and tell me its first line.\n\n\
+             The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
+        );
+        let q = restated_question(task, &history[..3]);
+        assert_eq!(
+            q[1].content,
+            "Read the file a.txt and tell me its first line.\n\n\
+             Error from read_file: no such file or directory: ..."
+        );
+    }
 }

@@ -1,7 +1,11 @@
 //! Rebuilding a session's conversation from its events alone — the proof that the events are
 //! complete, and what lets a stored run be shown, replayed or continued without a snapshot.
 
+use std::collections::HashMap;
+
 use reagent_protocol::{Event, EventKind, Message, ToolCall};
+use reagent_tools::ToolResult;
+use serde_json::Value;
 
 use crate::config::ToolMode;
 use crate::prompts;
@@ -58,6 +62,8 @@ pub fn rebuild_transcript<'a>(
 ) -> Result<Vec<Message>, RebuildError> {
     let mut messages: Vec<Message> = Vec::new();
     let mut mode: Option<ToolMode> = None;
+    // The arguments of each call, by id, for the plain-text labels of the text modes.
+    let mut arguments: HashMap<String, Value> = HashMap::new();
     for event in events {
         let started =
             |mode: Option<ToolMode>| mode.ok_or(RebuildError::NotStarted { seq: event.seq });
@@ -93,6 +99,13 @@ pub fn rebuild_transcript<'a>(
                 message.tool_calls = tool_calls.clone();
                 messages.push(message);
             }
+            EventKind::ToolCallStarted {
+                call_id,
+                arguments: args,
+                ..
+            } => {
+                arguments.insert(call_id.clone(), args.clone());
+            }
             EventKind::ToolResult {
                 call_id,
                 name,
@@ -109,9 +122,16 @@ pub fn rebuild_transcript<'a>(
                 let call = ToolCall {
                     id: call_id.clone(),
                     name: name.clone(),
-                    arguments: serde_json::Value::Null,
+                    arguments: Value::Null,
                 };
-                messages.push(prompts::tool_result_message(mode, &call, output));
+                let args = arguments.remove(call_id).unwrap_or(Value::Null);
+                let result = serde_json::from_str(output).map_or_else(
+                    |_| ToolResult::err(output.clone()),
+                    |v| ToolResult::from_json(&v),
+                );
+                messages.push(prompts::tool_result_message(
+                    mode, &call, &args, &result, output,
+                ));
             }
             EventKind::UserMessage { content, .. } => {
                 started(mode)?;

@@ -218,16 +218,7 @@ fn recorded_results(events: &[Event]) -> Result<VecDeque<(String, ToolResult)>, 
             }
             let value: Value = serde_json::from_str(output)
                 .map_err(|e| ReplayError(format!("the result of call {call_id}: {e}")))?;
-            let result = match value.get("ok").and_then(Value::as_bool) {
-                Some(true) => ToolResult::ok(value.get("output").cloned().unwrap_or(Value::Null)),
-                _ => ToolResult::err(
-                    value
-                        .get("error")
-                        .and_then(Value::as_str)
-                        .unwrap_or_default(),
-                ),
-            };
-            out.push_back((name.clone(), result));
+            out.push_back((name.clone(), ToolResult::from_json(&value)));
         }
     }
     Ok(out)

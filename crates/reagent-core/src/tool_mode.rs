@@ -9,6 +9,7 @@
 //!   `reagent-parse`.
 
 use reagent_protocol::{Capabilities, ToolSpec};
+use reagent_tools::WorkspaceFiles;
 use serde_json::{json, Value};
 
 use crate::config::ToolMode;
@@ -25,16 +26,34 @@ pub fn resolve(mode: ToolMode, caps: &Capabilities) -> ToolMode {
     }
 }
 
+/// Tools whose `path` argument must name a file that exists.
+const EXISTING_FILE_TOOLS: &[&str] = &["read_file", "edit_file"];
+
+/// Most workspace files the constrained prompt lists; a workspace with at most this many files
+/// also gets them as the only allowed `path` of the tools in [`EXISTING_FILE_TOOLS`].
+pub const LISTED_FILES_MAX: usize = 50;
+
 /// The JSON Schema a constrained reply must match: one of the tool calls, or a final answer.
-pub fn constrained_schema(specs: &[ToolSpec]) -> Value {
+/// With the complete file list of a small workspace (`files` not cut short), the `path` of a
+/// file-reading tool may only be one of those files: a small model cannot invent a path.
+pub fn constrained_schema(specs: &[ToolSpec], files: Option<&WorkspaceFiles>) -> Value {
+    let allowed = files.filter(|f| !f.more && !f.paths.is_empty());
     let mut choices: Vec<Value> = specs
         .iter()
         .map(|s| {
+            let mut parameters = s.parameters.clone();
+            if let (Some(files), true) = (allowed, EXISTING_FILE_TOOLS.contains(&s.name.as_str())) {
+                if let Some(path) = parameters.pointer_mut("/properties/path") {
+                    if let Some(obj) = path.as_object_mut() {
+                        obj.insert("enum".to_owned(), json!(files.paths));
+                    }
+                }
+            }
             json!({
                 "type": "object",
                 "properties": {
                     "tool": {"const": s.name},
-                    "arguments": s.parameters,
+                    "arguments": parameters,
                 },
                 "required": ["tool", "arguments"],
                 "additionalProperties": false
@@ -87,18 +106,29 @@ pub fn tool_catalogue(specs: &[ToolSpec]) -> String {
     out
 }
 
-/// Instructions and an example for the constrained mode. The example's argument is a bare
-/// `"..."`: small models copy a concrete sample file name instead of the task's (SmolLM2-135M
-/// read `README.md` three times for a task naming `keeper.txt`), and with no example at all
-/// they pick the wrong tool.
-pub fn constrained_instructions(specs: &[ToolSpec]) -> String {
-    format!(
+/// Instructions and an example for the constrained mode, with the workspace's first files.
+/// The example's path is a placeholder that names where the real one comes from: small models
+/// copy a concrete sample file name instead of the task's (SmolLM2-135M read `README.md` three
+/// times for a task naming `keeper.txt`), and a bare `"..."` was copied literally too; with no
+/// example at all they pick the wrong tool.
+pub fn constrained_instructions(specs: &[ToolSpec], files: Option<&WorkspaceFiles>) -> String {
+    let mut out = format!(
         "You can use these tools:\n{}\nReply with one JSON object and nothing else: either \
          {{\"tool\": \"<name>\", \"arguments\": {{...}}}} to use a tool, or \
          {{\"final_answer\": \"<your answer>\"}} when the task is done.\n\
-         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"...\"}}}}",
+         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"<file named in the task>\"}}}}",
         tool_catalogue(specs)
-    )
+    );
+    if let Some(files) = files.filter(|f| !f.paths.is_empty()) {
+        out.push_str("\n\nFiles in the workspace:\n");
+        for path in &files.paths {
+            out.push_str(&format!("- {path}\n"));
+        }
+        if files.more {
+            out.push_str("(and more; use find_files to search)\n");
+        }
+    }
+    out
 }
 
 /// Instructions and few-shot examples for the prompt mode.
@@ -110,7 +140,7 @@ pub fn prompt_instructions(specs: &[ToolSpec]) -> String {
          When the task is done, answer in plain text without a tool call.\n\n\
          Example:\nUser: What does notes.txt say?\nAssistant: <tool_call>\n\
          {{\"name\": \"read_file\", \"arguments\": {{\"path\": \"notes.txt\"}}}}\n</tool_call>\n\
-         User: Result of read_file: {{\"ok\": true, \"output\": \"buy milk\"}}\n\
+         User: The file notes.txt contains:\nbuy milk\n\
          Assistant: notes.txt says: buy milk",
         tool_catalogue(specs)
     )
@@ -165,10 +195,48 @@ mod tests {
             description: "d".into(),
             parameters: json!({"type": "object"}),
         }];
-        let schema = constrained_schema(&specs);
+        let schema = constrained_schema(&specs, None);
         let choices = schema["oneOf"].as_array().unwrap();
         assert_eq!(choices.len(), 2);
         assert_eq!(choices[0]["properties"]["tool"]["const"], "read_file");
         assert_eq!(choices[1]["required"][0], "final_answer");
+    }
+
+    fn files(paths: &[&str], more: bool) -> WorkspaceFiles {
+        WorkspaceFiles {
+            paths: paths.iter().map(|p| p.to_string()).collect(),
+            more,
+        }
+    }
+
+    #[test]
+    fn a_complete_file_list_becomes_the_only_allowed_paths() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        };
+        let specs = vec![spec("read_file"), spec("write_file")];
+        let path = |schema: &Value, i: usize| {
+            schema["oneOf"][i]["properties"]["arguments"]["properties"]["path"].clone()
+        };
+        let all = files(&["a.txt", "b/c.md"], false);
+        let schema = constrained_schema(&specs, Some(&all));
+        assert_eq!(path(&schema, 0)["enum"], json!(["a.txt", "b/c.md"]));
+        assert_eq!(path(&schema, 1), json!({"type": "string"}));
+        for partial in [files(&["a.txt"], true), files(&[], false)] {
+            let schema = constrained_schema(&specs, Some(&partial));
+            assert_eq!(path(&schema, 0), json!({"type": "string"}));
+        }
+    }
+
+    #[test]
+    fn the_constrained_prompt_lists_files_and_says_when_there_are_more() {
+        let text = constrained_instructions(&[], Some(&files(&["a.txt"], true)));
+        assert!(text
+            .ends_with("Files in the workspace:\n- a.txt\n(and more; use find_files to search)\n"));
+        assert!(!text.contains("\"...\""));
+        let text = constrained_instructions(&[], Some(&files(&[], false)));
+        assert!(!text.contains("Files in the workspace"));
     }
 }

@@ -3,7 +3,7 @@
 //! layers: native `tool_calls` first, then the constrained JSON shape, then the text parser.
 
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
 use reagent_protocol::{
@@ -13,6 +13,7 @@ use reagent_protocol::{
 };
 
 use crate::config::ToolMode;
+use crate::degenerate;
 use crate::events::EventSink;
 use crate::tool_mode::{self, ConstrainedReply};
 
@@ -154,8 +155,17 @@ impl TurnSetup<'_> {
         let live = Mutex::new(StreamParser::new(self.parse.clone()));
         let stream = request.stream;
         let events = self.events;
+        // Stops this model call (not the run) once the streamed text degenerates.
+        let call_cancel = self.cancel.child_token();
+        let watch = Mutex::new(degenerate::StreamWatch::default());
         let sink = |signal: ChatSignal| match signal {
-            ChatSignal::Content(piece) if live_text => {
+            ChatSignal::Content(piece) => {
+                if watch.lock().is_ok_and(|mut w| w.push(&piece)) {
+                    call_cancel.cancel();
+                }
+                if !live_text {
+                    return;
+                }
                 let released = match live.lock() {
                     Ok(mut parser) => parser.push(&piece),
                     Err(_) => String::new(),
@@ -167,7 +177,7 @@ impl TurnSetup<'_> {
             ChatSignal::Reasoning(text) if stream => {
                 events.emit(EventKind::ReasoningDelta { text });
             }
-            ChatSignal::Content(_) | ChatSignal::Reasoning(_) => {}
+            ChatSignal::Reasoning(_) => {}
             ChatSignal::Retry {
                 attempt,
                 delay,
@@ -184,7 +194,15 @@ impl TurnSetup<'_> {
                 detail,
             ),
         };
-        let response = self.provider.chat(request, &sink, self.cancel).await?;
+        let started = Instant::now();
+        let response = match self.provider.chat(request, &sink, &call_cancel).await {
+            // Only this call was stopped (its text degenerated): what came is the reply.
+            Err(ProviderError::Cancelled) if !self.cancel.is_cancelled() => watch
+                .into_inner()
+                .map_err(|_| ProviderError::Cancelled)?
+                .into_reply(started.elapsed())?,
+            other => other?,
+        };
         if live_text {
             // Text the parser held back (it might have begun a call) turned out to be content.
             if let Ok(parser) = live.into_inner() {
@@ -276,6 +294,11 @@ impl TurnSetup<'_> {
             layer.clone(),
             calls.len(),
         ));
+        if degenerate::cut(&mut text, self.events) {
+            if let Some(answer) = final_answer.as_mut() {
+                answer.clone_from(&text);
+            }
+        }
         // The history keeps what the model wrote: native calls as structured calls, text calls
         // as the text itself (so the model sees its own format again).
         let kept_raw = self.mode != ToolMode::Native || text == raw;

@@ -75,11 +75,14 @@ pub enum Outcome {
     /// The process running it died or was stopped before the run finished (set by the store
     /// when it finds a run that never wrote `run_finished`).
     Interrupted,
+    /// The model answered, but every tool call of the run failed: the answer rests on no
+    /// tool result, so it is not reported as completed.
+    NoProgress,
 }
 
 impl Outcome {
     /// Every outcome, in declaration order.
-    pub const ALL: [Outcome; 7] = [
+    pub const ALL: [Outcome; 8] = [
         Outcome::Completed,
         Outcome::MaxIterations,
         Outcome::BudgetExhausted,
@@ -87,6 +90,7 @@ impl Outcome {
         Outcome::ProviderError,
         Outcome::Cancelled,
         Outcome::Interrupted,
+        Outcome::NoProgress,
     ];
 
     /// The snake_case name used in JSON.
@@ -99,6 +103,7 @@ impl Outcome {
             Outcome::ProviderError => "provider_error",
             Outcome::Cancelled => "cancelled",
             Outcome::Interrupted => "interrupted",
+            Outcome::NoProgress => "no_progress",
         }
     }
 }
@@ -179,6 +184,10 @@ pub enum Guardrail {
     FeatureFallback,
     /// A streamed reply broke off: the text so far is kept as the partial result.
     StreamCut,
+    /// A reply degenerated into a repeating character or phrase and was cut.
+    DegenerateOutput,
+    /// The model answered, but every tool call of the run had failed.
+    NoProgress,
 }
 
 impl Guardrail {
@@ -196,6 +205,8 @@ impl Guardrail {
             Guardrail::FinalAnswer => "final_answer",
             Guardrail::FeatureFallback => "feature_fallback",
             Guardrail::StreamCut => "stream_cut",
+            Guardrail::DegenerateOutput => "degenerate_output",
+            Guardrail::NoProgress => "no_progress",
         }
     }
 }
@@ -223,6 +234,8 @@ pub enum GuardrailAction {
     Fallback,
     /// Kept what arrived as the partial result.
     PartialResult,
+    /// Cut the text.
+    Cut,
 }
 
 impl GuardrailAction {
@@ -238,6 +251,7 @@ impl GuardrailAction {
             GuardrailAction::Failed => "failed",
             GuardrailAction::Fallback => "fallback",
             GuardrailAction::PartialResult => "partial_result",
+            GuardrailAction::Cut => "cut",
         }
     }
 }

@@ -49,4 +49,5 @@ pub use config::{FileLimits, ToolsConfig};
 pub use registry::{
     call_catching_panics, call_tool, Approver, Tool, ToolContext, ToolRegistry, ToolResult,
 };
+pub use tools::nearby::{workspace_files, WorkspaceFiles};
 pub use workspace::Workspace;

@@ -55,6 +55,20 @@ impl ToolResult {
         matches!(self, ToolResult::Ok { .. })
     }
 
+    /// A result read back from [`ToolResult::to_json`]'s form (a recorded result); the files
+    /// it changed are not part of that form and come back empty.
+    pub fn from_json(value: &Value) -> Self {
+        match value.get("ok").and_then(Value::as_bool) {
+            Some(true) => ToolResult::ok(value.get("output").cloned().unwrap_or(Value::Null)),
+            _ => ToolResult::err(
+                value
+                    .get("error")
+                    .and_then(Value::as_str)
+                    .unwrap_or_default(),
+            ),
+        }
+    }
+
     /// The JSON the model sees.
     pub fn to_json(&self) -> Value {
         match self {

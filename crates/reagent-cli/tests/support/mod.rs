@@ -140,6 +140,7 @@ pub(crate) const OUTCOMES: &[(&str, i32)] = &[
     ("guardrail_stop", 5),
     ("provider_error", 6),
     ("cancelled", 7),
+    ("no_progress", 8),
 ];
 
 /// The exit code documented for `outcome`; fails on an undocumented outcome.

@@ -225,6 +225,7 @@ impl Session {
             let started = Instant::now();
             let (args, result) = self.execute(&call, &ctx, run.iterations, events).await;
             run.tool_calls += 1;
+            run.tally.record(&call.name, result.is_ok());
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
             }
@@ -238,8 +239,13 @@ impl Session {
                 started,
                 events,
             );
-            self.history
-                .push_tool_result(prompts::tool_result_message(mode, &call, &result_json));
+            self.history.push_tool_result(prompts::tool_result_message(
+                mode,
+                &call,
+                &args,
+                &result,
+                &result_json,
+            ));
             if call.name == TASK_COMPLETE && result.is_ok() {
                 let summary = args.get("summary").and_then(|s| s.as_str());
                 return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));

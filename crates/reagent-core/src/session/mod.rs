@@ -15,16 +15,16 @@ use std::time::{Duration, Instant};
 
 use reagent_parse::ParseOptions;
 use reagent_protocol::{
-    CancellationToken, ErrorKind, EventKind, Message, ModelOptions, Outcome, ProviderError,
-    UserMessageReason, WireCache,
+    CancellationToken, ErrorKind, EventKind, Guardrail, GuardrailAction, Message, ModelOptions,
+    Outcome, ProviderError, UserMessageReason, WireCache,
 };
-use reagent_tools::Workspace;
+use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
 
 use crate::agent::Agent;
 use crate::config::ToolMode;
 use crate::events::EventSink;
-use crate::guardrails::RepetitionDetector;
+use crate::guardrails::{CallTally, RepetitionDetector};
 use crate::history::History;
 use crate::result::{RunError, RunResult};
 use crate::tool_mode;
@@ -50,6 +50,10 @@ pub struct SessionSettings {
     pub format: Option<String>,
     /// The system prompt the conversation opened with.
     pub system_prompt: String,
+    /// The workspace's files listed to the model (constrained mode; for a small workspace the
+    /// schema allows only these paths).
+    #[serde(default)]
+    pub files: Option<WorkspaceFiles>,
 }
 
 /// [`SessionSettings`] plus what is derived from them for every request.
@@ -65,7 +69,7 @@ impl Settled {
         Settled {
             parse: TurnSetup::parse_options(&agent.specs, format),
             constrained_schema: (settings.mode == ToolMode::Constrained)
-                .then(|| tool_mode::constrained_schema(&agent.specs)),
+                .then(|| tool_mode::constrained_schema(&agent.specs, settings.files.as_ref())),
             settings,
         }
     }
@@ -94,6 +98,8 @@ pub(crate) struct RunState {
     /// The last request was refused as longer than the server's context and the history was
     /// compacted for a retry (reset by the next reply, so each overflow gets one retry).
     pub(crate) overflow_retried: bool,
+    /// Work calls made and how many succeeded (an answer on failures only is no progress).
+    pub(crate) tally: CallTally,
 }
 
 impl RunState {
@@ -113,6 +119,7 @@ impl RunState {
             nudges: 0,
             repetition_hinted: false,
             overflow_retried: false,
+            tally: CallTally::default(),
         }
     }
 
@@ -363,13 +370,17 @@ impl Session {
             None => {
                 let settings = self
                     .agent
-                    .settle(cancel)
+                    .settle(&self.workspace, cancel)
                     .await
                     .map_err(|e| Ending::failed(&e, String::new()))?;
                 Settled::new(&self.agent, settings)
             }
         };
         let settings = self.settled.insert(settled).settings.clone();
+        // Each run watches its own calls (in constrained mode the plain question comes at the
+        // first identical repeat).
+        self.repetition =
+            RepetitionDetector::for_mode(self.agent.config.repetition_threshold, settings.mode);
         let follow_up = !self.history.is_empty();
         if !follow_up {
             self.history = History::new(
@@ -422,7 +433,13 @@ impl Session {
     }
 
     /// Wrap up a run: emit `run_finished` and build its result.
-    fn finish(&mut self, run: RunState, ending: Ending, events: &EventSink) -> RunResult {
+    fn finish(&mut self, run: RunState, mut ending: Ending, events: &EventSink) -> RunResult {
+        if ending.outcome == Outcome::Completed {
+            if let Some(detail) = run.tally.only_failures() {
+                events.guardrail(Guardrail::NoProgress, GuardrailAction::Stop, detail);
+                ending.outcome = Outcome::NoProgress;
+            }
+        }
         let result = self.result(run, ending);
         events.emit(EventKind::RunFinished {
             outcome: result.outcome,

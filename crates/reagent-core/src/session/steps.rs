@@ -269,10 +269,9 @@ impl Session {
             let reply = setup.send(&request, true).await;
             reply.map(|response| {
                 let parsed = reagent_parse::parse(&response.message.content, setup.parse);
-                (
-                    response,
-                    parsed.content.unwrap_or_default().trim().to_owned(),
-                )
+                let mut answer = parsed.content.unwrap_or_default().trim().to_owned();
+                crate::degenerate::cut(&mut answer, events);
+                (response, answer)
             })
         };
         let (response, answer) = match reply {

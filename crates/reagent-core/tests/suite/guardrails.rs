@@ -18,7 +18,11 @@ async fn invalid_arguments_are_answered_to_the_model_precisely() {
         |_| {},
     )
     .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(
+        o.result.outcome,
+        Outcome::NoProgress,
+        "the only call failed"
+    );
     let msgs = o.messages(1);
     let err: serde_json::Value =
         serde_json::from_str(msgs.last().unwrap()["content"].as_str().unwrap()).unwrap();

@@ -5,3 +5,4 @@ mod guardrails;
 mod harness;
 mod loop_basics;
 mod sessions;
+mod small_model;

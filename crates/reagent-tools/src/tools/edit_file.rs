@@ -12,6 +12,7 @@ use reagent_protocol::ToolSpec;
 use serde_json::{json, Value};
 use similar::TextDiff;
 
+use super::nearby::not_found_hint;
 use super::{opt_bool_arg, schema, str_arg, truncate_str};
 use crate::registry::{Tool, ToolContext, ToolResult};
 use crate::workspace::escape_str;
@@ -77,7 +78,10 @@ impl EditFile {
         }
 
         let shown = escape_str(path);
-        let mut opened = ctx.workspace.open_file(path).map_err(|e| e.to_string())?;
+        let mut opened = ctx
+            .workspace
+            .open_file(path)
+            .map_err(|e| not_found_hint(&ctx.workspace, path, &e, limits))?;
         if opened.size > limits.write_max_bytes {
             return Err(format!(
                 "{shown} is {} bytes, over the edit limit of {} bytes",

@@ -14,6 +14,7 @@ use reagent_protocol::ToolSpec;
 use rustix::fs::{AtFlags, Dir, FileType, Mode, OFlags};
 use serde_json::{json, Value};
 
+use super::nearby::not_found_hint;
 use super::{opt_bool_arg, opt_str_arg, schema};
 use crate::registry::{Tool, ToolContext, ToolResult};
 use crate::workspace::{escape_bytes, Workspace};
@@ -83,7 +84,9 @@ impl ListDirectory {
     fn list(&self, args: &Value, ws: &Workspace) -> Result<String, String> {
         let path = opt_str_arg(args, "path")?.unwrap_or(".");
         let recursive = opt_bool_arg(args, "recursive")?.unwrap_or(false);
-        let dir = ws.open_dir(path).map_err(|e| e.to_string())?;
+        let dir = ws
+            .open_dir(path)
+            .map_err(|e| not_found_hint(ws, path, &e, &self.cfg.limits))?;
         let mut listing = Listing {
             lines: Vec::new(),
             max_entries: self.cfg.limits.list_max_entries,

@@ -8,6 +8,7 @@ pub(crate) mod edit_file;
 pub(crate) mod find_files;
 pub(crate) mod grep_search;
 pub(crate) mod list_directory;
+pub(crate) mod nearby;
 pub(crate) mod read_file;
 pub(crate) mod run_command;
 pub(crate) mod task_complete;

@@ -13,6 +13,7 @@ use std::sync::Arc;
 use reagent_protocol::ToolSpec;
 use serde_json::{json, Value};
 
+use super::nearby::not_found_hint;
 use super::{opt_u64_arg, schema, str_arg};
 use crate::config::FileLimits;
 use crate::registry::{Tool, ToolContext, ToolResult};
@@ -81,7 +82,10 @@ fn read(args: &Value, ctx: &ToolContext, limits: &FileLimits) -> Result<String, 
         }
     }
     let last = end.unwrap_or_else(|| start.saturating_add(limits.read_default_lines - 1));
-    let opened = ctx.workspace.open_file(path).map_err(|e| e.to_string())?;
+    let opened = ctx
+        .workspace
+        .open_file(path)
+        .map_err(|e| not_found_hint(&ctx.workspace, path, &e, limits))?;
 
     let mut head = vec![0u8; SNIFF_BYTES.min(usize::try_from(opened.size).unwrap_or(SNIFF_BYTES))];
     let n = read_at_full(&opened.file, &mut head).map_err(|e| format!("{path}: {e}"))?;

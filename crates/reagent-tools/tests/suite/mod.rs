@@ -4,6 +4,7 @@ mod common;
 mod edit;
 mod fuzz_paths;
 mod list_find_grep;
+mod nearby;
 mod read_write;
 mod redteam_files;
 mod redteam_table;

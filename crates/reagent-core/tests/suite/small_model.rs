@@ -1,0 +1,263 @@
+//! What the loop does for a very small model (issue 15): tool results in plain text, the plain
+//! restated question at the first identical repeat in the constrained mode, the workspace's
+//! files in the constrained prompt and schema, degenerate output cut, and an answer on nothing
+//! but failed calls reported as `no_progress`.
+
+use reagent_core::ToolMode;
+use reagent_protocol::Outcome;
+use reagent_testkit::{ScriptBuilder, Turn};
+use serde_json::{json, Value};
+
+use super::harness::{files, run};
+
+const NOTES: &str = "orchid\nsecond line\nthird line\n";
+
+fn constrained_call(path: &str) -> Turn {
+    Turn::text(json!({"tool": "read_file", "arguments": {"path": path}}).to_string())
+}
+
+fn content(message: &Value) -> &str {
+    message["content"].as_str().unwrap()
+}
+
+#[tokio::test]
+async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(constrained_call("notes.txt"))
+            .turn(constrained_call("notes.txt"))
+            .turn(Turn::text("The first line is orchid.")),
+        |dir| files(dir, &[("notes.txt", NOTES), ("other.md", "# other\n")]),
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "The first line is orchid.");
+    assert_eq!(o.requests.len(), 3, "two calls, then the plain question");
+
+    // The result went back as plain text under a label, not in a JSON envelope.
+    let second = o.messages(1);
+    assert_eq!(
+        content(second.last().unwrap()),
+        "The file notes.txt contains:\norchid\nsecond line\nthird line"
+    );
+    // The repeat is caught at once, not after three calls.
+    let guard = o.events_of("guardrail");
+    assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
+    assert_eq!(guard[0]["action"], "final_answer");
+    assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
+    // The question: a fresh conversation, the task, then the result once; no schema.
+    let question = o.messages(2);
+    assert_eq!(question.len(), 2);
+    assert_eq!(question[0]["role"], "system");
+    assert_eq!(
+        content(&question[1]),
+        "do the task\n\nThe file notes.txt contains:\norchid\nsecond line\nthird line"
+    );
+    assert!(
+        o.requests[2].get("format").is_none(),
+        "the answer is free text"
+    );
+}
+
+#[tokio::test]
+async fn constrained_prompt_lists_the_files_and_the_schema_allows_only_them() {
+    let o = run(
+        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "done"}"#)),
+        |dir| {
+            files(
+                dir,
+                &[("notes.txt", NOTES), ("src/config.toml", "port = 8080\n")],
+            )
+        },
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(
+        system.contains("Files in the workspace:\n- notes.txt\n- src/config.toml\n"),
+        "{system}"
+    );
+    assert!(
+        !system.contains("\"path\": \"...\""),
+        "no literal example path"
+    );
+    let choices = o.requests[0]["format"]["oneOf"].as_array().unwrap().clone();
+    let path_of = |tool: &str| {
+        choices
+            .iter()
+            .find(|c| c["properties"]["tool"]["const"] == tool)
+            .unwrap()["properties"]["arguments"]["properties"]["path"]
+            .clone()
+    };
+    assert_eq!(
+        path_of("read_file")["enum"],
+        json!(["notes.txt", "src/config.toml"])
+    );
+    assert_eq!(
+        path_of("edit_file")["enum"],
+        json!(["notes.txt", "src/config.toml"])
+    );
+    assert!(
+        path_of("write_file").get("enum").is_none(),
+        "new files stay possible"
+    );
+    assert!(path_of("list_directory").get("enum").is_none());
+}
+
+#[tokio::test]
+async fn a_large_workspace_is_listed_in_part_and_paths_stay_free() {
+    let many: Vec<(String, String)> = (0..60)
+        .map(|i| (format!("f{i:02}.txt"), format!("{i}\n")))
+        .collect();
+    let o = run(
+        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "done"}"#)),
+        |dir| {
+            let refs: Vec<(&str, &str)> =
+                many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
+            files(dir, &refs)
+        },
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(
+        system.contains("- f49.txt\n(and more; use find_files to search)"),
+        "{system}"
+    );
+    assert!(!system.contains("f50.txt"));
+    let read = &o.requests[0]["format"]["oneOf"][4];
+    assert_eq!(read["properties"]["tool"]["const"], "read_file");
+    assert!(read["properties"]["arguments"]["properties"]["path"]
+        .get("enum")
+        .is_none());
+}
+
+#[tokio::test]
+async fn prompt_mode_results_are_plain_and_errors_are_marked_with_the_nearest_paths() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"nots.txt\"}}\n</tool_call>",
+            ))
+            .turn(Turn::text(
+                "<tool_call>\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"notes.txt\"}}\n</tool_call>",
+            ))
+            .turn(Turn::text("orchid")),
+        |dir| files(dir, &[("notes.txt", NOTES)]),
+        |c| c.tool_mode = ToolMode::Prompt,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(
+        system.contains("User: The file notes.txt contains:\nbuy milk\n"),
+        "{system}"
+    );
+    assert_eq!(
+        content(o.messages(1).last().unwrap()),
+        "Error from read_file: no such file or directory: nots.txt; the nearest existing \
+         paths are: notes.txt"
+    );
+    assert_eq!(
+        content(o.messages(2).last().unwrap()),
+        "The file notes.txt contains:\norchid\nsecond line\nthird line"
+    );
+}
+
+#[tokio::test]
+async fn an_answer_on_failed_calls_only_is_no_progress_and_degenerate_text_is_cut() {
+    // SmolLM2-135M: read_file("...") three times, then 1,922 tokens of "1000…0", "completed".
+    let o = run(
+        ScriptBuilder::new()
+            .turn(constrained_call("..."))
+            .turn(constrained_call("..."))
+            .turn(Turn::text(format!(
+                "The error code is 1{}",
+                "0".repeat(3000)
+            ))),
+        |dir| files(dir, &[("big.log", "INFO a\nERROR code=E4711\n")]),
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::NoProgress);
+    assert_eq!(o.result.answer, "The error code is 10");
+    // The plain question restated the (only) error once, with the real path named.
+    let question = content(&o.messages(2)[1]).to_owned();
+    assert_eq!(
+        question,
+        "do the task\n\nError from read_file: no such file or directory: ...; the nearest \
+         existing paths are: big.log"
+    );
+    let guard: Vec<(String, String)> = o
+        .events_of("guardrail")
+        .iter()
+        .map(|g| {
+            (
+                g["guardrail"].as_str().unwrap().to_owned(),
+                g["action"].as_str().unwrap().to_owned(),
+            )
+        })
+        .collect();
+    let names: Vec<(&str, &str)> = guard
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    assert_eq!(
+        names,
+        vec![
+            ("repetition", "final_answer"),
+            ("degenerate_output", "cut"),
+            ("no_progress", "stop")
+        ]
+    );
+    let finished = o.events_of("run_finished");
+    assert_eq!(finished[0]["outcome"], "no_progress");
+}
+
+#[tokio::test]
+async fn a_success_among_failures_is_still_completed() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "missing.txt"})))
+            .turn(Turn::tool_call("read_file", json!({"path": "notes.txt"})))
+            .turn(Turn::text("orchid")),
+        |dir| files(dir, &[("notes.txt", NOTES)]),
+        |_| {},
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    // Native mode keeps the structured JSON result in a tool message.
+    let msgs = o.messages(2);
+    let last = msgs.last().unwrap();
+    assert_eq!(last["role"], "tool");
+    let result: Value = serde_json::from_str(content(last)).unwrap();
+    assert_eq!(result["output"], NOTES);
+}
+
+#[tokio::test]
+async fn a_degenerating_stream_is_stopped_early() {
+    // 3,000 zeros in 4-character chunks 5 ms apart: about 3.75 s if read to the end.
+    let o = run(
+        ScriptBuilder::new().turn(
+            Turn::text(format!("The error code is 1{}", "0".repeat(3000)))
+                .with_chunk_chars(4)
+                .with_chunk_delay(std::time::Duration::from_millis(5)),
+        ),
+        |_| {},
+        |c| c.stream = true,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed, "no call was made");
+    assert_eq!(o.result.answer, "The error code is 10");
+    let response = &o.events_of("llm_response")[0];
+    assert_eq!(response["finish_reason"], "degenerate");
+    let streamed = response["completion_tokens"].as_u64().unwrap();
+    assert!(
+        (30..200).contains(&streamed),
+        "stopped after ~{streamed} tokens of 750"
+    );
+    let guard = o.events_of("guardrail");
+    assert_eq!(guard.len(), 1, "{guard:?}");
+    assert_eq!(guard[0]["guardrail"], "degenerate_output");
+}
