@@ -76,6 +76,9 @@ enum Command {
         /// Measured resumes.
         #[arg(long, default_value_t = 50)]
         repeats: u32,
+        /// Context window (default: reagent's own, so the stored session has compacted).
+        #[arg(long)]
+        num_ctx: Option<u32>,
     },
     /// Concurrent runs in one process; prints idle RSS per run and throughput as JSON.
     Many {
@@ -204,12 +207,14 @@ fn main() -> Result<()> {
             workspace,
             steps,
             repeats,
+            num_ctx,
         } => {
             let config = ResumeConfig {
                 base_url: url,
                 workspace,
                 steps,
                 repeats,
+                num_ctx,
             };
             let report = current_thread()?.block_on(run_resume(&config))?;
             print_json(&report.to_json())

@@ -29,6 +29,8 @@ pub struct ResumeConfig {
     pub steps: u32,
     /// Measured resumes.
     pub repeats: u32,
+    /// Context window (default: reagent's own, so the stored session has compacted).
+    pub num_ctx: Option<u32>,
 }
 
 /// The measurements, each a list of durations, one per repeat.
@@ -50,7 +52,7 @@ pub async fn run_resume(config: &ResumeConfig) -> Result<ResumeReport, BenchErro
     let setup = AgentSetup {
         model: Plan::simple(config.steps).model_name(),
         iterations: config.steps,
-        num_ctx: None,
+        num_ctx: config.num_ctx,
         tool_mode: ToolMode::Native,
     };
     let bench = runner::agent(runner::ollama(&config.base_url)?, &config.workspace, &setup)?;

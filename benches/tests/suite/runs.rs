@@ -186,6 +186,7 @@ async fn a_long_session_resumes_from_its_snapshot_and_answers_a_follow_up() {
         workspace: ws.path().to_path_buf(),
         steps: 30,
         repeats: 3,
+        num_ctx: None,
     };
     let report = run_resume(&config).await.unwrap();
     // The stored session holds the task and 30 rounds (some folded into a digest by compaction).

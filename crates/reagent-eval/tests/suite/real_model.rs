@@ -90,7 +90,8 @@ async fn shipped_tasks_run_on_the_real_model_and_give_a_well_formed_result() {
         assert_eq!(run.tool_mode, "constrained", "{context}");
         assert_eq!(run.seed, 1);
         assert_ne!(run.outcome, "provider_error", "{context}");
-        assert!((1..=4).contains(&run.iterations), "{context}");
+        // At most max_iterations calls, plus the one plain question that asks for the answer.
+        assert!((1..=5).contains(&run.iterations), "{context}");
         assert!(
             run.prompt_tokens > 0 && run.completion_tokens > 0,
             "{context}"
