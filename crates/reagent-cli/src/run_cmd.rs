@@ -37,7 +37,15 @@ pub(crate) struct RunPlan {
     /// Records the run's events, when a store is in use (set by `reagent run`).
     pub(crate) recorder: Option<reagent_store::Recorder>,
     /// `--resume`: the stored session to continue (set by `reagent run`).
-    pub(crate) resume: Option<SessionSnapshot>,
+    pub(crate) resume: Option<Resume>,
+}
+
+/// What `--resume` continues from.
+pub(crate) enum Resume {
+    /// The session saved at the end of its last run.
+    Snapshot(Box<SessionSnapshot>),
+    /// The events of a run whose session was never saved (its process was killed).
+    Events(Vec<Event>),
 }
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
@@ -259,7 +267,9 @@ pub(crate) async fn execute(
     );
     let (agent, workspace) = (Arc::new(agent), Arc::new(workspace));
     let mut session = match &plan.resume {
-        Some(snapshot) => Session::resume(agent, workspace, snapshot.clone()),
+        Some(Resume::Snapshot(snapshot)) => Session::resume(agent, workspace, (**snapshot).clone()),
+        Some(Resume::Events(events)) => Session::from_events(agent, workspace, events)
+            .map_err(|e| anyhow::anyhow!("the stored run cannot be continued: {e}"))?,
         None => Session::new(agent, workspace),
     };
     let result = session.run(&plan.task, &sink, cancel).await;
@@ -271,7 +281,7 @@ pub(crate) async fn execute(
 async fn stored_session(
     args: &mut RunArgs,
     store: Option<&RunStore>,
-) -> anyhow::Result<Option<SessionSnapshot>> {
+) -> anyhow::Result<Option<Resume>> {
     let Some(id) = args.resume.clone() else {
         return Ok(None);
     };
@@ -287,18 +297,30 @@ async fn stored_session(
         .session_id
         .clone()
         .with_context(|| format!("run {id} has no session to resume"))?;
-    let saved = store.load_session(&session_id).await?.with_context(|| {
-        format!("run {id} has no saved session (it ended before its session was saved)")
-    })?;
-    let text = saved
-        .snapshot
-        .with_context(|| format!("the saved session {session_id} is empty"))?;
-    let snapshot: SessionSnapshot = serde_json::from_str(&text)
-        .with_context(|| format!("the saved session {session_id} cannot be read"))?;
+    let saved = store
+        .load_session(&session_id)
+        .await?
+        .and_then(|s| s.snapshot);
+    let resume = match saved {
+        Some(text) => Resume::Snapshot(Box::new(
+            serde_json::from_str(&text)
+                .with_context(|| format!("the saved session {session_id} cannot be read"))?,
+        )),
+        // Killed before the session was saved: its events still hold the conversation.
+        None => Resume::Events(
+            store
+                .events_after(&id, 0, 0)
+                .await?
+                .iter()
+                .map(|e| e.parse())
+                .collect::<Result<_, _>>()
+                .with_context(|| format!("run {id} has an event that cannot be read"))?,
+        ),
+    };
     args.model.get_or_insert(run.model);
     args.workspace
         .get_or_insert_with(|| PathBuf::from(run.workspace));
-    Ok(Some(snapshot))
+    Ok(Some(resume))
 }
 
 /// `reagent run`.

@@ -410,6 +410,36 @@ async fn kill_9_mid_run_leaves_a_clean_store_and_an_interrupted_run() {
         &["list", "--json", "--outcome", "interrupted"],
     ));
     assert_eq!(list[0]["id"], id.as_str());
+
+    // Nothing is lost: the killed run's conversation (its task and the listing the model got)
+    // is rebuilt from its events and continued.
+    let again = ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("Only a.txt.")))
+        .await
+        .unwrap();
+    let resumed = reagent()
+        .args([
+            "run",
+            "--host",
+            &again.base_url(),
+            "--store",
+            &store_arg,
+            "--json",
+        ])
+        .args(["--resume", &id, "what did you find?"])
+        .output()
+        .unwrap();
+    assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
+    assert_eq!(json_out(&resumed)["answer"], "Only a.txt.");
+    let sent = again.requests();
+    let contents: Vec<String> = sent[0]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["content"].as_str().unwrap_or_default().to_owned())
+        .collect();
+    assert_eq!(contents[1], "list and wait");
+    assert!(contents.iter().any(|c| c.contains("a.txt")), "{contents:?}");
+    assert_eq!(contents.last().unwrap(), "what did you find?");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

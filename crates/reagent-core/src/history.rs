@@ -64,6 +64,18 @@ impl History {
         }
     }
 
+    /// A history of `messages` (rebuilt from events), the first `pinned` never compacted.
+    pub(crate) fn from_messages(messages: Vec<Message>, pinned: usize) -> Self {
+        let mut history = History {
+            messages: messages.into_iter().map(Arc::new).collect(),
+            pinned,
+            bytes_per_token: DEFAULT_BYTES_PER_TOKEN,
+            ..History::default()
+        };
+        history.recount();
+        history
+    }
+
     /// Whether nothing has been added yet (a session that has not started).
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()

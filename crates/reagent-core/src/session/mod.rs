@@ -261,6 +261,29 @@ impl Session {
         }
     }
 
+    /// Continue a session whose snapshot was never saved (its process was killed) from the
+    /// events of its runs, in order: the conversation is rebuilt from them
+    /// ([`rebuild_transcript`](crate::rebuild_transcript)); the tool mode and window are settled
+    /// again at the next run.
+    pub fn from_events(
+        agent: Arc<Agent>,
+        workspace: Arc<Workspace>,
+        events: &[reagent_protocol::Event],
+    ) -> Result<Self, crate::RebuildError> {
+        let messages = crate::rebuild_transcript(events)?;
+        let mut session = Session::new(agent, workspace);
+        if let Some(id) = events.iter().find_map(|e| match &e.kind {
+            EventKind::RunStarted { session_id, .. } if !session_id.is_empty() => {
+                Some(session_id.clone())
+            }
+            _ => None,
+        }) {
+            session.id = id;
+        }
+        session.history = History::from_messages(messages, 2);
+        Ok(session)
+    }
+
     /// The whole state, serializable.
     pub fn snapshot(&self) -> SessionSnapshot {
         SessionSnapshot {
