@@ -12,6 +12,8 @@ use std::sync::Arc;
 
 use reagent_protocol::{Message, Role};
 
+/// Messages a conversation opens with (system prompt, task), never compacted.
+pub(crate) const OPENING_MESSAGES: usize = 2;
 /// Bytes per token assumed before the server has told us a real count.
 const DEFAULT_BYTES_PER_TOKEN: f64 = 4.0;
 /// Fixed per-message overhead of chat templates, in tokens.
@@ -134,6 +136,7 @@ impl History {
     /// Count the text bytes and round starts again from the messages (after reading a snapshot,
     /// so a hand-edited one cannot skew the estimate or the compaction boundaries).
     pub(crate) fn recount(&mut self) {
+        self.pinned = self.pinned.min(self.messages.len());
         self.text_bytes = self.messages.iter().map(|m| message_bytes(m)).sum();
         self.round_start = self
             .messages
@@ -141,7 +144,6 @@ impl History {
             .enumerate()
             .map(|(i, m)| i >= self.pinned && m.role == Role::Assistant)
             .collect();
-        self.pinned = self.pinned.min(self.messages.len());
     }
 
     /// Bytes of message text (what [`History::calibrate`] relates to prompt tokens).

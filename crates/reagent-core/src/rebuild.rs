@@ -8,10 +8,8 @@ use reagent_tools::ToolResult;
 use serde_json::Value;
 
 use crate::config::ToolMode;
+use crate::history::OPENING_MESSAGES;
 use crate::prompts;
-
-/// Messages at the start of a conversation that compaction never removes (system prompt, task).
-const PINNED: usize = 2;
 
 /// Why a conversation could not be rebuilt.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -143,11 +141,11 @@ pub fn rebuild_transcript<'a>(
                 ..
             } => {
                 started(mode)?;
-                let end = PINNED + messages_removed;
+                let end = OPENING_MESSAGES + messages_removed;
                 if end > messages.len() {
                     return Err(RebuildError::CompactionOutOfRange { seq: event.seq });
                 }
-                messages.drain(PINNED..end);
+                messages.drain(OPENING_MESSAGES..end);
                 messages.push(Message::user(digest.clone()));
             }
             _ => {}

@@ -25,7 +25,7 @@ use crate::agent::Agent;
 use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::guardrails::{CallTally, RepetitionDetector};
-use crate::history::History;
+use crate::history::{History, OPENING_MESSAGES};
 use crate::result::{RunError, RunResult};
 use crate::tool_mode;
 use crate::turn::TurnSetup;
@@ -280,7 +280,7 @@ impl Session {
         }) {
             session.id = id;
         }
-        session.history = History::from_messages(messages, 2);
+        session.history = History::from_messages(messages, OPENING_MESSAGES);
         Ok(session)
     }
 
@@ -338,8 +338,8 @@ impl Session {
         self.run_to_end(events, cancel).await
     }
 
-    /// Step until the run in progress (or the one a waiting message starts) ends. `None` when
-    /// there was nothing to run.
+    /// Step until the run in progress (or the one a waiting message starts) ends. With nothing
+    /// to run, the result carries an `internal` error and no event is emitted.
     pub async fn run_to_end(
         &mut self,
         events: &EventSink,
