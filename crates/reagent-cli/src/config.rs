@@ -71,6 +71,8 @@ pub(crate) struct ProfileConfig {
     pub(crate) think: Option<bool>,
     pub(crate) format: Option<String>,
     pub(crate) system_hint: Option<String>,
+    /// The tool mode `auto` means for these models.
+    pub(crate) tool_mode: Option<reagent_core::ToolMode>,
 }
 
 /// `[options]`: generation options.

@@ -130,6 +130,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             think: p.think,
             parse_format: p.format.clone(),
             system_hint: p.system_hint.clone(),
+            tool_mode: p.tool_mode,
         })
         .collect();
     agent.parse_format = args.format.clone().or_else(|| file.format.clone());

@@ -108,7 +108,10 @@ impl Agent {
             }
         };
         let profile = profile_for(&self.config.model, &self.config.profiles);
-        let mode = tool_mode::resolve(self.config.tool_mode, &info.capabilities);
+        let mode = match (self.config.tool_mode, profile.tool_mode) {
+            (ToolMode::Auto, Some(mode)) if mode != ToolMode::Auto => mode,
+            (mode, _) => tool_mode::resolve(mode, &info.capabilities),
+        };
         let cap = self.config.default_ctx_cap;
         let num_ctx = self
             .config

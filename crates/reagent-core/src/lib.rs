@@ -53,6 +53,7 @@ mod result;
 mod session;
 pub mod tool_mode;
 mod turn;
+mod workspace_view;
 
 pub use agent::Agent;
 pub use arguments::ArgumentChecker;

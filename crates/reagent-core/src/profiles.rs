@@ -2,6 +2,8 @@
 //! families; profiles from the config file come first. Values set explicitly by the user (flags,
 //! `[options]`) always win over a profile.
 
+use crate::config::ToolMode;
+
 /// Defaults and quirks of one model family.
 #[derive(Debug, Clone, PartialEq, Default, serde::Serialize, serde::Deserialize)]
 #[serde(default)]
@@ -16,6 +18,9 @@ pub struct ModelProfile {
     pub parse_format: Option<String>,
     /// Extra system-prompt guidance for this family.
     pub system_hint: Option<String>,
+    /// The tool mode `auto` means for this family (`constrained` for models too small to call
+    /// tools from a prompt or natively); without it, `auto` follows the server's capabilities.
+    pub tool_mode: Option<ToolMode>,
 }
 
 impl ModelProfile {
@@ -31,6 +36,7 @@ impl ModelProfile {
             think,
             parse_format: format.map(str::to_owned),
             system_hint: None,
+            tool_mode: None,
         }
     }
 }
@@ -51,6 +57,9 @@ fn builtin() -> Vec<ModelProfile> {
         ModelProfile::builtin("gpt-oss", None, None, Some("gpt_oss")),
         ModelProfile {
             system_hint: Some("Be brief. Use one tool at a time.".to_owned()),
+            // SmolLM2's template has no tools and it never writes a call in the prompt mode;
+            // forced by a schema it calls the right tool (BENCHMARKS.md).
+            tool_mode: Some(ToolMode::Constrained),
             ..ModelProfile::builtin("smollm", Some(0.0), None, None)
         },
     ]
@@ -82,6 +91,10 @@ mod tests {
         assert_eq!(
             profile_for("SmolLM2-135M-Instruct.Q4_1.gguf", &[]).temperature,
             Some(0.0)
+        );
+        assert_eq!(
+            profile_for("smollm2:135m", &[]).tool_mode,
+            Some(ToolMode::Constrained)
         );
         assert_eq!(profile_for("unknown-model", &[]), ModelProfile::default());
     }

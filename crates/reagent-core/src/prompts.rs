@@ -9,6 +9,7 @@ use serde_json::Value;
 
 use crate::config::ToolMode;
 use crate::tool_mode;
+use crate::workspace_view::WorkspaceView;
 
 const BASE_SYSTEM_PROMPT: &str = "You are reagent, an agent that completes tasks in a workspace \
 directory by using tools. Paths are relative to the workspace. Act, do not narrate: use a tool \
@@ -101,26 +102,40 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
     match result {
         ToolResult::Err { error } => format!("{ERROR_LABEL}{name}: {error}"),
         ToolResult::Ok { output, .. } => {
+            let text = match output {
+                Value::String(s) => s.trim_end().to_owned(),
+                other => other.to_string(),
+            };
             let label = match name {
                 "read_file" => match args.get("start_line").and_then(Value::as_u64) {
                     Some(start) if start > 1 => {
                         format!("The file {}, from line {start}, contains:", arg("path"))
                     }
-                    _ => format!("The file {} contains:", arg("path")),
+                    _ => match whole_file_lines(&text) {
+                        Some(n) => format!("The file {} has {}:", arg("path"), count(n, "line")),
+                        None => format!("The file {} contains:", arg("path")),
+                    },
                 },
                 "list_directory" => {
                     let path = arg("path");
                     let path = if path.is_empty() { "." } else { path };
-                    format!("The folder {path} contains:")
+                    let recursive = args.get("recursive").and_then(Value::as_bool) == Some(true);
+                    match listed_entries(&text).filter(|_| !recursive) {
+                        Some((files, 0)) => {
+                            format!("The folder {path} holds {}:", count(files, "file"))
+                        }
+                        Some((files, folders)) => format!(
+                            "The folder {path} holds {} and {}:",
+                            count(files, "file"),
+                            count(folders, "folder")
+                        ),
+                        None => format!("The folder {path} contains:"),
+                    }
                 }
                 "find_files" => format!("Files matching {}:", arg("pattern")),
                 "grep_search" => format!("Lines matching {}:", arg("pattern")),
                 "run_command" => format!("The command `{}` printed:", arg("command")),
                 _ => format!("Result of {name}:"),
-            };
-            let text = match output {
-                Value::String(s) => s.trim_end().to_owned(),
-                other => other.to_string(),
             };
             if text.is_empty() {
                 format!("{label} (nothing)")
@@ -131,18 +146,59 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
     }
 }
 
+/// "1 line", "5 lines".
+fn count(n: usize, noun: &str) -> String {
+    if n == 1 {
+        format!("1 {noun}")
+    } else {
+        format!("{n} {noun}s")
+    }
+}
+
+/// The number of lines of a `read_file` output that holds the whole file (no "[showing lines
+/// …]" note; the tool's trailing notes not counted); `None` for a partial page.
+fn whole_file_lines(output: &str) -> Option<usize> {
+    if output.contains("\n[showing lines ") {
+        return None;
+    }
+    let is_note = |line: &str| {
+        line.starts_with("[note: this file has ") || line.contains(" long line(s) were cut at ")
+    };
+    let notes = output.lines().rev().take_while(|l| is_note(l)).count();
+    Some(output.lines().count() - notes)
+}
+
+/// The files and folders of a complete `list_directory` listing (folders end with `/`);
+/// `None` when the listing was cut or is empty.
+fn listed_entries(output: &str) -> Option<(usize, usize)> {
+    if output.is_empty() || output.contains("\n[listing cut") || output.contains("\n[folders ") {
+        return None;
+    }
+    if output == "(empty directory)" {
+        return None;
+    }
+    let folders = output.lines().filter(|l| l.ends_with('/')).count();
+    Some((output.lines().count() - folders, folders))
+}
+
 /// How a failed call's plain result begins.
 const ERROR_LABEL: &str = "Error from ";
 
-/// A fresh, plain question for a weak model: the task, then each distinct tool result once, in
-/// plain text under its label (only the successful ones, when there are any). Measured with
-/// SmolLM2-135M: given the JSON envelope, repeated once per identical call, it answers
-/// nonsense; given the task and then the plain results, it answers from them (3 of 3 small
-/// tasks, where the results followed by a short question got 1 of 3; BENCHMARKS.md).
-pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Message> {
+/// A fresh, plain question for a weak model: the task, the workspace's folders, each distinct
+/// tool result once, in plain text under its label (only the successful ones, when there are
+/// any), then the workspace's other small files (`view`). Measured with SmolLM2-135M: given
+/// the JSON envelope, repeated once per identical call, it answers nonsense; given the task and
+/// then the plain results, it answers from them (3 of 3 small tasks, where the results followed
+/// by a short question got 1 of 3; BENCHMARKS.md). Everything restated stays within
+/// [`RESTATED_RESULTS_MAX_BYTES`], the tool results first.
+pub(crate) fn restated_question(
+    task: &str,
+    history: &[Arc<Message>],
+    view: &WorkspaceView,
+) -> Vec<Message> {
     let mut results: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
-    let mut budget = RESTATED_RESULTS_MAX_BYTES;
+    let mut budget = RESTATED_RESULTS_MAX_BYTES.saturating_sub(view.overview.len());
     for m in history.iter().rev() {
         let is_result = m.role == Role::Tool || (m.role == Role::User && m.tool_name.is_some());
         let text = m.content.as_str();
@@ -159,14 +215,21 @@ pub(crate) fn restated_question(task: &str, history: &[Arc<Message>]) -> Vec<Mes
     }
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    let mut question = task.trim().to_owned();
-    for r in &shown {
-        question.push_str("\n\n");
-        question.push_str(r);
+    let mut sections: Vec<&str> = vec![task.trim()];
+    if !view.overview.is_empty() {
+        sections.push(&view.overview);
     }
+    for file in &view.files {
+        let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
+        if !already && file.len() <= budget {
+            budget -= file.len();
+            shown.push(file);
+        }
+    }
+    sections.extend(shown);
     vec![
         Message::system("You are a helpful assistant. Answer briefly."),
-        Message::user(question),
+        Message::user(sections.join("\n\n")),
     ]
 }
 
@@ -181,7 +244,23 @@ mod tests {
         let ok = |s: &str| ToolResult::ok(s.to_owned());
         assert_eq!(
             plain_tool_result("read_file", &json!({"path": "notes.txt"}), &ok("orchid\n")),
-            "The file notes.txt contains:\norchid"
+            "The file notes.txt has 1 line:\norchid"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "read_file",
+                &json!({"path": "big.log"}),
+                &ok("a\nb\n[showing lines 1-2; the file has more lines; call read_file with start_line=3 to continue]")
+            ),
+            "The file big.log contains:\na\nb\n[showing lines 1-2; the file has more lines; call read_file with start_line=3 to continue]"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "read_file",
+                &json!({"path": "l.txt"}),
+                &ok("a\nb\nc\n[note: this file has 2 hard links; the same data may exist outside the workspace]")
+            ),
+            "The file l.txt has 3 lines:\na\nb\nc\n[note: this file has 2 hard links; the same data may exist outside the workspace]"
         );
         assert_eq!(
             plain_tool_result(
@@ -193,7 +272,23 @@ mod tests {
         );
         assert_eq!(
             plain_tool_result("list_directory", &json!({}), &ok("a.txt\nsrc/")),
-            "The folder . contains:\na.txt\nsrc/"
+            "The folder . holds 1 file and 1 folder:\na.txt\nsrc/"
+        );
+        assert_eq!(
+            plain_tool_result("list_directory", &json!({"path": "p"}), &ok("a.jpg\nb.jpg")),
+            "The folder p holds 2 files:\na.jpg\nb.jpg"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "list_directory",
+                &json!({"path": "p", "recursive": true}),
+                &ok("a/\na/b.txt")
+            ),
+            "The folder p contains:\na/\na/b.txt"
+        );
+        assert_eq!(
+            plain_tool_result("list_directory", &json!({}), &ok("(empty directory)")),
+            "The folder . contains:\n(empty directory)"
         );
         assert_eq!(
             plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
@@ -228,18 +323,40 @@ mod tests {
             result("The file b.txt contains:\nsecond"),
         ];
         let task = "Read the file a.txt and tell me its first line.";
-        let q = restated_question(task, &history);
+        let q = restated_question(task, &history, &WorkspaceView::default());
         assert_eq!(q.len(), 2);
         assert_eq!(
             q[1].content,
             "Read the file a.txt and tell me its first line.\n\n\
              The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
         );
-        let q = restated_question(task, &history[..3]);
+        let q = restated_question(task, &history[..3], &WorkspaceView::default());
         assert_eq!(
             q[1].content,
             "Read the file a.txt and tell me its first line.\n\n\
              Error from read_file: no such file or directory: ..."
+        );
+    }
+
+    #[test]
+    fn the_workspace_view_follows_the_task_and_its_files_follow_the_results_once() {
+        let history = vec![
+            Arc::new(Message::user("How many files?")),
+            result("The file a.txt contains:\nfirst"),
+        ];
+        let view = WorkspaceView {
+            overview: "The workspace holds 2 files: a.txt, b.txt.".into(),
+            files: vec![
+                "The file a.txt contains:\nfirst".into(),
+                "The file b.txt contains:\nsecond".into(),
+                "x".repeat(RESTATED_RESULTS_MAX_BYTES),
+            ],
+        };
+        let q = restated_question("How many files?", &history, &view);
+        assert_eq!(
+            q[1].content,
+            "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
+             The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
         );
     }
 }

@@ -43,6 +43,11 @@ pub struct TaskRun {
     /// The layer that found the calls of each reply that had calls (`native`, `constrained`,
     /// a parser family).
     pub parse_layers: Vec<String>,
+    /// Each tool call in order: its name, arguments and the first line of its result
+    /// (`read_file {"path":"a.txt"} -> ok: first line`), so a failure can be read without
+    /// running the task again.
+    #[serde(default)]
+    pub calls: Vec<String>,
     /// Each check's verdict.
     pub checks: Vec<CheckOutcome>,
     /// The run's error, for error outcomes (or why the workspace could not be prepared).
@@ -272,6 +277,7 @@ pub(crate) mod tests {
             wall_ms: 1000,
             answer: String::new(),
             parse_layers: vec![],
+            calls: vec![],
             checks: vec![],
             error: None,
         }

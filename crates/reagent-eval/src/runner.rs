@@ -118,6 +118,7 @@ impl Harness {
             wall_ms: 0,
             answer: String::new(),
             parse_layers: Vec::new(),
+            calls: Vec::new(),
             checks: Vec::new(),
             error: None,
         };
@@ -143,19 +144,13 @@ impl Harness {
         };
         let tools = Arc::new(ToolRegistry::workspace_tools(&self.config.tools));
         let agent = Arc::new(Agent::new(provider, tools, config));
-        let layers = Arc::new(Mutex::new(Vec::new()));
-        let seen = layers.clone();
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let recorder = seen.clone();
         let sink = EventSink::new(
             &reagent_core::new_run_id(),
             Arc::new(move |event: Event| {
-                if let EventKind::LlmResponse {
-                    parse_layer: Some(layer),
-                    ..
-                } = event.kind
-                {
-                    if let Ok(mut layers) = seen.lock() {
-                        layers.push(layer);
-                    }
+                if let Ok(mut seen) = recorder.lock() {
+                    seen.record(event.kind);
                 }
             }),
         );
@@ -170,7 +165,10 @@ impl Harness {
         run.completion_tokens = result.completion_tokens;
         run.wall_ms = millis(result.wall_time);
         run.error = result.error.as_ref().map(|e| e.message.clone());
-        run.parse_layers = layers.lock().map(|l| l.clone()).unwrap_or_default();
+        if let Ok(mut seen) = seen.lock() {
+            run.parse_layers = std::mem::take(&mut seen.layers);
+            run.calls = std::mem::take(&mut seen.calls);
+        }
         let checks = task.checks.clone();
         let answer = result.answer.clone();
         let path = dir.path().to_owned();
@@ -181,6 +179,36 @@ impl Harness {
         run.passed = !run.checks.is_empty() && run.checks.iter().all(|c| c.passed);
         run.answer = clip(&result.answer, 500);
         run
+    }
+}
+
+/// What a run's events tell beyond its result: the parse layer of each reply and each call.
+#[derive(Default)]
+struct Seen {
+    layers: Vec<String>,
+    calls: Vec<String>,
+}
+
+impl Seen {
+    fn record(&mut self, kind: EventKind) {
+        match kind {
+            EventKind::LlmResponse {
+                parse_layer: Some(layer),
+                ..
+            } => self.layers.push(layer),
+            EventKind::ToolCall {
+                name,
+                arguments,
+                ok,
+                summary,
+                ..
+            } => {
+                let verdict = if ok { "ok" } else { "failed" };
+                let line = format!("{name} {arguments} -> {verdict}: {summary}");
+                self.calls.push(clip(&line, 300));
+            }
+            _ => {}
+        }
     }
 }
 

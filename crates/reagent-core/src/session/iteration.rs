@@ -36,14 +36,57 @@ impl Session {
             Ok(turn) => turn,
             Err(error) => return self.after_failed_turn(run, &error, events),
         };
-        let (calls, text) = self.record_reply(run, turn, events)?;
+        let (calls, text) = match self.record_reply(run, turn, events) {
+            Continue(reply) => reply,
+            Break(ending) => return self.answered_plainly(run, ending, events, cancel).await,
+        };
         if calls.is_empty() {
-            return self.answer_or_nudge(run, text, events);
+            let flow = self.answer_or_nudge(run, text, events);
+            return self
+                .answered_plainly_if_done(run, flow, events, cancel)
+                .await;
         }
-        match self.run_calls(run, calls, events, cancel).await? {
-            Some(repetition) => self.on_repetition(run, repetition, events, cancel).await,
-            None => Continue(()),
+        let flow = match self.run_calls(run, calls, events, cancel).await {
+            Continue(Some(repetition)) => {
+                return self.on_repetition(run, repetition, events, cancel).await
+            }
+            Continue(None) => return Continue(()),
+            Break(ending) => Break(ending),
+        };
+        self.answered_plainly_if_done(run, flow, events, cancel)
+            .await
+    }
+
+    /// [`Self::answered_plainly`] for a run that ends here.
+    async fn answered_plainly_if_done(
+        &mut self,
+        run: &mut RunState,
+        flow: ControlFlow<Ending>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        match flow {
+            Break(ending) => self.answered_plainly(run, ending, events, cancel).await,
+            Continue(()) => Continue(()),
         }
+    }
+
+    /// A constrained run that completes (an answer the model wrote inside the JSON shape,
+    /// `{"final_answer": …}`, `task_complete`, or a reply that was not JSON) ends with the plain
+    /// question instead: weak models write nonsense into a JSON string and answer a plain
+    /// question from the restated results (BENCHMARKS.md).
+    async fn answered_plainly(
+        &mut self,
+        run: &mut RunState,
+        ending: Ending,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        if self.mode() != ToolMode::Constrained || ending.outcome != Outcome::Completed {
+            return Break(ending);
+        }
+        let answer = self.final_answer(run, events, cancel).await;
+        Break(Ending::new(Outcome::Completed, answer))
     }
 
     /// The tool mode in force.

@@ -17,6 +17,7 @@ use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::prompts;
 use crate::turn::TurnSetup;
+use crate::workspace_view::workspace_view;
 
 impl Session {
     /// What a model turn needs, borrowed from the session and its agent.
@@ -244,7 +245,9 @@ impl Session {
                 Err(e) => return self.final_answer_failed(run, &e, events),
             };
             let messages = if constrained {
-                prompts::restated_question(&run.task, self.history.messages())
+                let ctx = ToolContext::new(self.workspace.clone());
+                let view = workspace_view(&self.agent.tools, &ctx);
+                prompts::restated_question(&run.task, self.history.messages(), &view)
                     .into_iter()
                     .map(Arc::new)
                     .collect()

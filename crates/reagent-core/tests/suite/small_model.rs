@@ -39,20 +39,23 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
     let second = o.messages(1);
     assert_eq!(
         content(second.last().unwrap()),
-        "The file notes.txt contains:\norchid\nsecond line\nthird line"
+        "The file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
     );
     // The repeat is caught at once, not after three calls.
     let guard = o.events_of("guardrail");
     assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
     assert_eq!(guard[0]["action"], "final_answer");
     assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
-    // The question: a fresh conversation, the task, then the result once; no schema.
+    // The question: a fresh conversation, the task, the workspace's files, the result once,
+    // then the other small file; no schema.
     let question = o.messages(2);
     assert_eq!(question.len(), 2);
     assert_eq!(question[0]["role"], "system");
     assert_eq!(
         content(&question[1]),
-        "do the task\n\nThe file notes.txt contains:\norchid\nsecond line\nthird line"
+        "do the task\n\nThe workspace holds 2 files: notes.txt, other.md.\n\n\
+         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line\n\n\
+         The file other.md has 1 line:\n# other"
     );
     assert!(
         o.requests[2].get("format").is_none(),
@@ -63,7 +66,9 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
 #[tokio::test]
 async fn constrained_prompt_lists_the_files_and_the_schema_allows_only_them() {
     let o = run(
-        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "done"}"#)),
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "done inside JSON"}"#))
+            .turn(Turn::text("Done.")),
         |dir| {
             files(
                 dir,
@@ -73,6 +78,10 @@ async fn constrained_prompt_lists_the_files_and_the_schema_allows_only_them() {
         |c| c.tool_mode = ToolMode::Constrained,
     )
     .await;
+    // An answer written inside the JSON shape is asked again as a plain question.
+    assert_eq!(o.result.answer, "Done.");
+    assert_eq!(o.requests.len(), 2);
+    assert!(o.requests[1].get("format").is_none());
     let system = content(&o.messages(0)[0]).to_owned();
     assert!(
         system.contains("Files in the workspace:\n- notes.txt\n- src/config.toml\n"),
@@ -111,7 +120,9 @@ async fn a_large_workspace_is_listed_in_part_and_paths_stay_free() {
         .map(|i| (format!("f{i:02}.txt"), format!("{i}\n")))
         .collect();
     let o = run(
-        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "done"}"#)),
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "done"}"#))
+            .turn(Turn::text("done")),
         |dir| {
             let refs: Vec<(&str, &str)> =
                 many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
@@ -126,6 +137,8 @@ async fn a_large_workspace_is_listed_in_part_and_paths_stay_free() {
         "{system}"
     );
     assert!(!system.contains("f50.txt"));
+    // Too many files to show in the plain question: only the task is asked again.
+    assert_eq!(content(&o.messages(1)[1]), "do the task");
     let read = &o.requests[0]["format"]["oneOf"][4];
     assert_eq!(read["properties"]["tool"]["const"], "read_file");
     assert!(read["properties"]["arguments"]["properties"]["path"]
@@ -161,7 +174,7 @@ async fn prompt_mode_results_are_plain_and_errors_are_marked_with_the_nearest_pa
     );
     assert_eq!(
         content(o.messages(2).last().unwrap()),
-        "The file notes.txt contains:\norchid\nsecond line\nthird line"
+        "The file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
     );
 }
 
@@ -182,12 +195,14 @@ async fn an_answer_on_failed_calls_only_is_no_progress_and_degenerate_text_is_cu
     .await;
     assert_eq!(o.result.outcome, Outcome::NoProgress);
     assert_eq!(o.result.answer, "The error code is 10");
-    // The plain question restated the (only) error once, with the real path named.
+    // The plain question restated the (only) error once, with the real path named, then the
+    // small workspace itself.
     let question = content(&o.messages(2)[1]).to_owned();
     assert_eq!(
         question,
-        "do the task\n\nError from read_file: no such file or directory: ...; the nearest \
-         existing paths are: big.log"
+        "do the task\n\nThe workspace holds 1 file: big.log.\n\n\
+         Error from read_file: no such file or directory: ...; the nearest \
+         existing paths are: big.log\n\nThe file big.log has 2 lines:\nINFO a\nERROR code=E4711"
     );
     let guard: Vec<(String, String)> = o
         .events_of("guardrail")

@@ -139,6 +139,14 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
     assert_eq!(first.seed, 1);
     assert!(first.prompt_tokens > 0 && first.completion_tokens > 0);
     assert_eq!(first.parse_layers, ["native"]);
+    assert_eq!(first.calls.len(), 1);
+    assert!(
+        first.calls[0]
+            .starts_with(r#"read_file {"path":"notes.txt"} -> ok: The flower is an orchid."#),
+        "{:?}",
+        first.calls
+    );
+    assert!(result.runs[2].calls.is_empty());
     let failed = &result.runs[2];
     assert_eq!(failed.checks.len(), 1);
     assert!(!failed.checks[0].passed);
