@@ -53,6 +53,17 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
             return Some(call);
         }
     }
+    // text-generation-inference's tool grammar: `{"_name": NAME, ...arguments}`.
+    if let Some(Value::String(name)) = m.remove("_name") {
+        if name.is_empty() {
+            return None;
+        }
+        return Some(ParsedCall {
+            name,
+            arguments: Value::Object(m),
+            id: None,
+        });
+    }
     let name = ["name", "tool_name", "function"]
         .iter()
         .find_map(|k| m.get(*k).and_then(Value::as_str))?
@@ -116,6 +127,9 @@ mod tests {
             calls_from_value(&v, r).map(|c| c[0].id.clone()),
             Some(Some("x".into()))
         );
+        let v = json!({"function": {"_name": "f", "a": 1}});
+        let c = &calls_from_value(&v, r).unwrap()[0];
+        assert_eq!((c.name.as_str(), &c.arguments), ("f", &json!({"a": 1})));
         let v = json!({"tool_call": {"name": "f", "arguments": "{\"a\": 1}"}});
         assert_eq!(
             calls_from_value(&v, r).map(|c| c[0].arguments.clone()),

@@ -401,11 +401,21 @@ fn semicolon_json(t: &str, start: usize, j: usize, fam: Family, ctx: &Ctx) -> Op
     Some(h)
 }
 
-/// `[`: Mistral `[TOOL_CALLS]`, Phi-4 `functools[`, bare JSON lists, pythonic lists.
+/// LM Studio's call opener (its closer is `[END_TOOL_REQUEST]`).
+const TOOL_REQUEST: &str = "[TOOL_REQUEST]";
+
+/// `[`: Mistral `[TOOL_CALLS]`, LM Studio `[TOOL_REQUEST]`, Phi-4 `functools[`, bare JSON lists, pythonic lists.
 pub(crate) fn try_bracket(t: &str, i: usize, ctx: &Ctx, bare_ok: bool) -> Option<Hit> {
     let rest = &t[i..];
     if rest.starts_with("[TOOL_CALLS]") {
         return crate::json_tokens::mistral(t, i, ctx);
+    }
+    if let Some(after) = rest.strip_prefix(TOOL_REQUEST) {
+        // LM Studio's default format for models without a tool template:
+        // `[TOOL_REQUEST]{"name": ..., "arguments": {...}}[END_TOOL_REQUEST]`.
+        let j = skip_ws(t.as_bytes(), t.len() - after.len());
+        let fam = ctx.hint().unwrap_or(Family::GenericJson);
+        return wrapped_json(t, i, j, "[END_TOOL_REQUEST]", fam, ctx);
     }
     if t[..i].ends_with("functools") {
         let start = i - "functools".len();
@@ -475,18 +485,34 @@ fn looks_like_call_prefix(s: &str) -> bool {
     .any(|k| s.starts_with(k))
 }
 
+/// The text of an object that answers instead of calling: `{"response": "..."}`, or
+/// text-generation-inference's grammar answer `{"function": {"_name": "no_tool",
+/// "content": "..."}}`.
+fn plain_answer_object(v: &Value) -> Option<&str> {
+    let Value::Object(m) = v else {
+        return None;
+    };
+    if m.len() != 1 {
+        return None;
+    }
+    if let Some(Value::String(r)) = m.get("response") {
+        return Some(r);
+    }
+    let inner = m.get("function")?.as_object()?;
+    if inner.get("_name")?.as_str()? != "no_tool" {
+        return None;
+    }
+    inner.get("content")?.as_str()
+}
+
 /// A bare `{`: a call object (Hermes/generic/Llama 3 JSON) in running text.
 pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
     match json_at(ctx, t, i) {
         JsonAt::Value(v, e) => {
-            if let Value::Object(m) = &v {
-                if m.len() == 1 {
-                    if let Some(Value::String(r)) = m.get("response") {
-                        let mut h = Hit::new(i, e, Family::GenericJson, Vec::new());
-                        h.content = Some(r.clone());
-                        return Brace::Hit(h);
-                    }
-                }
+            if let Some(text) = plain_answer_object(&v) {
+                let mut h = Hit::new(i, e, Family::GenericJson, Vec::new());
+                h.content = Some(text.to_owned());
+                return Brace::Hit(h);
             }
             let fam = match &v {
                 Value::Object(m) if m.contains_key("parameters") => Family::Llama3Json,

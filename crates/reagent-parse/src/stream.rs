@@ -56,6 +56,7 @@ const LT_MARKERS: &[&str] = &[
 ];
 const BRACKET_MARKERS: &[&str] = &[
     "[TOOL_CALLS]",
+    "[TOOL_REQUEST]",
     "[THINK]",
     "[/THINK]",
     "[BEGIN FINAL RESPONSE]",

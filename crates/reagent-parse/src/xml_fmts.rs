@@ -355,7 +355,7 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
             };
             let attrs = &body[s + nq + 1..s + nq + gt];
             let vs = s + nq + gt + 1;
-            let Some(ve) = body[vs..].find(pclose.as_str()).map(|e| vs + e) else {
+            let Some(ve) = parameter_end(body, vs, &pclose, &popen) else {
                 break;
             };
             let raw = &body[vs..ve];
@@ -382,6 +382,24 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
         }
     }
     args
+}
+
+/// Where the value starting at `vs` ends: the first `pclose` followed (after whitespace) by
+/// the next parameter or the end of the call; a `</parameter>` inside the value, followed by
+/// more text, is data (SGLang's MiniMax M2 test). Without such a closer, the first one.
+fn parameter_end(body: &str, vs: usize, pclose: &str, popen: &str) -> Option<usize> {
+    let first = vs + body[vs..].find(pclose)?;
+    let mut at = first;
+    loop {
+        let after = skip_ws(body.as_bytes(), at + pclose.len());
+        if after >= body.len() || body[after..].starts_with(popen) {
+            return Some(at);
+        }
+        match body[at + pclose.len()..].find(pclose) {
+            Some(next) => at += pclose.len() + next,
+            None => return Some(first),
+        }
+    }
 }
 
 /// A nested element `<tag>…</tag>`: children become an object (or an array when all are
