@@ -28,6 +28,10 @@ pub struct Agent {
     /// The tools' specs, in registry order (stable across iterations and runs), shared with
     /// every request (so a provider encodes them once).
     pub(crate) specs: Arc<[ToolSpec]>,
+    /// The same specs with the tools that only read first, as the constrained mode lists them
+    /// and offers them in its schema: a weak model that picks a tool by its position then
+    /// falls on one that cannot change the workspace.
+    pub(crate) read_first_specs: Arc<[ToolSpec]>,
     /// Compiled argument schemas, shared by every session of this agent.
     pub(crate) checker: ArgumentChecker,
     /// What the server said about the model, asked by the first session that got an answer and
@@ -40,12 +44,15 @@ impl Agent {
     pub fn new(provider: Arc<dyn Provider>, tools: Arc<ToolRegistry>, config: AgentConfig) -> Self {
         let specs: Arc<[ToolSpec]> = tools.specs().into();
         let checker = ArgumentChecker::new(&specs);
+        let mut read_first = specs.to_vec();
+        read_first.sort_by_key(|s| tools.get(&s.name).is_some_and(|t| t.mutates()));
         Agent {
             provider,
             tools,
             config,
             approver: None,
             specs,
+            read_first_specs: read_first.into(),
             checker,
             model_info: OnceLock::new(),
         }
@@ -138,7 +145,11 @@ impl Agent {
         let system_prompt = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
-            &self.specs,
+            if mode == ToolMode::Constrained {
+                &self.read_first_specs
+            } else {
+                &self.specs
+            },
             profile.system_hint.as_deref(),
             files.as_ref(),
         );

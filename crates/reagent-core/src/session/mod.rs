@@ -68,8 +68,9 @@ impl Settled {
         let format = settings.format.as_deref().and_then(|f| f.parse().ok());
         Settled {
             parse: TurnSetup::parse_options(&agent.specs, format),
-            constrained_schema: (settings.mode == ToolMode::Constrained)
-                .then(|| tool_mode::constrained_schema(&agent.specs, settings.files.as_ref())),
+            constrained_schema: (settings.mode == ToolMode::Constrained).then(|| {
+                tool_mode::constrained_schema(&agent.read_first_specs, settings.files.as_ref())
+            }),
             settings,
         }
     }

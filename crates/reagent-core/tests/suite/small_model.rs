@@ -92,6 +92,33 @@ async fn constrained_prompt_lists_the_files_and_the_schema_allows_only_them() {
         "no literal example path"
     );
     let choices = o.requests[0]["format"]["oneOf"].as_array().unwrap().clone();
+    // The tools that only read come first, in the schema and in the prompt: a model that
+    // picks by position falls on one that cannot change the workspace.
+    let order: Vec<&str> = choices
+        .iter()
+        .map(|c| {
+            c["properties"]["tool"]["const"]
+                .as_str()
+                .unwrap_or("final_answer")
+        })
+        .collect();
+    assert_eq!(
+        order,
+        [
+            "find_files",
+            "grep_search",
+            "list_directory",
+            "read_file",
+            "task_complete",
+            "edit_file",
+            "run_command",
+            "write_file",
+            "final_answer"
+        ]
+    );
+    let listed = |tool: &str| system.find(&format!("- {tool}: ")).unwrap();
+    assert!(listed("read_file") < listed("edit_file"));
+    assert!(listed("task_complete") < listed("write_file"));
     let path_of = |tool: &str| {
         choices
             .iter()
@@ -139,7 +166,7 @@ async fn a_large_workspace_is_listed_in_part_and_paths_stay_free() {
     assert!(!system.contains("f50.txt"));
     // Too many files to show in the plain question: only the task is asked again.
     assert_eq!(content(&o.messages(1)[1]), "do the task");
-    let read = &o.requests[0]["format"]["oneOf"][4];
+    let read = &o.requests[0]["format"]["oneOf"][3];
     assert_eq!(read["properties"]["tool"]["const"], "read_file");
     assert!(read["properties"]["arguments"]["properties"]["path"]
         .get("enum")
