@@ -128,7 +128,12 @@ const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
 
 /// Closing tags of call wrappers: once calls were found, one left over in the content
 /// (its opener was missing) is noise, not text.
-const ORPHAN_CLOSERS: &[&str] = &["</tool_call>", "</seed:tool_call>", "</minimax:tool_call>"];
+const ORPHAN_CLOSERS: &[&str] = &[
+    "</tool_call>",
+    "</seed:tool_call>",
+    "</minimax:tool_call>",
+    "[END_TOOL_REQUEST]",
+];
 
 /// Whether a strong tool-call marker starts at `i` (used to end unclosed think blocks).
 fn marker_at(t: &str, i: usize) -> bool {

@@ -57,6 +57,7 @@ const LT_MARKERS: &[&str] = &[
 const BRACKET_MARKERS: &[&str] = &[
     "[TOOL_CALLS]",
     "[TOOL_REQUEST]",
+    "[END_TOOL_REQUEST]",
     "[THINK]",
     "[/THINK]",
     "[BEGIN FINAL RESPONSE]",
