@@ -140,7 +140,7 @@ pub fn prompt_instructions(specs: &[ToolSpec]) -> String {
          When the task is done, answer in plain text without a tool call.\n\n\
          Example:\nUser: What does notes.txt say?\nAssistant: <tool_call>\n\
          {{\"name\": \"read_file\", \"arguments\": {{\"path\": \"notes.txt\"}}}}\n</tool_call>\n\
-         User: The file notes.txt contains:\nbuy milk\n\
+         User: The file notes.txt has 1 line:\nbuy milk\n\
          Assistant: notes.txt says: buy milk",
         tool_catalogue(specs)
     )

@@ -191,7 +191,7 @@ async fn prompt_mode_results_are_plain_and_errors_are_marked_with_the_nearest_pa
     assert_eq!(o.result.outcome, Outcome::Completed);
     let system = content(&o.messages(0)[0]).to_owned();
     assert!(
-        system.contains("User: The file notes.txt contains:\nbuy milk\n"),
+        system.contains("User: The file notes.txt has 1 line:\nbuy milk\n"),
         "{system}"
     );
     assert_eq!(
