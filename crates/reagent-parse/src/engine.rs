@@ -227,7 +227,9 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         }
     }
     let mut acc = Acc::default();
-    if let Some(hit) = json_tokens::functionary_v32(t, &ctx) {
+    if let Some(hit) =
+        json_tokens::functionary_v32(t, &ctx).or_else(|| json_tokens::functionary_v2(t, &ctx))
+    {
         record(&mut acc, t, 0, hit);
         return assemble(acc, &ctx);
     }

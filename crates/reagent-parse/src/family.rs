@@ -90,7 +90,8 @@ families! {
     CommandR7b => "command_r7b",
     /// Command R+ `Action: ```json [...] ````.
     CommandRPlus => "command_r_plus",
-    /// Functionary v3.1 `<function=f>{...}</function>` and v3.2 `>>>f\n{...}`.
+    /// Functionary v2 `<|recipient|>f\n<|content|>{...}`, v3.1 `<function=f>{...}</function>`
+    /// and v3.2 `>>>f\n{...}`.
     Functionary => "functionary",
     /// MiniMax M2/M3 `<minimax:tool_call><invoke name="f">` XML.
     MinimaxXml => "minimax_xml",

@@ -269,6 +269,57 @@ fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
     (!name.is_empty()).then(|| name.to_string())
 }
 
+/// Functionary v2: messages `<|from|>assistant\n<|recipient|>NAME\n<|content|>BODY<|stop|>`;
+/// the recipient `all` is text, any other names a call whose body is its JSON arguments. The
+/// generation prompt ends with `<|recipient|>`, so the output may start with the name itself.
+/// Used when the text holds `<|content|>` and every message reads this way.
+pub(crate) fn functionary_v2(t: &str, ctx: &Ctx) -> Option<Hit> {
+    if !t.contains("<|content|>") {
+        return None;
+    }
+    let fam = Family::Functionary;
+    let mut calls = Vec::new();
+    let mut content = String::new();
+    for message in t.split("<|from|>") {
+        let message = match message.strip_prefix("assistant") {
+            Some(rest) => rest.trim_start_matches(['\n', ' ']),
+            None => message,
+        };
+        if message.trim().is_empty() {
+            continue;
+        }
+        let message = message.strip_prefix("<|recipient|>").unwrap_or(message);
+        let (name, body) = message.split_once("\n<|content|>")?;
+        let name = name.trim();
+        if name.is_empty()
+            || !name
+                .bytes()
+                .all(|c| c.is_ascii_alphanumeric() || b"_-.".contains(&c))
+        {
+            return None;
+        }
+        let body = body.split("<|stop|>").next().unwrap_or_default();
+        if name == "all" {
+            content.push_str(body.trim_end());
+            continue;
+        }
+        match json_at(ctx, body, 0) {
+            JsonAt::Value(v @ Value::Object(_), e) if body[e..].trim().is_empty() => {
+                calls.push(ParsedCall {
+                    name: name.to_string(),
+                    arguments: v,
+                    id: None,
+                });
+            }
+            JsonAt::Truncated => return Some(Hit::cut_after(0, t.len(), fam, calls)),
+            _ => return None,
+        }
+    }
+    let mut h = Hit::new(0, t.len(), fam, calls);
+    h.content = Some(content);
+    Some(h)
+}
+
 /// Functionary v3.2: `>>>`-separated blocks `NAME\n{json}`; `all\n` is content and
 /// `python\n` takes raw code. Used with the `functionary` hint, or when the whole text is
 /// one `NAME\n{json}` block naming an offered tool.
