@@ -36,35 +36,16 @@ impl Session {
             Ok(turn) => turn,
             Err(error) => return self.after_failed_turn(run, &error, events),
         };
-        let (calls, text) = match self.record_reply(run, turn, events) {
-            Continue(reply) => reply,
-            Break(ending) => return self.answered_plainly(run, ending, events, cancel).await,
-        };
-        if calls.is_empty() {
-            let flow = self.answer_or_nudge(run, text, events);
-            return self
-                .answered_plainly_if_done(run, flow, events, cancel)
-                .await;
-        }
-        let flow = match self.run_calls(run, calls, events, cancel).await {
-            Continue(Some(repetition)) => {
-                return self.on_repetition(run, repetition, events, cancel).await
-            }
-            Continue(None) => return Continue(()),
+        let flow = match self.record_reply(run, turn, events) {
             Break(ending) => Break(ending),
+            Continue((calls, text)) if calls.is_empty() => self.answer_or_nudge(run, text, events),
+            Continue((calls, _)) => match self.run_calls(run, calls, events, cancel).await {
+                Continue(Some(repetition)) => {
+                    return self.on_repetition(run, repetition, events, cancel).await
+                }
+                other => other.map_continue(|_| ()),
+            },
         };
-        self.answered_plainly_if_done(run, flow, events, cancel)
-            .await
-    }
-
-    /// [`Self::answered_plainly`] for a run that ends here.
-    async fn answered_plainly_if_done(
-        &mut self,
-        run: &mut RunState,
-        flow: ControlFlow<Ending>,
-        events: &EventSink,
-        cancel: &CancellationToken,
-    ) -> ControlFlow<Ending> {
         match flow {
             Break(ending) => self.answered_plainly(run, ending, events, cancel).await,
             Continue(()) => Continue(()),
