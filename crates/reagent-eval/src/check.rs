@@ -73,6 +73,13 @@ pub(crate) fn evaluate(checks: &[Check], answer: &str, workspace: &Path) -> Vec<
                         format!("the answer was {:?}", clip(answer, 200))
                     }
                 }
+                Check::AnswerLacks(text) => {
+                    if answer_contains(answer, text) {
+                        format!("the answer names {text:?}: {:?}", clip(answer, 200))
+                    } else {
+                        String::new()
+                    }
+                }
                 Check::FileExists(path) => match std::fs::symlink_metadata(workspace.join(path)) {
                     Ok(_) => String::new(),
                     Err(e) => format!("{path}: {e}"),
@@ -219,6 +226,20 @@ mod tests {
         let bad = one(Check::AnswerContains("orchid".into()), "a rose", dir.path());
         assert!(!bad.passed);
         assert_eq!(bad.detail, "the answer was \"a rose\"");
+    }
+
+    #[test]
+    fn answer_lacks_fails_an_answer_that_names_the_distractor() {
+        let dir = tempfile::tempdir().unwrap();
+        let lacks = |answer: &str| one(Check::AnswerLacks("a.txt".into()), answer, dir.path());
+        assert!(lacks("It is in b.txt.").passed);
+        assert!(lacks("It is in data.txt.").passed, "matched inside a word");
+        let dump = lacks("The workspace holds 3 files: A.txt, b.txt, c.txt.");
+        assert!(!dump.passed);
+        assert_eq!(
+            dump.detail,
+            "the answer names \"a.txt\": \"The workspace holds 3 files: A.txt, b.txt, c.txt.\""
+        );
     }
 
     #[test]

@@ -11,6 +11,11 @@
 //! checks = [{ answer_contains = "orchid" }]
 //! ```
 //!
+//! Check kinds: `answer_contains` / `answer_lacks` (the final answer; case-insensitive, a word
+//! or number matched whole), `file_exists`, `file_contains` / `file_lacks` (case-sensitive) and
+//! `command` (`sh -c` in the workspace, exit 0 passes). An answer check that a dump of the
+//! workspace or of the prompt would pass needs an `answer_lacks` distractor beside it.
+//!
 //! A `files` key ending in `/` is an (empty) directory.
 
 use std::collections::{BTreeMap, HashSet};
@@ -27,6 +32,11 @@ pub enum Check {
     /// The final answer contains this text: case-insensitive, and a word or number is matched
     /// whole (`7` is not found in `17`).
     AnswerContains(String),
+    /// The final answer does not contain this text, matched as [`Check::AnswerContains`] does.
+    /// For a distractor (another file's name, another key's value) that an answer restating the
+    /// whole workspace or prompt would carry and a right answer would not: it keeps an
+    /// `answer_contains` check from passing a dump.
+    AnswerLacks(String),
     /// This workspace file (or directory) exists after the run.
     FileExists(String),
     /// This workspace file contains this text (case-sensitive).
@@ -54,7 +64,7 @@ impl Check {
         match self {
             Check::FileExists(p) | Check::FileContains { path: p, .. } => Some(p),
             Check::FileLacks { path: p, .. } => Some(p),
-            Check::AnswerContains(_) | Check::Command(_) => None,
+            Check::AnswerContains(_) | Check::AnswerLacks(_) | Check::Command(_) => None,
         }
     }
 
@@ -62,6 +72,7 @@ impl Check {
     pub fn describe(&self) -> String {
         match self {
             Check::AnswerContains(t) => format!("answer contains {t:?}"),
+            Check::AnswerLacks(t) => format!("answer lacks {t:?}"),
             Check::FileExists(p) => format!("{p} exists"),
             Check::FileContains { path, text } => format!("{path} contains {text:?}"),
             Check::FileLacks { path, text } => format!("{path} lacks {text:?}"),
@@ -193,7 +204,9 @@ fn validate(task: &Task) -> Result<(), String> {
             relative(path).map_err(|e| format!("check `{}`: {e}", check.describe()))?;
         }
         match check {
-            Check::AnswerContains(t) | Check::Command(t) if t.trim().is_empty() => {
+            Check::AnswerContains(t) | Check::AnswerLacks(t) | Check::Command(t)
+                if t.trim().is_empty() =>
+            {
                 return Err(format!("check `{}` is empty", check.describe()));
             }
             _ => {}
@@ -238,7 +251,7 @@ checks = [{ answer_contains = "orchid" }, { file_contains = { path = "notes.txt"
 id = "b"
 category = "run"
 prompt = "Run it"
-checks = [{ command = "true" }, { file_exists = "x" }, { file_lacks = { path = "x", text = "y" } }]
+checks = [{ command = "true" }, { file_exists = "x" }, { file_lacks = { path = "x", text = "y" } }, { answer_lacks = "spoon" }]
 "#;
 
     #[test]
@@ -255,7 +268,8 @@ checks = [{ command = "true" }, { file_exists = "x" }, { file_lacks = { path = "
             }
         );
         assert_eq!(suite.tasks[1].checks[0], Check::Command("true".into()));
-        assert_eq!(suite.tasks[1].checks.len(), 3);
+        assert_eq!(suite.tasks[1].checks.len(), 4);
+        assert_eq!(suite.tasks[1].checks[3], Check::AnswerLacks("spoon".into()));
     }
 
     #[test]
@@ -296,6 +310,10 @@ checks = [{ command = "true" }, { file_exists = "x" }, { file_lacks = { path = "
             (
                 "prompt = \"p\"\nchecks = [{ answer_contains = \"\" }]",
                 "task `a`: check `answer contains \"\"` is empty",
+            ),
+            (
+                "prompt = \"p\"\nchecks = [{ answer_lacks = \" \" }]",
+                "task `a`: check `answer lacks \" \"` is empty",
             ),
         ];
         for (body, want) in cases {

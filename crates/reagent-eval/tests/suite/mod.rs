@@ -1,2 +1,3 @@
 mod real_model;
 mod scripted;
+mod shipped;
