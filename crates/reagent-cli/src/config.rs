@@ -73,6 +73,9 @@ pub(crate) struct ProfileConfig {
     pub(crate) system_hint: Option<String>,
     /// The tool mode `auto` means for these models.
     pub(crate) tool_mode: Option<reagent_core::ToolMode>,
+    /// Constrained runs end with the plain question (weak models).
+    #[serde(default)]
+    pub(crate) plain_final_question: bool,
 }
 
 /// `[options]`: generation options.

@@ -165,6 +165,7 @@ impl Agent {
             format,
             system_prompt,
             files,
+            plain_final_question: mode == ToolMode::Constrained && profile.plain_final_question,
         })
     }
 

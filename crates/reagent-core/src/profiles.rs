@@ -21,6 +21,12 @@ pub struct ModelProfile {
     /// The tool mode `auto` means for this family (`constrained` for models too small to call
     /// tools from a prompt or natively); without it, `auto` follows the server's capabilities.
     pub tool_mode: Option<ToolMode>,
+    /// In the constrained mode, end every run that would complete with the plain question
+    /// (the results restated in plain text, the answer asked for in words) instead of keeping
+    /// the answer the model wrote inside the JSON shape. For models that write nonsense into
+    /// a JSON string (SmolLM2, BENCHMARKS.md); a model that answers well in JSON keeps its own
+    /// answer and saves the call.
+    pub plain_final_question: bool,
 }
 
 impl ModelProfile {
@@ -37,6 +43,7 @@ impl ModelProfile {
             parse_format: format.map(str::to_owned),
             system_hint: None,
             tool_mode: None,
+            plain_final_question: false,
         }
     }
 }
@@ -60,6 +67,7 @@ fn builtin() -> Vec<ModelProfile> {
             // SmolLM2's template has no tools and it never writes a call in the prompt mode;
             // forced by a schema it calls the right tool (BENCHMARKS.md).
             tool_mode: Some(ToolMode::Constrained),
+            plain_final_question: true,
             ..ModelProfile::builtin("smollm", Some(0.0), None, None)
         },
     ]
@@ -96,6 +104,8 @@ mod tests {
             profile_for("smollm2:135m", &[]).tool_mode,
             Some(ToolMode::Constrained)
         );
+        assert!(profile_for("smollm2:135m", &[]).plain_final_question);
+        assert!(!profile_for("qwen3:8b", &[]).plain_final_question);
         assert_eq!(profile_for("unknown-model", &[]), ModelProfile::default());
     }
 

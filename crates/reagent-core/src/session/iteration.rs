@@ -52,10 +52,11 @@ impl Session {
         }
     }
 
-    /// A constrained run that completes (an answer the model wrote inside the JSON shape,
-    /// `{"final_answer": …}`, `task_complete`, or a reply that was not JSON) ends with the plain
-    /// question instead: weak models write nonsense into a JSON string and answer a plain
-    /// question from the restated results (BENCHMARKS.md).
+    /// For a profile with `plain_final_question` (weak models), a constrained run that
+    /// completes (an answer the model wrote inside the JSON shape, `{"final_answer": …}`,
+    /// `task_complete`, or a reply that was not JSON) ends with the plain question instead:
+    /// such models write nonsense into a JSON string and answer a plain question from the
+    /// restated results (BENCHMARKS.md). Other models keep their own answer.
     async fn answered_plainly(
         &mut self,
         run: &mut RunState,
@@ -63,7 +64,11 @@ impl Session {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
-        if self.mode() != ToolMode::Constrained || ending.outcome != Outcome::Completed {
+        let wanted = self
+            .settled
+            .as_ref()
+            .is_some_and(|s| s.settings.plain_final_question);
+        if !wanted || ending.outcome != Outcome::Completed {
             return Break(ending);
         }
         let answer = self.final_answer(run, events, cancel).await;

@@ -54,6 +54,10 @@ pub struct SessionSettings {
     /// schema allows only these paths).
     #[serde(default)]
     pub files: Option<WorkspaceFiles>,
+    /// Whether a constrained run that would complete ends with the plain question instead of
+    /// the model's own answer (the profile's [`crate::ModelProfile::plain_final_question`]).
+    #[serde(default)]
+    pub plain_final_question: bool,
 }
 
 /// [`SessionSettings`] plus what is derived from them for every request.

@@ -3,7 +3,7 @@
 //! files in the constrained prompt and schema, degenerate output cut, and an answer on nothing
 //! but failed calls reported as `no_progress`.
 
-use reagent_core::ToolMode;
+use reagent_core::{AgentConfig, ModelProfile, ToolMode};
 use reagent_protocol::Outcome;
 use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::{json, Value};
@@ -14,6 +14,16 @@ const NOTES: &str = "orchid\nsecond line\nthird line\n";
 
 fn constrained_call(path: &str) -> Turn {
     Turn::text(json!({"tool": "read_file", "arguments": {"path": path}}).to_string())
+}
+
+/// The constrained mode with a weak model's profile: runs end with the plain question.
+fn weak_constrained(c: &mut AgentConfig) {
+    c.tool_mode = ToolMode::Constrained;
+    c.profiles = vec![ModelProfile {
+        matches: c.model.clone(),
+        plain_final_question: true,
+        ..ModelProfile::default()
+    }];
 }
 
 fn content(message: &Value) -> &str {
@@ -28,7 +38,7 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
             .turn(constrained_call("notes.txt"))
             .turn(Turn::text("The first line is orchid.")),
         |dir| files(dir, &[("notes.txt", NOTES), ("other.md", "# other\n")]),
-        |c| c.tool_mode = ToolMode::Constrained,
+        weak_constrained,
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed);
@@ -75,7 +85,7 @@ async fn constrained_prompt_lists_the_files_and_the_schema_allows_only_them() {
                 &[("notes.txt", NOTES), ("src/config.toml", "port = 8080\n")],
             )
         },
-        |c| c.tool_mode = ToolMode::Constrained,
+        weak_constrained,
     )
     .await;
     // An answer written inside the JSON shape is asked again as a plain question.
@@ -155,7 +165,7 @@ async fn a_large_workspace_is_listed_in_part_and_paths_stay_free() {
                 many.iter().map(|(a, b)| (a.as_str(), b.as_str())).collect();
             files(dir, &refs)
         },
-        |c| c.tool_mode = ToolMode::Constrained,
+        weak_constrained,
     )
     .await;
     let system = content(&o.messages(0)[0]).to_owned();
@@ -217,7 +227,7 @@ async fn an_answer_on_failed_calls_only_is_no_progress_and_degenerate_text_is_cu
                 "0".repeat(3000)
             ))),
         |dir| files(dir, &[("big.log", "INFO a\nERROR code=E4711\n")]),
-        |c| c.tool_mode = ToolMode::Constrained,
+        weak_constrained,
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::NoProgress);
@@ -302,4 +312,29 @@ async fn a_degenerating_stream_is_stopped_early() {
     let guard = o.events_of("guardrail");
     assert_eq!(guard.len(), 1, "{guard:?}");
     assert_eq!(guard[0]["guardrail"], "degenerate_output");
+}
+
+#[tokio::test]
+async fn only_a_weak_model_profile_turns_the_final_answer_into_the_plain_question() {
+    let script = || {
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "orchid, from JSON"}"#))
+            .turn(Turn::text("orchid, in words"))
+    };
+    let notes = |dir: &std::path::Path| files(dir, &[("notes.txt", NOTES)]);
+    // A model with no such profile keeps the answer it wrote in the JSON shape: one call.
+    let strong = run(script(), notes, |c| c.tool_mode = ToolMode::Constrained).await;
+    assert_eq!(strong.result.outcome, Outcome::Completed);
+    assert_eq!(strong.result.answer, "orchid, from JSON");
+    assert_eq!(strong.requests.len(), 1);
+    // SmolLM2's built-in profile asks the plain question (no schema) and keeps that answer.
+    let weak = run(script(), notes, |c| {
+        c.tool_mode = ToolMode::Constrained;
+        c.model = "SmolLM2-135M-Instruct".into();
+    })
+    .await;
+    assert_eq!(weak.result.outcome, Outcome::Completed);
+    assert_eq!(weak.result.answer, "orchid, in words");
+    assert_eq!(weak.requests.len(), 2);
+    assert!(weak.requests[1].get("format").is_none());
 }
