@@ -38,6 +38,7 @@
 #![deny(missing_docs)]
 
 mod agent;
+mod answer_focus;
 mod arguments;
 mod bus;
 mod config;

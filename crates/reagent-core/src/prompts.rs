@@ -7,6 +7,7 @@ use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
 use reagent_tools::{ToolResult, WorkspaceFiles};
 use serde_json::Value;
 
+use crate::answer_focus;
 use crate::config::ToolMode;
 use crate::tool_mode;
 use crate::workspace_view::WorkspaceView;
@@ -196,6 +197,53 @@ pub(crate) fn restated_question(
     history: &[Arc<Message>],
     view: &WorkspaceView,
 ) -> Vec<Message> {
+    let shown = restated_material(task, history, view);
+    let mut sections: Vec<&str> = vec![task.trim()];
+    if !view.overview.is_empty() {
+        sections.push(&view.overview);
+    }
+    sections.extend(shown);
+    vec![
+        Message::system("You are a helpful assistant. Answer briefly."),
+        Message::user(sections.join("\n\n")),
+    ]
+}
+
+/// The question asked once more when the answer to [`restated_question`] was mostly a copy of
+/// it: only the restated files and results that share a word with the task (all of them when
+/// none does), no folder overview, and the task last, with the answer asked for in a few words.
+pub(crate) fn narrow_question(
+    task: &str,
+    history: &[Arc<Message>],
+    view: &WorkspaceView,
+) -> Vec<Message> {
+    let shown = restated_material(task, history, view);
+    let keywords = answer_focus::keywords(task);
+    let relevant: Vec<&str> = shown
+        .iter()
+        .copied()
+        .filter(|s| answer_focus::relevance(&keywords, s) > 0)
+        .collect();
+    let mut sections = if relevant.is_empty() { shown } else { relevant };
+    let question = format!(
+        "Question: {}\nAnswer in a few words. Do not repeat the files.",
+        task.trim()
+    );
+    sections.push(&question);
+    vec![
+        Message::system("You are a helpful assistant. Answer the question in a few words."),
+        Message::user(sections.join("\n\n")),
+    ]
+}
+
+/// The distinct tool results (only the successful ones, when there are any), then the
+/// workspace's other small files, within [`RESTATED_RESULTS_MAX_BYTES`] (the results first),
+/// those sharing more words with the task first.
+fn restated_material<'a>(
+    task: &str,
+    history: &'a [Arc<Message>],
+    view: &'a WorkspaceView,
+) -> Vec<&'a str> {
     let mut results: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
     let mut budget = RESTATED_RESULTS_MAX_BYTES.saturating_sub(view.overview.len());
@@ -215,10 +263,6 @@ pub(crate) fn restated_question(
     }
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    let mut sections: Vec<&str> = vec![task.trim()];
-    if !view.overview.is_empty() {
-        sections.push(&view.overview);
-    }
     for file in &view.files {
         let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
         if !already && file.len() <= budget {
@@ -226,11 +270,8 @@ pub(crate) fn restated_question(
             shown.push(file);
         }
     }
-    sections.extend(shown);
-    vec![
-        Message::system("You are a helpful assistant. Answer briefly."),
-        Message::user(sections.join("\n\n")),
-    ]
+    answer_focus::most_relevant_first(task, &mut shown);
+    shown
 }
 
 #[cfg(test)]
@@ -357,6 +398,32 @@ mod tests {
             q[1].content,
             "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
              The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
+        );
+    }
+
+    #[test]
+    fn files_sharing_the_task_s_words_come_first_and_the_narrow_question_keeps_only_them() {
+        let view = WorkspaceView {
+            overview: "The workspace holds 3 files: a.txt, b.txt, c.txt.".into(),
+            files: vec![
+                "The file a.txt has 1 line:\nThe cat sleeps.".into(),
+                "The file b.txt has 1 line:\nA penguin waddles by.".into(),
+                "The file c.txt has 1 line:\nThe dog barks.".into(),
+            ],
+        };
+        let task = "Which file mentions a penguin?";
+        let q = restated_question(task, &[], &view);
+        assert_eq!(
+            q[1].content,
+            "Which file mentions a penguin?\n\nThe workspace holds 3 files: a.txt, b.txt, c.txt.\n\n\
+             The file b.txt has 1 line:\nA penguin waddles by.\n\n\
+             The file a.txt has 1 line:\nThe cat sleeps.\n\nThe file c.txt has 1 line:\nThe dog barks."
+        );
+        let narrow = narrow_question(task, &[], &view);
+        assert_eq!(
+            narrow[1].content,
+            "The file b.txt has 1 line:\nA penguin waddles by.\n\n\
+             Question: Which file mentions a penguin?\nAnswer in a few words. Do not repeat the files."
         );
     }
 }

@@ -13,6 +13,7 @@ use reagent_tools::{call_catching_panics, Approver, ToolContext, ToolResult};
 use serde_json::Value;
 
 use super::{RunState, Session};
+use crate::answer_focus;
 use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::prompts;
@@ -225,35 +226,61 @@ impl Session {
         true
     }
 
-    /// Ask once, without tools, for the final answer. Weak (constrained-mode) models get a
-    /// fresh, plain question with the tool results restated; others continue the conversation.
+    /// Ask, without tools, for the final answer. Weak (constrained-mode) models get a fresh,
+    /// plain question with the tool results restated, and once more a narrower one when the
+    /// answer mostly copies what was restated; others continue the conversation.
     pub(super) async fn final_answer(
         &mut self,
         run: &mut RunState,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> String {
-        let constrained = self.mode() == ToolMode::Constrained;
-        if !constrained {
+        let answer = if self.mode() == ToolMode::Constrained {
+            let ctx = ToolContext::new(self.workspace.clone());
+            let view = workspace_view(&self.agent.tools, &ctx);
+            let history = self.history.messages().to_vec();
+            let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
+            let question: Vec<Arc<Message>> =
+                shared(prompts::restated_question(&run.task, &history, &view));
+            let material = question
+                .last()
+                .map(|m| m.content.clone())
+                .unwrap_or_default();
+            match self.ask_without_tools(run, question, events, cancel).await {
+                Ok(answer) if answer_focus::is_echo(&answer, &material) => {
+                    tracing::debug!("the answer copies the restated material; asking narrowly");
+                    let narrow = shared(prompts::narrow_question(&run.task, &history, &view));
+                    match self.ask_without_tools(run, narrow, events, cancel).await {
+                        Ok(again) if !again.is_empty() => Ok(again),
+                        _ => Ok(answer),
+                    }
+                }
+                other => other,
+            }
+        } else {
             let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
             self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
+            let messages = self.history.messages().to_vec();
+            self.ask_without_tools(run, messages, events, cancel).await
+        };
+        match answer {
+            Ok(answer) if answer.is_empty() => run.last_text.clone(),
+            Ok(answer) => answer,
+            Err(e) => self.final_answer_failed(run, &e, events),
         }
+    }
+
+    /// One request without tools or schema; the reply is recorded and its text returned.
+    async fn ask_without_tools(
+        &mut self,
+        run: &mut RunState,
+        messages: Vec<Arc<Message>>,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<String, ProviderError> {
         run.iterations += 1;
-        let reply = {
-            let setup = match self.turn_setup(events, cancel) {
-                Ok(setup) => setup,
-                Err(e) => return self.final_answer_failed(run, &e, events),
-            };
-            let messages = if constrained {
-                let ctx = ToolContext::new(self.workspace.clone());
-                let view = workspace_view(&self.agent.tools, &ctx);
-                prompts::restated_question(&run.task, self.history.messages(), &view)
-                    .into_iter()
-                    .map(Arc::new)
-                    .collect()
-            } else {
-                self.history.messages().to_vec()
-            };
+        let (response, answer) = {
+            let setup = self.turn_setup(events, cancel)?;
             let request = ChatRequest {
                 model: setup.model.to_owned(),
                 messages,
@@ -269,17 +296,11 @@ impl Session {
                 messages: request.messages.len(),
                 estimated_tokens: self.history.estimate_tokens(),
             });
-            let reply = setup.send(&request, true).await;
-            reply.map(|response| {
-                let parsed = reagent_parse::parse(&response.message.content, setup.parse);
-                let mut answer = parsed.content.unwrap_or_default().trim().to_owned();
-                crate::degenerate::cut(&mut answer, events);
-                (response, answer)
-            })
-        };
-        let (response, answer) = match reply {
-            Ok(reply) => reply,
-            Err(e) => return self.final_answer_failed(run, &e, events),
+            let response = setup.send(&request, true).await?;
+            let parsed = reagent_parse::parse(&response.message.content, setup.parse);
+            let mut answer = parsed.content.unwrap_or_default().trim().to_owned();
+            crate::degenerate::cut(&mut answer, events);
+            (response, answer)
         };
         events.emit(crate::turn::response_event(
             run.iterations,
@@ -296,11 +317,7 @@ impl Session {
         let raw = (response.message.content != answer).then(|| response.message.content.clone());
         let message = Message::assistant(answer.clone());
         self.record_assistant(run.iterations, message, &[], None, raw, events);
-        if answer.is_empty() {
-            run.last_text.clone()
-        } else {
-            answer
-        }
+        Ok(answer)
     }
 
     fn final_answer_failed(

@@ -338,3 +338,31 @@ async fn only_a_weak_model_profile_turns_the_final_answer_into_the_plain_questio
     assert_eq!(weak.requests.len(), 2);
     assert!(weak.requests[1].get("format").is_none());
 }
+
+#[tokio::test]
+async fn an_answer_that_copies_the_restated_files_is_asked_once_more_narrowly() {
+    let echo = "The workspace holds 2 files: notes.txt, other.md. The file notes.txt has 3 lines: \
+                orchid second line third line";
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "x"}"#))
+            .turn(Turn::text(echo))
+            .turn(Turn::text("orchid"))
+            .turn(Turn::text("never asked")),
+        |dir| files(dir, &[("notes.txt", NOTES), ("other.md", "# other\n")]),
+        weak_constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "orchid");
+    assert_eq!(o.requests.len(), 3, "one narrow question, not more");
+    let narrow = o.messages(2);
+    assert_eq!(narrow.len(), 2);
+    assert_eq!(
+        content(&narrow[1]),
+        "The file notes.txt has 3 lines:\norchid\nsecond line\nthird line\n\n\
+         The file other.md has 1 line:\n# other\n\n\
+         Question: do the task\nAnswer in a few words. Do not repeat the files."
+    );
+    assert!(o.requests[2].get("format").is_none());
+}

@@ -1,0 +1,124 @@
+//! Helping a weak model answer rather than echo, in the plain question that ends a constrained
+//! run: the task's own words put the restated material that matters first, and an answer that
+//! mostly copies that material is noticed so the question can be asked once more, narrowly.
+//!
+//! Measured with SmolLM2-135M (BENCHMARKS.md): shown a small workspace whole, it often restates
+//! it ("The workspace holds 3 files: …") instead of answering.
+
+use std::collections::HashSet;
+
+/// Words too common to tell one file from another.
+const COMMON: &[&str] = &[
+    "the", "and", "are", "but", "can", "does", "for", "from", "give", "has", "have", "how", "its",
+    "into", "look", "many", "say", "says", "tell", "that", "then", "there", "this", "what", "when",
+    "where", "which", "who", "why", "with", "you", "your", "file", "files", "read", "find", "open",
+    "answer", "please", "contains", "inside", "written",
+];
+
+/// Shortest answer, in words, that can count as a copy of the material.
+const ECHO_MIN_WORDS: usize = 8;
+
+/// Share of an answer's three-word runs found in the material from which it counts as a copy.
+const ECHO_MIN_SHARE: f64 = 0.6;
+
+/// The lowercase words of `text`: letters and digits, with `.`, `_`, `-` and `/` kept inside
+/// a word (`notes.txt`, `eu-north-7`, `docs/guide.md`).
+fn words(text: &str) -> Vec<String> {
+    let inner = |c: char| c.is_alphanumeric() || "._-/".contains(c);
+    text.split(|c: char| !inner(c))
+        .map(|w| {
+            w.trim_matches(|c: char| !c.is_alphanumeric())
+                .to_lowercase()
+        })
+        .filter(|w| !w.is_empty())
+        .collect()
+}
+
+/// The words of `text` and, for a path, each of its parts (`docs/guide.md` gives `guide.md`).
+fn word_set(text: &str) -> HashSet<String> {
+    let mut set = HashSet::new();
+    for word in words(text) {
+        if word.contains('/') {
+            set.extend(word.split('/').filter(|p| !p.is_empty()).map(str::to_owned));
+        }
+        set.insert(word);
+    }
+    set
+}
+
+/// The task's distinctive words: at least three characters, not a common word.
+pub(crate) fn keywords(task: &str) -> HashSet<String> {
+    word_set(task)
+        .into_iter()
+        .filter(|w| w.chars().count() >= 3 && !COMMON.contains(&w.as_str()))
+        .collect()
+}
+
+/// How many of the task's keywords a restated section (a labelled file or result) holds.
+pub(crate) fn relevance(keywords: &HashSet<String>, section: &str) -> usize {
+    let here = word_set(section);
+    keywords.iter().filter(|k| here.contains(*k)).count()
+}
+
+/// `sections` with those sharing more of the task's keywords first; ties keep their order.
+pub(crate) fn most_relevant_first(task: &str, sections: &mut [&str]) {
+    let keywords = keywords(task);
+    sections.sort_by_key(|s| std::cmp::Reverse(relevance(&keywords, s)));
+}
+
+/// Whether `answer` is mostly a copy of `material`: at least [`ECHO_MIN_WORDS`] words, and at
+/// least [`ECHO_MIN_SHARE`] of its three-word runs appear in the material.
+pub(crate) fn is_echo(answer: &str, material: &str) -> bool {
+    let said = words(answer);
+    if said.len() < ECHO_MIN_WORDS {
+        return false;
+    }
+    let material = words(material);
+    let shown: HashSet<&[String]> = material.windows(3).collect();
+    let runs = said.windows(3).count();
+    let copied = said.windows(3).filter(|run| shown.contains(run)).count();
+    copied as f64 >= ECHO_MIN_SHARE * runs as f64
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keywords_skip_common_words_and_split_paths() {
+        let k = keywords("Read docs/guide.md and tell me which tool it recommends.");
+        for want in ["docs/guide.md", "guide.md", "docs", "tool", "recommends"] {
+            assert!(k.contains(want), "{want} in {k:?}");
+        }
+        for common in ["read", "and", "tell", "which", "me", "it"] {
+            assert!(!k.contains(common), "{common} in {k:?}");
+        }
+    }
+
+    #[test]
+    fn sections_naming_the_task_s_words_come_first() {
+        let mut sections = vec![
+            "The file a.txt has 1 line:\nThe cat sleeps.",
+            "The file b.txt has 1 line:\nA penguin waddles by.",
+            "The file c.txt has 1 line:\nThe dog barks.",
+        ];
+        most_relevant_first("Which file mentions a penguin?", &mut sections);
+        assert!(sections[0].contains("penguin"), "{sections:?}");
+        assert!(sections[1].contains("a.txt"), "ties keep their order");
+    }
+
+    #[test]
+    fn a_copy_of_the_material_is_an_echo_and_a_short_answer_is_not() {
+        let material = "The workspace holds 3 files: green.txt, orange.txt, red.txt.\n\n\
+                        The file green.txt has 1 line:\nlime\n\nThe file orange.txt has 1 line:\nbitter marmalade";
+        assert!(is_echo(
+            "The workspace holds 3 files: green.txt, orange.txt, red.txt. The file green.txt has 1 line: lime",
+            material
+        ));
+        assert!(!is_echo("orange.txt holds the word marmalade.", material));
+        assert!(!is_echo(
+            "The word marmalade is in the file called orange.txt, not in the other two files.",
+            material
+        ));
+    }
+}
