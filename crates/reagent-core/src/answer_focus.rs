@@ -15,6 +15,10 @@ const COMMON: &[&str] = &[
     "answer", "please", "contains", "inside", "written",
 ];
 
+/// Words of the restated material's own labels ("The file a.txt has 2 lines:", "The folder src
+/// holds 3 files:"), which would otherwise make every file share them with the task.
+const LABEL_WORDS: &[&str] = &["line", "lines", "folder", "folders", "holds", "workspace"];
+
 /// Shortest answer, in words, that can count as a copy of the material.
 const ECHO_MIN_WORDS: usize = 8;
 
@@ -46,11 +50,12 @@ fn word_set(text: &str) -> HashSet<String> {
     set
 }
 
-/// The task's distinctive words: at least three characters, not a common word.
+/// The task's distinctive words: at least three characters, not a common or a label word.
 pub(crate) fn keywords(task: &str) -> HashSet<String> {
     word_set(task)
         .into_iter()
-        .filter(|w| w.chars().count() >= 3 && !COMMON.contains(&w.as_str()))
+        .filter(|w| w.chars().count() >= 3)
+        .filter(|w| !COMMON.contains(&w.as_str()) && !LABEL_WORDS.contains(&w.as_str()))
         .collect()
 }
 
@@ -105,6 +110,15 @@ mod tests {
         most_relevant_first("Which file mentions a penguin?", &mut sections);
         assert!(sections[0].contains("penguin"), "{sections:?}");
         assert!(sections[1].contains("a.txt"), "ties keep their order");
+        let mut labelled = vec![
+            "The file todo.txt has 3 lines:\ncall Ada",
+            "The file list.txt has 5 lines:\nmilk",
+        ];
+        most_relevant_first("How many lines does list.txt have?", &mut labelled);
+        assert!(
+            labelled[0].contains("list.txt"),
+            "labels do not count: {labelled:?}"
+        );
     }
 
     #[test]
