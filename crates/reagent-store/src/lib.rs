@@ -94,6 +94,16 @@ impl Store {
         &self.location
     }
 
+    /// The connection pool (for crates that keep their own tables in this store, like the hub).
+    pub fn pool(&self) -> &sqlx::AnyPool {
+        &self.pool
+    }
+
+    /// Whether the store is PostgreSQL (else SQLite).
+    pub fn is_postgres(&self) -> bool {
+        !self.location.is_sqlite()
+    }
+
     /// A recorder for runs' events (they all go through this store's one writer).
     pub fn recorder(&self) -> Recorder {
         self.writer.recorder()

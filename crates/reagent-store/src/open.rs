@@ -15,6 +15,17 @@ static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 /// The tables a reagent store holds (sqlx's migration table included).
 const OUR_TABLES: [&str; 5] = ["_sqlx_migrations", "sessions", "runs", "events", "memory"];
 
+/// The hub's tables (migration 0003, `reagent-hub`).
+const HUB_TABLES: [&str; 7] = [
+    "hub_leader",
+    "hub_state",
+    "hub_transitions",
+    "endpoints",
+    "hub_actions",
+    "goals",
+    "hub_cost",
+];
+
 /// How long opening the first connection may take (an unreachable host, a stuck server).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
 
@@ -52,7 +63,7 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     let foreign: Vec<&str> = tables
         .iter()
         .map(String::as_str)
-        .filter(|t| !OUR_TABLES.contains(t))
+        .filter(|t| !OUR_TABLES.contains(t) && !HUB_TABLES.contains(t))
         .collect();
     if !foreign.is_empty() {
         let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();

@@ -1,0 +1,11 @@
+//! The hub's tests: every body runs against SQLite and a private PostgreSQL 15.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+#[path = "hub/election.rs"]
+mod election;
+#[path = "hub/harness.rs"]
+mod harness;
+#[path = "hub/healing.rs"]
+mod healing;
+#[path = "hub/machine.rs"]
+mod machine;
