@@ -1,8 +1,17 @@
-//! reagent's hub: one active hub (elected by a lease with a fencing epoch) runs a state machine
-//! over the store's database — resting, executing, improving, contemplating, healing — that
-//! watches model servers, heals, and turns goals into task graphs through its own model.
+//! reagent's hub: agent tasks spread over many workers through a lease queue kept in the
+//! store's database (SQLite on one machine, PostgreSQL across many), and one active hub
+//! (elected by a lease with a fencing epoch) running a state machine over it — resting,
+//! executing, improving, contemplating, healing — that watches model servers, heals, routes
+//! tasks and turns goals into task graphs through its own model.
 //!
-//! - [`leader`]: the lease row, its epoch and [`leader::Fence`], checked by every hub write.
+//! - [`queue`]: the queue itself: add, claim under a fenced lease, heartbeat, complete, fail,
+//!   reclaim expired leases with backoff and dead-lettering, dependencies, priorities, tags,
+//!   model matching and routing; the worker registry; waking idle workers.
+//! - [`worker`]: the worker loop: claim up to its capacity, run each task with the same
+//!   `Session` loop as `reagent run` (events recorded in the store), renew the lease, complete or
+//!   fail with it, and stop cleanly.
+//! - [`leader`]: the hub's lease row, its epoch and [`leader::Fence`], checked by every hub
+//!   write.
 //! - [`machine`]: the states, the one transition table, the rule picking the next state, and
 //!   the persisted state and transition history.
 //! - [`endpoints`]: model servers probed on a schedule, marked down after failures in a row.
@@ -22,6 +31,7 @@ pub mod hub;
 pub mod leader;
 pub mod machine;
 pub mod planner;
+pub mod queue;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};

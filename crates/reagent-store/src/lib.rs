@@ -94,14 +94,15 @@ impl Store {
         &self.location
     }
 
-    /// The connection pool (for crates that keep their own tables in this store, like the hub).
+    /// The store's connection pool, for the crates that keep their own tables in it (the hub's
+    /// queue). Statements must be written for both backends (see [`Store::is_postgres`]).
     pub fn pool(&self) -> &sqlx::AnyPool {
         &self.pool
     }
 
     /// Whether the store is PostgreSQL (else SQLite).
     pub fn is_postgres(&self) -> bool {
-        !self.location.is_sqlite()
+        matches!(*self.location, Location::Postgres(_))
     }
 
     /// A recorder for runs' events (they all go through this store's one writer).

@@ -13,7 +13,18 @@ static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// The tables a reagent store holds (sqlx's migration table included).
-const OUR_TABLES: [&str; 5] = ["_sqlx_migrations", "sessions", "runs", "events", "memory"];
+const OUR_TABLES: [&str; 9] = [
+    "_sqlx_migrations",
+    "sessions",
+    "runs",
+    "events",
+    "memory",
+    // 0002_queue: the hub's task queue.
+    "tasks",
+    "task_deps",
+    "task_history",
+    "workers",
+];
 
 /// The hub's tables (migration 0003, `reagent-hub`).
 const HUB_TABLES: [&str; 7] = [
