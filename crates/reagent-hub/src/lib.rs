@@ -19,6 +19,7 @@
 //! - [`cost`]: the ledger capping the hub's own model calls per state and per hour.
 //! - [`graph`], [`planner`], [`goals`]: a goal's task graph (schema, validation), the model
 //!   calls that decompose and verify, and goals as stored.
+//! - [`routing`]: which worker a queued task goes to.
 //! - [`hub`]: the tick loop ([`Hub::run`]) tying them together.
 
 pub mod actions;
@@ -32,6 +33,7 @@ pub mod leader;
 pub mod machine;
 pub mod planner;
 pub mod queue;
+pub mod routing;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};

@@ -32,6 +32,7 @@ impl Hub {
             }
             *last = Some(Instant::now());
         }
+        self.watch_worker_endpoints(fence).await?;
         let urls: Vec<String> = list_endpoints(self.pool())
             .await?
             .into_iter()
@@ -65,7 +66,7 @@ impl Hub {
 
     /// Whether a health predicate fails and something can be done about it now.
     pub(super) async fn health_due(&self) -> Result<bool> {
-        self.restart_due().await
+        Ok(self.restart_due().await? || self.tasks_need_healing().await?)
     }
 
     /// The managed server, when it is marked down and may be restarted now.
@@ -94,7 +95,7 @@ impl Hub {
         if self.restart_due().await? {
             self.restart_managed(fence).await?;
         }
-        Ok(())
+        self.heal_tasks(fence).await
     }
 
     async fn restart_managed(&self, fence: &Fence) -> Result<()> {

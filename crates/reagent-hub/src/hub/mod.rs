@@ -2,7 +2,9 @@
 //! while this hub leads, checks health, observes the queue and goals, moves the state machine
 //! (with a watchdog per state) and does the current state's work.
 
+mod goal_flow;
 mod healing;
+mod route;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -18,6 +20,7 @@ use crate::error::{HubError, Result};
 use crate::leader::{Election, Fence};
 use crate::machine::{self, next_state, HubState, Observation};
 use crate::planner::Planner;
+use crate::queue::Queue;
 use crate::{endpoints, now_ms};
 
 /// An embedded model server the hub manages (e.g. reagent-local's llama-server): watched like
@@ -91,6 +94,8 @@ pub struct HubConfig {
     pub max_rounds: u32,
     /// Per-state time limits.
     pub watchdog: Watchdog,
+    /// A worker silent this long is taken for dead (its tasks are routed elsewhere).
+    pub worker_timeout: Duration,
     /// Cooldown and attempt cap of healing acts, per target.
     pub healing: ActionPolicy,
     /// A model server the hub restarts when it is down.
@@ -110,6 +115,7 @@ impl Default for HubConfig {
             calls_per_hour: 60,
             max_rounds: 1,
             watchdog: Watchdog::default(),
+            worker_timeout: Duration::from_secs(30),
             healing: ActionPolicy::default(),
             managed: None,
         }
@@ -123,6 +129,8 @@ pub struct Hub {
 }
 
 struct Inner {
+    store: Store,
+    queue: Queue,
     pool: AnyPool,
     config: HubConfig,
     election: Election,
@@ -141,6 +149,8 @@ impl Hub {
         let election = Election::new(store.pool().clone(), &config.name, &id, config.lease);
         Hub {
             inner: Arc::new(Inner {
+                store: store.clone(),
+                queue: Queue::new(store),
                 pool: store.pool().clone(),
                 config,
                 election,
@@ -161,6 +171,10 @@ impl Hub {
 
     fn config(&self) -> &HubConfig {
         &self.inner.config
+    }
+
+    fn queue(&self) -> &Queue {
+        &self.inner.queue
     }
 
     /// Run until `shutdown` fires: stand by until elected, then tick; give the lease up on the
@@ -264,18 +278,23 @@ impl Hub {
             None => current,
         };
         match state {
+            HubState::Resting => Ok(()),
+            HubState::Executing => self.route_pending(fence).await,
             HubState::Healing => self.heal(fence).await,
-            _ => Ok(()),
+            HubState::Contemplating => self.contemplate(fence).await,
+            HubState::Improving => self.improve(fence).await,
         }
     }
 
-    /// What the state machine needs to know.
-    async fn observe(&self, _fence: &Fence) -> Result<Observation> {
+    /// What the state machine needs to know (goals whose tasks all ended move to checking on
+    /// the way).
+    async fn observe(&self, fence: &Fence) -> Result<Observation> {
+        self.notice_finished_goals(fence).await?;
         Ok(Observation {
-            work: false,
+            work: self.has_work().await?,
             health_due: self.health_due().await?,
-            goals_waiting: false,
-            corrections_waiting: false,
+            goals_waiting: self.goals_waiting(HubState::Contemplating).await?,
+            corrections_waiting: self.goals_waiting(HubState::Improving).await?,
         })
     }
 }

@@ -7,7 +7,7 @@ use reagent_hub::leader::{current_leader, Election};
 use reagent_hub::machine::{self, HubState};
 use reagent_hub::{actions, cost, HubError};
 
-use crate::harness::{both_backends, open, Backend};
+use crate::support::{open, Backend};
 
 async fn one_leader_and_a_deposed_hubs_writes_are_refused(backend: Backend) {
     let t = open(backend).await;
@@ -90,7 +90,6 @@ async fn one_leader_and_a_deposed_hubs_writes_are_refused(backend: Backend) {
         .expect("a leads after b released");
     assert_eq!(fa2.epoch, 3);
 }
-both_backends!(one_leader_and_a_deposed_hubs_writes_are_refused);
 
 async fn many_candidates_at_once_elect_exactly_one(backend: Backend) {
     let t = open(backend).await;
@@ -113,7 +112,6 @@ async fn many_candidates_at_once_elect_exactly_one(backend: Backend) {
     assert_eq!(winners.len(), 1, "{winners:?}");
     assert_eq!(winners[0].epoch, 1);
 }
-both_backends!(many_candidates_at_once_elect_exactly_one);
 
 async fn the_cost_ledger_caps_calls_per_state_and_hour(backend: Backend) {
     let t = open(backend).await;
@@ -152,4 +150,9 @@ async fn the_cost_ledger_caps_calls_per_state_and_hour(backend: Backend) {
         [("contemplating".into(), 2), ("improving".into(), 1)]
     );
 }
-both_backends!(the_cost_ledger_caps_calls_per_state_and_hour);
+
+crate::both_backends!(
+    one_leader_and_a_deposed_hubs_writes_are_refused,
+    many_candidates_at_once_elect_exactly_one,
+    the_cost_ledger_caps_calls_per_state_and_hour,
+);

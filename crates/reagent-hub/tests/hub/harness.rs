@@ -1,43 +1,11 @@
-//! Test stores on both backends, and waiting for conditions.
+//! Waiting for conditions, and hubs running in the test.
 
 use std::future::Future;
-use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use reagent_store::{Location, Store};
-use reagent_testkit::PostgresCluster;
-
-/// Which database a test body runs against.
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum Backend {
-    Sqlite,
-    Postgres,
-}
-
-/// A fresh store, with what keeps it alive.
-pub(crate) struct TestStore {
-    pub(crate) store: Store,
-    pub(crate) _dir: tempfile::TempDir,
-    pub(crate) _pg: Option<Arc<PostgresCluster>>,
-}
-
-pub(crate) async fn open(backend: Backend) -> TestStore {
-    let dir = tempfile::tempdir().unwrap();
-    let (location, pg) = match backend {
-        Backend::Sqlite => (Location::Sqlite(dir.path().join("hub.db")), None),
-        Backend::Postgres => {
-            let pg = PostgresCluster::shared()
-                .unwrap_or_else(|e| panic!("cannot start PostgreSQL for the hub tests: {e}"));
-            (Location::Postgres(pg.new_database().unwrap()), Some(pg))
-        }
-    };
-    let store = Store::open(&location).await.unwrap();
-    TestStore {
-        store,
-        _dir: dir,
-        _pg: pg,
-    }
-}
+use reagent_hub::{Hub, HubConfig};
+use reagent_protocol::CancellationToken;
+use reagent_store::Store;
 
 /// Poll `check` until it returns `Some`, or fail after `limit` saying what was awaited.
 pub(crate) async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
@@ -58,18 +26,28 @@ where
     }
 }
 
-macro_rules! both_backends {
-    ($name:ident) => {
-        mod $name {
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn sqlite() {
-                super::$name($crate::harness::Backend::Sqlite).await;
-            }
-            #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-            async fn postgres() {
-                super::$name($crate::harness::Backend::Postgres).await;
-            }
-        }
-    };
+/// A hub ticking every 50 ms with a 2 s lease, checking endpoints every 100 ms.
+pub(crate) fn fast_config() -> HubConfig {
+    HubConfig {
+        tick: Duration::from_millis(50),
+        lease: Duration::from_secs(2),
+        check_every: Duration::from_millis(100),
+        ..HubConfig::default()
+    }
 }
-pub(crate) use both_backends;
+
+/// A running hub, stopped (lease released) on drop.
+pub(crate) struct Running(CancellationToken);
+
+impl Drop for Running {
+    fn drop(&mut self) {
+        self.0.cancel();
+    }
+}
+
+/// Run a hub over `store` in the background.
+pub(crate) fn start(store: &Store, config: HubConfig) -> Running {
+    let token = CancellationToken::new();
+    tokio::spawn(Hub::new(store, config).run(token.clone()));
+    Running(token)
+}

@@ -10,42 +10,17 @@ use std::time::Duration;
 use reagent_hub::actions::{self, ActionPolicy};
 use reagent_hub::endpoints::{list_endpoints, EndpointRecord};
 use reagent_hub::machine::{self, HubState};
-use reagent_hub::{Hub, HubConfig, ManagedServer, Watchdog};
-use reagent_protocol::CancellationToken;
-use reagent_store::Store;
+use reagent_hub::{HubConfig, ManagedServer, Watchdog};
 use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedServer, Wire};
 use sqlx::AnyPool;
 
-use crate::harness::{both_backends, open, wait_for, Backend};
+use crate::harness::{fast_config, start, wait_for};
+use crate::support::{open, Backend};
 
 const LIMIT: Duration = Duration::from_secs(20);
 
 fn script() -> ScriptBuilder {
     ScriptBuilder::new().model(ModelSpec::new("qwen3:8b"))
-}
-
-fn fast_config() -> HubConfig {
-    HubConfig {
-        tick: Duration::from_millis(50),
-        lease: Duration::from_secs(2),
-        check_every: Duration::from_millis(100),
-        ..HubConfig::default()
-    }
-}
-
-/// A running hub, stopped (lease released) on drop.
-struct Running(CancellationToken);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        self.0.cancel();
-    }
-}
-
-fn start(store: &Store, config: HubConfig) -> Running {
-    let token = CancellationToken::new();
-    tokio::spawn(Hub::new(store, config).run(token.clone()));
-    Running(token)
 }
 
 async fn endpoint(pool: &AnyPool, url: &str) -> Option<EndpointRecord> {
@@ -124,7 +99,6 @@ async fn an_endpoint_goes_down_after_three_failures_and_comes_back(backend: Back
         .await
         .contains(&("endpoint_up".into(), "done".into())));
 }
-both_backends!(an_endpoint_goes_down_after_three_failures_and_comes_back);
 
 /// A model server the hub manages: restarting starts a scripted server at the same address
 /// (or fails, when told to).
@@ -219,7 +193,6 @@ async fn a_managed_server_that_is_down_is_restarted(backend: Backend) {
         "one restart was enough"
     );
 }
-both_backends!(a_managed_server_that_is_down_is_restarted);
 
 async fn restarts_keep_their_cooldown_and_cap(backend: Backend) {
     let t = open(backend).await;
@@ -269,7 +242,6 @@ async fn restarts_keep_their_cooldown_and_cap(backend: Backend) {
     })
     .await;
 }
-both_backends!(restarts_keep_their_cooldown_and_cap);
 
 async fn the_watchdog_forces_a_state_held_too_long_back_to_resting(backend: Backend) {
     let t = open(backend).await;
@@ -311,4 +283,10 @@ async fn the_watchdog_forces_a_state_held_too_long_back_to_resting(backend: Back
         (HubState::Healing, HubState::Resting)
     );
 }
-both_backends!(the_watchdog_forces_a_state_held_too_long_back_to_resting);
+
+crate::both_backends!(
+    an_endpoint_goes_down_after_three_failures_and_comes_back,
+    a_managed_server_that_is_down_is_restarted,
+    restarts_keep_their_cooldown_and_cap,
+    the_watchdog_forces_a_state_held_too_long_back_to_resting,
+);

@@ -7,7 +7,7 @@ use reagent_hub::leader::Election;
 use reagent_hub::machine::{self, HubState};
 use reagent_hub::HubError;
 
-use crate::harness::{both_backends, open, Backend};
+use crate::support::{open, Backend};
 
 async fn transitions_are_checked_and_recorded(backend: Backend) {
     let t = open(backend).await;
@@ -78,4 +78,5 @@ async fn transitions_are_checked_and_recorded(backend: Backend) {
             .paused
     );
 }
-both_backends!(transitions_are_checked_and_recorded);
+
+crate::both_backends!(transitions_are_checked_and_recorded,);
