@@ -37,6 +37,11 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// List, show, follow, export and delete recorded runs.
     Runs(RunsArgs),
+    /// Run the hub (one leads, others stand by), or see and steer it: status, history,
+    /// pause, resume.
+    Hub(crate::hub_cmd::HubArgs),
+    /// Goals the hub decomposes into tasks: add, list, show.
+    Goal(crate::goal_cmd::GoalArgs),
 }
 
 /// Flags of `reagent run`.

@@ -11,6 +11,8 @@ mod demo;
 mod doctor_cmd;
 mod eval_cmd;
 mod exit;
+mod goal_cmd;
+mod hub_cmd;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
@@ -94,6 +96,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             runs_cmd::run(&args, &file).await
+        }
+        Command::Hub(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            hub_cmd::run(&args, &file).await
+        }
+        Command::Goal(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            goal_cmd::run(&args, &file).await
         }
     }
 }

@@ -50,5 +50,14 @@ impl HubError {
     }
 }
 
+impl From<crate::queue::QueueError> for HubError {
+    fn from(e: crate::queue::QueueError) -> Self {
+        HubError::Db {
+            what: "use the task queue".to_owned(),
+            message: e.to_string(),
+        }
+    }
+}
+
 /// The hub's result type.
 pub type Result<T, E = HubError> = std::result::Result<T, E>;

@@ -20,6 +20,7 @@
 //! - [`graph`], [`planner`], [`goals`]: a goal's task graph (schema, validation), the model
 //!   calls that decompose and verify, and goals as stored.
 //! - [`routing`]: which worker a queued task goes to.
+//! - [`status`]: what `reagent hub status` shows.
 //! - [`hub`]: the tick loop ([`Hub::run`]) tying them together.
 
 pub mod actions;
@@ -34,6 +35,7 @@ pub mod machine;
 pub mod planner;
 pub mod queue;
 pub mod routing;
+pub mod status;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};

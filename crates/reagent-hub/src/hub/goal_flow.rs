@@ -6,7 +6,6 @@ use std::collections::{BTreeMap, HashSet};
 
 use serde_json::json;
 
-use super::route::queue_error;
 use super::Hub;
 use crate::actions;
 use crate::cost;
@@ -224,8 +223,7 @@ impl Hub {
         let mut orphans: Vec<_> = self
             .queue()
             .list(&filter)
-            .await
-            .map_err(queue_error)?
+            .await?
             .into_iter()
             .filter(|t| !mapped.contains(&t.id) && !t.state.is_final())
             .collect();
@@ -249,7 +247,7 @@ impl Hub {
                         .iter()
                         .filter_map(|d| tasks.get(d).cloned())
                         .collect();
-                    self.queue().add(new).await.map_err(queue_error)?
+                    self.queue().add(new).await?
                 }
             };
             tasks.insert(node.id.clone(), id);
@@ -295,7 +293,7 @@ impl Hub {
                 out.push(None);
                 continue;
             };
-            let task = self.queue().get(task_id).await.map_err(queue_error)?;
+            let task = self.queue().get(task_id).await?;
             out.push(task.state.is_final().then(|| {
                 TaskOutcome {
                     id: node.id.clone(),

@@ -6,9 +6,9 @@ use std::collections::HashMap;
 use super::Hub;
 use crate::actions;
 use crate::endpoints::{list_endpoints, watch};
-use crate::error::{HubError, Result};
+use crate::error::Result;
 use crate::leader::Fence;
-use crate::queue::{QueueError, TaskFilter, TaskRecord, TaskState, WorkerRecord};
+use crate::queue::{TaskFilter, TaskRecord, TaskState, WorkerRecord};
 use crate::routing::{assign, choose, is_available, same_url};
 
 /// What the router sees at one moment.
@@ -36,18 +36,11 @@ impl Scene {
     }
 }
 
-pub(super) fn queue_error(e: QueueError) -> HubError {
-    HubError::Db {
-        what: "use the task queue".to_owned(),
-        message: e.to_string(),
-    }
-}
-
 impl Hub {
     async fn scene(&self) -> Result<Scene> {
         let queue = &self.inner.queue;
-        let now_ms = queue.now_ms().await.map_err(queue_error)?;
-        let workers = queue.workers().await.map_err(queue_error)?;
+        let now_ms = queue.now_ms().await?;
+        let workers = queue.workers().await?;
         let endpoints = list_endpoints(self.pool()).await?;
         let timeout = i64::try_from(self.config().worker_timeout.as_millis()).unwrap_or(i64::MAX);
         let available = (0..workers.len())
@@ -57,7 +50,7 @@ impl Hub {
             states: vec![TaskState::Waiting, TaskState::Queued],
             ..TaskFilter::default()
         };
-        let pending = queue.list(&filter).await.map_err(queue_error)?;
+        let pending = queue.list(&filter).await?;
         Ok(Scene {
             now_ms,
             workers,
@@ -69,7 +62,7 @@ impl Hub {
     /// Watch the endpoints of the workers that are up (new ones join the health checks).
     pub(super) async fn watch_worker_endpoints(&self, fence: &Fence) -> Result<()> {
         let watched = list_endpoints(self.pool()).await?;
-        let workers = self.inner.queue.workers().await.map_err(queue_error)?;
+        let workers = self.inner.queue.workers().await?;
         for url in workers
             .iter()
             .filter(|w| w.state == "up")
@@ -84,7 +77,7 @@ impl Hub {
 
     /// Whether tasks wait, are queued or run.
     pub(super) async fn has_work(&self) -> Result<bool> {
-        let c = self.inner.queue.counts().await.map_err(queue_error)?;
+        let c = self.inner.queue.counts().await?;
         Ok(c.waiting + c.queued + c.running > 0)
     }
 
@@ -102,8 +95,7 @@ impl Hub {
             .inner
             .queue
             .list(&running)
-            .await
-            .map_err(queue_error)?
+            .await?
             .iter()
             .any(|t| t.lease_expires_ms.is_some_and(|e| e < scene.now_ms)))
     }
@@ -152,14 +144,9 @@ impl Hub {
     /// Healing: reclaim expired leases (dead-lettering poison tasks) and take tasks away from
     /// workers that died or whose endpoint is down.
     pub(super) async fn heal_tasks(&self, fence: &Fence) -> Result<()> {
-        let reclaimed = self
-            .inner
-            .queue
-            .reclaim_expired()
-            .await
-            .map_err(queue_error)?;
+        let reclaimed = self.inner.queue.reclaim_expired().await?;
         for id in &reclaimed {
-            let task = self.inner.queue.get(id).await.map_err(queue_error)?;
+            let task = self.inner.queue.get(id).await?;
             let (kind, detail) = if task.state == TaskState::Dead {
                 (
                     "dead_letter",
