@@ -2,22 +2,27 @@
 //!
 //! One row of `hub_leader` per hub group. A hub becomes leader by inserting the row (epoch 1)
 //! or, once the current lease has expired, by a conditional `UPDATE … SET epoch = epoch + 1`;
-//! it stays leader by renewing with a conditional `UPDATE … WHERE holder = me AND epoch = mine
-//! AND expires_ms > now`. Only plain statements are used, so it works on SQLite, PostgreSQL and
-//! through connection poolers (where a session advisory lock would not).
+//! it stays leader by renewing with a conditional `UPDATE … WHERE holder = me AND epoch =
+//! mine`. Only plain statements are used, so it works on SQLite, PostgreSQL and through
+//! connection poolers (where a session advisory lock would not). Expiry is judged on the
+//! database's clock, so hubs on machines whose clocks differ agree on it.
 //!
 //! Every hub write goes through [`Fence::begin`]: a transaction whose first statement touches
-//! the lease row on the same conditions. On PostgreSQL that statement locks the row until the
-//! commit, so a takeover waits for the write in progress or the write sees the takeover and is
-//! refused ([`HubError::Deposed`]); on SQLite the transaction holds the database's write lock.
+//! the lease row `WHERE holder = me AND epoch = mine`. The epoch is the fencing token: once
+//! another hub has taken over (epoch + 1), every write of the old one is refused
+//! ([`HubError::Deposed`]). On PostgreSQL that first statement locks the row until the commit,
+//! so a takeover waits for the write in progress; on SQLite the transaction holds the
+//! database's write lock.
 
 use std::time::Duration;
 
 use serde::Serialize;
 use sqlx::{Any, AnyPool, Row, Transaction};
 
+use reagent_store::Store;
+
 use crate::error::{HubError, Result};
-use crate::now_ms;
+use crate::queue::Queue;
 
 /// Proof that a hub held the lease of `name` at `epoch`; every hub write checks it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,13 +44,11 @@ impl Fence {
             .await
             .map_err(HubError::db("begin a hub write"))?;
         let held = sqlx::query(
-            "UPDATE hub_leader SET epoch = epoch \
-             WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_ms > $4",
+            "UPDATE hub_leader SET epoch = epoch WHERE name = $1 AND holder = $2 AND epoch = $3",
         )
         .bind(&self.name)
         .bind(&self.holder)
         .bind(self.epoch)
-        .bind(now_ms())
         .execute(&mut *tx)
         .await
         .map_err(HubError::db("check the hub's lease"))?
@@ -65,26 +68,30 @@ pub struct LeaderRecord {
     pub holder: String,
     /// Its epoch.
     pub epoch: i64,
-    /// When its lease ends unless renewed (epoch ms).
+    /// When its lease ends unless renewed (epoch ms, the database's clock).
     pub expires_ms: i64,
     /// When it became leader (epoch ms).
     pub acquired_ms: i64,
 }
 
 /// One hub's side of the election.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Election {
     pool: AnyPool,
+    /// The database's clock.
+    clock: Queue,
     name: String,
     holder: String,
     lease: Duration,
 }
 
 impl Election {
-    /// A candidate `holder` for the lease of hub group `name`, holding it for `lease` at a time.
-    pub fn new(pool: AnyPool, name: &str, holder: &str, lease: Duration) -> Self {
+    /// A candidate `holder` for the lease of hub group `name` in `store`, holding it for
+    /// `lease` at a time.
+    pub fn new(store: &Store, name: &str, holder: &str, lease: Duration) -> Self {
         Election {
-            pool,
+            pool: store.pool().clone(),
+            clock: Queue::new(store),
             name: name.to_owned(),
             holder: holder.to_owned(),
             lease,
@@ -102,7 +109,7 @@ impl Election {
 
     /// Become leader if nobody is or the current lease has expired.
     pub async fn try_acquire(&self) -> Result<Option<Fence>> {
-        let now = now_ms();
+        let now = self.clock.now_ms().await?;
         let inserted = sqlx::query(
             "INSERT INTO hub_leader (name, holder, epoch, expires_ms, acquired_ms) \
              VALUES ($1, $2, 1, $3, $4) ON CONFLICT (name) DO NOTHING",
@@ -134,18 +141,16 @@ impl Election {
             .map_err(HubError::db("read the hub lease"))
     }
 
-    /// Extend the lease; `false` when it is no longer ours (expired or taken over).
+    /// Extend the lease; `false` when it is no longer ours (taken over).
     pub async fn renew(&self, fence: &Fence) -> Result<bool> {
-        let now = now_ms();
+        let now = self.clock.now_ms().await?;
         let renewed = sqlx::query(
-            "UPDATE hub_leader SET expires_ms = $4 \
-             WHERE name = $1 AND holder = $2 AND epoch = $3 AND expires_ms > $5",
+            "UPDATE hub_leader SET expires_ms = $4 WHERE name = $1 AND holder = $2 AND epoch = $3",
         )
         .bind(&self.name)
         .bind(&self.holder)
         .bind(fence.epoch)
         .bind(self.expiry(now))
-        .bind(now)
         .execute(&self.pool)
         .await
         .map_err(HubError::db("renew the hub lease"))?

@@ -10,7 +10,6 @@ use crate::endpoints::{list_endpoints, EndpointRecord};
 use crate::error::Result;
 use crate::leader::{current_leader, LeaderRecord};
 use crate::machine::{load_state, StateRecord};
-use crate::now_ms;
 use crate::queue::{Queue, QueueCounts};
 
 /// Acts shown by [`status`].
@@ -41,13 +40,15 @@ pub struct HubStatus {
 pub async fn status(store: &Store, name: &str) -> Result<HubStatus> {
     let pool = store.pool();
     let leader = current_leader(pool, name).await?;
-    let queue = Queue::new(store).counts().await?;
+    let queue = Queue::new(store);
+    let now = queue.now_ms().await?;
+    let counts = queue.counts().await?;
     Ok(HubStatus {
         name: name.to_owned(),
-        leading: leader.as_ref().is_some_and(|l| l.expires_ms > now_ms()),
+        leading: leader.as_ref().is_some_and(|l| l.expires_ms > now),
         leader,
         state: load_state(pool, name).await?,
-        queue,
+        queue: counts,
         endpoints: list_endpoints(pool).await?,
         model_calls: cost::ledger(pool, 1).await?,
         actions: actions::recent(pool, name, RECENT_ACTIONS).await?,

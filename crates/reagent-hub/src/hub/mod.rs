@@ -146,7 +146,7 @@ impl Hub {
             std::process::id(),
             &uuid::Uuid::new_v4().simple().to_string()[..12]
         );
-        let election = Election::new(store.pool().clone(), &config.name, &id, config.lease);
+        let election = Election::new(store, &config.name, &id, config.lease);
         Hub {
             inner: Arc::new(Inner {
                 store: store.clone(),

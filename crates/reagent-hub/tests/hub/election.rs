@@ -13,8 +13,8 @@ async fn one_leader_and_a_deposed_hubs_writes_are_refused(backend: Backend) {
     let t = open(backend).await;
     let pool = t.store.pool().clone();
     let lease = Duration::from_millis(400);
-    let a = Election::new(pool.clone(), "hub", "a", lease);
-    let b = Election::new(pool.clone(), "hub", "b", lease);
+    let a = Election::new(&t.store, "hub", "a", lease);
+    let b = Election::new(&t.store, "hub", "b", lease);
 
     let fa = a
         .try_acquire()
@@ -93,14 +93,8 @@ async fn one_leader_and_a_deposed_hubs_writes_are_refused(backend: Backend) {
 
 async fn many_candidates_at_once_elect_exactly_one(backend: Backend) {
     let t = open(backend).await;
-    let pool = t.store.pool().clone();
     let tries = (0..8).map(|i| {
-        let e = Election::new(
-            pool.clone(),
-            "hub",
-            &format!("c{i}"),
-            Duration::from_secs(30),
-        );
+        let e = Election::new(&t.store, "hub", &format!("c{i}"), Duration::from_secs(30));
         tokio::spawn(async move { e.try_acquire().await })
     });
     let mut winners = Vec::new();
@@ -116,7 +110,7 @@ async fn many_candidates_at_once_elect_exactly_one(backend: Backend) {
 async fn the_cost_ledger_caps_calls_per_state_and_hour(backend: Backend) {
     let t = open(backend).await;
     let pool = t.store.pool().clone();
-    let e = Election::new(pool.clone(), "hub", "a", Duration::from_secs(30));
+    let e = Election::new(&t.store, "hub", "a", Duration::from_secs(30));
     let f = e.try_acquire().await.unwrap().unwrap();
     assert!(cost::charge(&pool, &f, HubState::Contemplating, 2)
         .await

@@ -12,7 +12,7 @@ use crate::support::{open, Backend};
 async fn transitions_are_checked_and_recorded(backend: Backend) {
     let t = open(backend).await;
     let pool = t.store.pool().clone();
-    let e = Election::new(pool.clone(), "hub", "a", Duration::from_secs(30));
+    let e = Election::new(&t.store, "hub", "a", Duration::from_secs(30));
     let f = e.try_acquire().await.unwrap().unwrap();
     assert!(machine::load_state(&pool, "hub").await.unwrap().is_none());
     let s = machine::ensure_state(&pool, &f).await.unwrap();
