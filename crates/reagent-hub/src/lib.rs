@@ -9,3 +9,4 @@
 //!   fail with it, and stop cleanly.
 
 pub mod queue;
+pub mod worker;
