@@ -129,8 +129,8 @@ async fn frozen_worker_is_overtaken_and_its_result_refused(backend: Backend) {
 }
 
 /// PostgreSQL down for 6 s (every connection cut; longer than the pool waits) while three
-/// workers run 30 tasks: they
-/// reconnect, every task is done once, and no model call is made twice.
+/// workers run 30 tasks: they reconnect, every task is done once, and no model call is made
+/// twice.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn postgres_restart_under_load_loses_and_repeats_nothing() {
     // A cluster of its own: the restart must not disturb other tests.

@@ -246,11 +246,15 @@ struct Job {
 impl Job {
     async fn run(self, lease: Lease) -> Outcome {
         let cancel = self.stop.child_token();
+        let (period, length) = (self.settings.heartbeat, self.settings.lease);
+        // When the lease was last known renewed (by this process's clock: the claim, then each
+        // heartbeat's sending time). Past `renewed + length` it may belong to another worker.
+        let mut renewed = Instant::now();
         let mut lost = false;
         let attempt = {
             let run = self.runner.run(&lease, &self.queue, cancel.clone());
             tokio::pin!(run);
-            let mut ticker = tokio::time::interval(self.settings.heartbeat);
+            let mut ticker = tokio::time::interval(period);
             ticker.tick().await;
             loop {
                 // The run first: after a freeze, a result that arrived meanwhile is reported
@@ -259,14 +263,21 @@ impl Job {
                     biased;
                     attempt = &mut run => break attempt,
                     _ = ticker.tick(), if !lost => {
-                        match self.queue.heartbeat(&lease, self.settings.lease).await {
-                            Ok(true) => {}
-                            Ok(false) => {
-                                tracing::warn!("task {}: lease lost; stopping it", lease.task_id());
-                                lost = true;
-                                cancel.cancel();
-                            }
-                            Err(e) => tracing::warn!("task {}: heartbeat failed: {e}", lease.task_id()),
+                        let sent = Instant::now();
+                        let beat = tokio::time::timeout(period, self.queue.heartbeat(&lease, length));
+                        match beat.await {
+                            Ok(Ok(true)) => renewed = sent,
+                            Ok(Ok(false)) => lost = true,
+                            Ok(Err(e)) => tracing::warn!("task {}: heartbeat failed: {e}", lease.task_id()),
+                            Err(_) => tracing::warn!("task {}: heartbeat failed: no answer within {period:?}", lease.task_id()),
+                        }
+                        if !lost && Instant::now() >= renewed + length {
+                            tracing::warn!("task {}: lease not renewed in time", lease.task_id());
+                            lost = true;
+                        }
+                        if lost {
+                            tracing::warn!("task {}: lease lost; stopping it", lease.task_id());
+                            cancel.cancel();
                         }
                     }
                 }
