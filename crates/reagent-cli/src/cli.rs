@@ -42,6 +42,12 @@ pub(crate) enum Command {
     Hub(crate::hub_cmd::HubArgs),
     /// Goals the hub decomposes into tasks: add, list, show.
     Goal(crate::goal_cmd::GoalArgs),
+    /// Run queued tasks from the store with the model flags of `reagent run` (beside a model
+    /// server), until SIGTERM.
+    #[command(mut_arg("task", |a| a.required(false).hide(true).default_value("")))]
+    Worker(crate::worker_cmd::WorkerArgs),
+    /// Queue tasks for the workers, and list, show, cancel or retry them.
+    Task(crate::task_cmd::TaskArgs),
 }
 
 /// Flags of `reagent run`.

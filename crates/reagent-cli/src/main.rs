@@ -20,7 +20,9 @@ mod runs_cmd;
 mod runs_html;
 mod setup;
 mod store;
+mod task_cmd;
 mod tool_cmd;
+mod worker_cmd;
 
 use clap::Parser;
 
@@ -104,6 +106,14 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Goal(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             goal_cmd::run(&args, &file).await
+        }
+        Command::Worker(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            worker_cmd::run(&args, &file).await
+        }
+        Command::Task(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            task_cmd::run(&args, &file).await
         }
     }
 }

@@ -36,6 +36,7 @@ pub mod planner;
 pub mod queue;
 pub mod routing;
 pub mod status;
+pub mod worker;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};

@@ -206,6 +206,38 @@ impl Queue {
         Ok(true)
     }
 
+    /// Give the leased task back unrun (its worker is shutting down): `queued` again at once,
+    /// the attempt not counted. `false` when the lease was lost (refused and recorded).
+    pub async fn release(&self, lease: &Lease) -> Result<bool, QueueError> {
+        let mut tx = self.begin().await?;
+        let done = sqlx::query(&self.sql(
+            "UPDATE tasks SET state = 'queued', attempt = attempt - 1, run_after_ms = {now}, \
+               lease_expires_ms = NULL, updated_ms = {now} \
+             WHERE id = $1 AND lease_token = $2 AND state = 'running'",
+        ))
+        .bind(lease.task_id())
+        .bind(&lease.token)
+        .execute(&mut *tx)
+        .await
+        .map_err(db("release a task"))?;
+        if done.rows_affected() == 0 {
+            return self.refuse(tx, lease, "release").await;
+        }
+        let (id, attempt, owner) = (lease.task_id(), lease.attempt, Some(lease.owner.as_str()));
+        self.record(
+            &mut tx,
+            id,
+            attempt,
+            owner,
+            "released",
+            Some("its worker stopped"),
+        )
+        .await?;
+        self.notify(&mut tx).await?;
+        tx.commit().await.map_err(db("release a task"))?;
+        Ok(true)
+    }
+
     /// Refuse a late completion or failure: record it, change nothing else.
     async fn refuse(
         &self,

@@ -305,7 +305,7 @@ pub struct HistoryEntry {
     /// The worker involved, if any.
     pub worker: Option<String>,
     /// What happened: added, claimed, heartbeat_lost, completed, failed, expired,
-    /// late_result_refused, dead_lettered, cancelled, retried.
+    /// late_result_refused, dead_lettered, cancelled, retried, released.
     pub what: String,
     /// Details (an error, the state a refused result found).
     pub detail: Option<String>,

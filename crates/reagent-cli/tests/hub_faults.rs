@@ -1,0 +1,246 @@
+//! Faults with real `reagent worker` processes: `kill -9` mid-task, a worker frozen past its
+//! lease (SIGSTOP/SIGCONT), and PostgreSQL restarted under load.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod hub_support;
+
+use std::collections::HashSet;
+use std::sync::Arc;
+use std::time::Duration;
+
+use hub_support::{
+    count, find_run, hub, hub_on, run_of, task_in, wait_for, worker, worker_id, Backend,
+};
+use reagent_hub::queue::{NewTask, TaskState};
+use reagent_testkit::{PostgresCluster, ScriptBuilder, ScriptedOllama, Turn};
+
+/// Wait until `id` is running under worker `owner`.
+async fn running_on(h: &hub_support::Hub, id: &str, owner: &str) {
+    wait_for(30, "the task to run on the first worker", || async {
+        let t = h.queue.get(id).await.ok()?;
+        (t.state == TaskState::Running
+            && t.lease_owner.as_deref() == Some(owner)
+            && t.run_id.is_some())
+        .then_some(())
+    })
+    .await;
+}
+
+async fn kill_9_mid_task_completes_once_elsewhere(backend: Backend) {
+    let h = hub(backend).await;
+    // The first worker's model answers only after a minute: it is killed mid-task.
+    let slow = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("from the killed worker").with_delay(Duration::from_secs(60))),
+    )
+    .await
+    .unwrap();
+    let fast = ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the survivor")))
+        .await
+        .unwrap();
+    let id = h.queue.add(NewTask::new("the task")).await.unwrap();
+    let a = worker(&h, "a", &slow, &[]);
+    let a_id = worker_id(&h, a.pid()).await;
+    running_on(&h, &id, &a_id).await;
+    let first_run = h.queue.get(&id).await.unwrap().run_id.unwrap();
+    wait_for(10, "the killed worker's model call and run row", || async {
+        (!slow.requests().is_empty() && find_run(&h, &first_run).is_some()).then_some(())
+    })
+    .await;
+    a.signal(libc::SIGKILL);
+
+    let b = worker(&h, "b", &fast, &[]);
+    let b_id = worker_id(&h, b.pid()).await;
+    let done = task_in(&h, &id, TaskState::Done, 60).await;
+    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
+    assert_eq!(done.attempt, 2);
+    assert_eq!(done.result.as_ref().unwrap()["answer"], "from the survivor");
+    let history = h.queue.history(&id).await.unwrap();
+    assert_eq!(count(&history, "completed"), 1, "{history:?}");
+    assert_eq!(count(&history, "expired"), 1, "{history:?}");
+    assert_eq!(fast.requests().len(), 1, "run once on the survivor");
+    assert_eq!(slow.requests().len(), 1);
+    // Both attempts are in the store: the killed one reads interrupted, the other completed.
+    assert_eq!(
+        run_of(&h, done.run_id.as_deref().unwrap())["outcome"],
+        "completed"
+    );
+    assert_eq!(run_of(&h, &first_run)["outcome"], "interrupted");
+    assert!(b.stop(Duration::from_secs(20)).await.success());
+}
+
+async fn frozen_worker_is_overtaken_and_its_result_refused(backend: Backend) {
+    let h = hub(backend).await;
+    // The frozen worker's answer arrives while it is stopped; it reads it after SIGCONT.
+    let slow = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("from the frozen worker").with_delay(Duration::from_secs(2))),
+    )
+    .await
+    .unwrap();
+    let fast =
+        ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the other worker")))
+            .await
+            .unwrap();
+    let id = h.queue.add(NewTask::new("the task")).await.unwrap();
+    let a = worker(&h, "a", &slow, &[]);
+    let a_id = worker_id(&h, a.pid()).await;
+    running_on(&h, &id, &a_id).await;
+    wait_for(10, "the frozen worker's model call", || async {
+        (!slow.requests().is_empty()).then_some(())
+    })
+    .await;
+    a.signal(libc::SIGSTOP);
+
+    let b = worker(&h, "b", &fast, &[]);
+    let b_id = worker_id(&h, b.pid()).await;
+    let done = task_in(&h, &id, TaskState::Done, 60).await;
+    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
+    assert_eq!(
+        done.result.as_ref().unwrap()["answer"],
+        "from the other worker"
+    );
+    // Past the slow answer's delay: it waits in the frozen worker's socket.
+    tokio::time::sleep(Duration::from_secs(1)).await;
+    a.signal(libc::SIGCONT);
+
+    let refused = wait_for(30, "the frozen worker's result to be refused", || async {
+        let history = h.queue.history(&id).await.ok()?;
+        history
+            .into_iter()
+            .find(|e| e.what == "late_result_refused" && e.worker.as_deref() == Some(a_id.as_str()))
+    })
+    .await;
+    assert_eq!(refused.attempt, 1);
+    assert!(
+        refused.detail.as_deref().unwrap().contains("done"),
+        "{refused:?}"
+    );
+    let task = h.queue.get(&id).await.unwrap();
+    assert_eq!(task.state, TaskState::Done);
+    assert_eq!(
+        task.result.as_ref().unwrap()["answer"],
+        "from the other worker"
+    );
+    let history = h.queue.history(&id).await.unwrap();
+    assert_eq!(count(&history, "completed"), 1, "{history:?}");
+    assert!(a.stop(Duration::from_secs(20)).await.success());
+    assert!(b.stop(Duration::from_secs(20)).await.success());
+}
+
+/// PostgreSQL down for 6 s (every connection cut; longer than the pool waits) while three
+/// workers run 30 tasks: they reconnect, every task is done once, and no model call is made
+/// twice.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn postgres_restart_under_load_loses_and_repeats_nothing() {
+    // A cluster of its own: the restart must not disturb other tests.
+    let pg = Arc::new(PostgresCluster::start().expect("PostgreSQL 15"));
+    let h = hub_on(pg.clone()).await;
+    let tasks = 30;
+    let mut ids = Vec::new();
+    for i in 0..tasks {
+        ids.push(
+            h.queue
+                .add(NewTask::new(format!("task {i}")))
+                .await
+                .unwrap(),
+        );
+    }
+    let mut servers = Vec::new();
+    let mut workers = Vec::new();
+    for n in 0..3 {
+        let turns = (0..tasks)
+            .map(|i| Turn::text(format!("answer {n}-{i}")).with_delay(Duration::from_millis(150)));
+        let server = ScriptedOllama::start(ScriptBuilder::new().turns(turns))
+            .await
+            .unwrap();
+        workers.push(worker(
+            &h,
+            &format!("w{n}"),
+            &server,
+            &["--lease", "20", "--heartbeat", "1"],
+        ));
+        servers.push(server);
+    }
+    let logs = || {
+        workers
+            .iter()
+            .map(|w| w.log())
+            .collect::<Vec<_>>()
+            .join("\n---\n")
+    };
+    tokio::time::timeout(
+        Duration::from_secs(60),
+        wait_for(60, "a third of the tasks to be done", || async {
+            (h.queue.counts().await.ok()?.done >= tasks / 3).then_some(())
+        }),
+    )
+    .await
+    .unwrap_or_else(|_| panic!("{}", logs()));
+    let pg_restart = pg.clone();
+    tokio::task::spawn_blocking(move || pg_restart.restart(Duration::from_secs(6)))
+        .await
+        .unwrap()
+        .expect("PostgreSQL restarts");
+    wait_for(120, "every task to be done", || async {
+        (h.queue.counts().await.ok()?.done == tasks).then_some(())
+    })
+    .await;
+    let mut answers = HashSet::new();
+    for id in &ids {
+        let task = h.queue.get(id).await.unwrap();
+        let history = h.queue.history(id).await.unwrap();
+        assert_eq!(count(&history, "completed"), 1, "{id}: {history:?}");
+        answers.insert(task.result.unwrap()["answer"].as_str().unwrap().to_owned());
+    }
+    assert_eq!(
+        answers.len(),
+        tasks as usize,
+        "each task has its own answer"
+    );
+    // The workers did meet the outage (and got over it).
+    let seen = logs();
+    assert!(
+        [
+            "claim failed",
+            "heartbeat failed",
+            "cannot report yet",
+            "reclaiming expired leases failed"
+        ]
+        .iter()
+        .any(|m| seen.contains(m)),
+        "no worker noticed the restart:\n{seen}"
+    );
+    let calls: usize = servers.iter().map(|s| s.requests().len()).sum();
+    assert_eq!(calls, tasks as usize, "no task ran twice");
+    for w in workers {
+        let log = w.log();
+        assert!(w.stop(Duration::from_secs(30)).await.success(), "{log}");
+    }
+}
+
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(super::Backend::Postgres).await;
+                }
+            )*
+        }
+    };
+}
+
+both_backends!(
+    kill_9_mid_task_completes_once_elsewhere,
+    frozen_worker_is_overtaken_and_its_result_refused,
+);
