@@ -1,6 +1,8 @@
 //! `reagent hub`: run a hub (one leads a group, the others stand by), or look at and steer
 //! one: `status`, `history`, `pause`, `resume`.
 
+use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use clap::{Args, Subcommand};
@@ -8,12 +10,14 @@ use reagent_hub::actions::ActionPolicy;
 use reagent_hub::machine::{self, TransitionRecord};
 use reagent_hub::planner::Planner;
 use reagent_hub::status::{status, HubStatus};
-use reagent_hub::{Hub, HubConfig};
+use reagent_hub::{Hub, HubConfig, ManagedServer};
 use reagent_protocol::CancellationToken;
+use reagent_providers::{ProviderConfig, ProviderKind};
 use reagent_tools::{ToolRegistry, ToolsConfig};
 
 use crate::config::FileConfig;
 use crate::exit::ExitCode;
+use crate::hub_local::ManagedLocal;
 
 /// Flags of `reagent hub`.
 #[derive(Debug, Args)]
@@ -78,6 +82,16 @@ pub(crate) struct HubRunArgs {
     /// Corrective rounds a goal gets after failing its verification.
     #[arg(long, default_value_t = 1)]
     pub(crate) max_rounds: u32,
+    /// Start the embedded llama-server, watch it and restart it when it is down; without
+    /// --model/--host/--base-url it is also the hub's own model.
+    #[arg(long)]
+    pub(crate) manage_local: bool,
+    /// With --manage-local: serve this GGUF file instead of the embedded SmolLM2.
+    #[arg(long, value_name = "FILE", requires = "manage_local")]
+    pub(crate) model_file: Option<PathBuf>,
+    /// With --manage-local: the port it listens on (default: a free one).
+    #[arg(long, requires = "manage_local")]
+    pub(crate) local_port: Option<u16>,
 }
 
 /// `reagent hub …` subcommands.
@@ -147,8 +161,22 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
             a.tick
         )));
     }
-    let planner = match &a.model {
-        Some(model) => {
+    let managed = if a.manage_local {
+        let local = ManagedLocal::start(a.model_file.as_ref(), a.local_port).await?;
+        Some(Arc::new(local))
+    } else {
+        None
+    };
+    let own_server = a.host.is_none() && a.base_url.is_empty();
+    let planner = match (&managed, &a.model) {
+        (Some(local), model) if own_server => {
+            let mut cfg = ProviderConfig::new(ProviderKind::OpenAi);
+            cfg.base_urls = vec![local.url()];
+            let provider = reagent_providers::build_provider(&cfg)?;
+            let model = model.as_deref().unwrap_or(local.model());
+            Some(Planner::new(provider, model, known_tools()))
+        }
+        (_, Some(model)) => {
             let cfg = crate::setup::provider_config(
                 a.provider.as_deref(),
                 a.host.as_deref(),
@@ -159,10 +187,9 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
             )
             .map_err(crate::usage)?;
             let provider = reagent_providers::build_provider(&cfg)?;
-            let tools = ToolRegistry::workspace_tools(&ToolsConfig::default()).names();
-            Some(Planner::new(provider, model, tools))
+            Some(Planner::new(provider, model, known_tools()))
         }
-        None => None,
+        (_, None) => None,
     };
     let config = HubConfig {
         name: name.to_owned(),
@@ -179,6 +206,7 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
             cooldown: a.heal_cooldown,
             max_per_hour: a.heal_max_per_hour,
         },
+        managed: managed.map(|m| m as Arc<dyn ManagedServer>),
         ..HubConfig::default()
     };
     let hub = Hub::new(store, config);
@@ -195,6 +223,11 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
     });
     hub.run(shutdown).await?;
     Ok(())
+}
+
+/// The tools a goal's tasks may name: the built-in workspace tools.
+fn known_tools() -> Vec<String> {
+    ToolRegistry::workspace_tools(&ToolsConfig::default()).names()
 }
 
 /// Ctrl-C or SIGTERM.

@@ -13,6 +13,7 @@ mod eval_cmd;
 mod exit;
 mod goal_cmd;
 mod hub_cmd;
+mod hub_local;
 mod parse_cmd;
 mod progress;
 mod run_cmd;

@@ -281,3 +281,104 @@ async fn kill_9_of_the_active_hub_hands_over_to_the_standby_sqlite() {
 async fn kill_9_of_the_active_hub_hands_over_to_the_standby_postgres() {
     kill_9_of_the_active_hub_hands_over_to_the_standby(true).await;
 }
+
+/// The pids of `pid`'s children.
+fn children(pid: u32) -> Vec<i32> {
+    let mut out = Vec::new();
+    for task in std::fs::read_dir(format!("/proc/{pid}/task"))
+        .unwrap()
+        .flatten()
+    {
+        let list = std::fs::read_to_string(task.path().join("children")).unwrap_or_default();
+        out.extend(
+            list.split_whitespace()
+                .filter_map(|p| p.parse::<i32>().ok()),
+        );
+    }
+    out
+}
+
+fn actions_of(store: &str, kind: &str) -> Vec<Value> {
+    status(store)["actions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|a| a["kind"] == kind)
+        .cloned()
+        .collect()
+}
+
+/// The real embedded llama-server (scripts/install-model-server.sh), managed by the hub:
+/// killed with SIGKILL, marked down after three failed checks, restarted, marked up.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_managed_llama_server_is_restarted_after_kill_9() {
+    let dir = tempfile::tempdir().unwrap();
+    let (store, _pg) = store(false, &dir);
+    let hub = HubProcess(
+        reagent()
+            .args(["hub", "--store", &store, "--tick", "100ms", "--lease", "2s"])
+            .args([
+                "--check-every",
+                "300ms",
+                "--heal-cooldown",
+                "2s",
+                "--manage-local",
+            ])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let slow = Duration::from_secs(180);
+    let wait_long = |what: &str, check: &mut dyn FnMut() -> bool| {
+        let start = Instant::now();
+        while !check() {
+            assert!(start.elapsed() < slow, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let up = |store: &str| {
+        status(store)["endpoints"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["healthy"] == true && e["models"] == json!(["SmolLM2-135M-Instruct"]))
+    };
+    wait_long("the managed server up", &mut || up(&store));
+    let url = status(&store)["endpoints"][0]["url"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(
+        url.starts_with("http://127.0.0.1:") && url.ends_with("/v1"),
+        "{url}"
+    );
+
+    let servers = children(hub.0.id());
+    assert_eq!(servers.len(), 1, "one llama-server child: {servers:?}");
+    // SAFETY: kill(2) on the pid of our own child process.
+    assert_eq!(unsafe { libc::kill(servers[0], libc::SIGKILL) }, 0);
+    wait_long("the restart", &mut || {
+        actions_of(&store, "restart_server")
+            .iter()
+            .any(|a| a["outcome"] == "done")
+    });
+    wait_long("the server up again", &mut || {
+        !actions_of(&store, "endpoint_up").is_empty() && up(&store)
+    });
+    let down = actions_of(&store, "endpoint_down");
+    assert_eq!(down.len(), 1, "{down:?}");
+    assert!(down[0]["detail"]
+        .as_str()
+        .unwrap()
+        .starts_with("3 failed checks in a row"));
+    let s = status(&store);
+    assert_eq!(
+        s["endpoints"][0]["url"],
+        url.as_str(),
+        "the restarted server keeps its URL"
+    );
+    let restarted = children(hub.0.id());
+    assert_eq!(restarted.len(), 1);
+    assert_ne!(restarted, servers);
+}
