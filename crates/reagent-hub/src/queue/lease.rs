@@ -157,7 +157,9 @@ impl Queue {
             None,
         )
         .await?;
-        if self.settle_dependencies(&mut tx).await? > 0 {
+        if self.has_dependants(&mut tx, lease.task_id()).await?
+            && self.settle_dependencies(&mut tx).await? > 0
+        {
             self.notify(&mut tx).await?;
         }
         tx.commit().await.map_err(db("complete a task"))?;
@@ -275,10 +277,22 @@ impl Queue {
                 let detail = format!("{attempt} attempts used");
                 self.record(tx, id, attempt, None, "dead_lettered", Some(&detail))
                     .await?;
-                self.settle_dependencies(tx).await.map(drop)
+                self.settle_dependants(tx, id).await
             }
-            _ => self.settle_dependencies(tx).await.map(drop),
+            _ => self.settle_dependants(tx, id).await,
         }
+    }
+
+    /// Settle the dependencies when task `id` has dependants.
+    async fn settle_dependants(
+        &self,
+        tx: &mut sqlx::Transaction<'static, sqlx::Any>,
+        id: &str,
+    ) -> Result<(), QueueError> {
+        if self.has_dependants(tx, id).await? {
+            self.settle_dependencies(tx).await?;
+        }
+        Ok(())
     }
 
     /// The state of task `id` (`unknown` if it was deleted).

@@ -336,6 +336,20 @@ impl Queue {
         Ok(queued.rows_affected())
     }
 
+    /// Whether any task depends on `id` (so its ending may queue or fail others).
+    async fn has_dependants(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        id: &str,
+    ) -> Result<bool, QueueError> {
+        let row = sqlx::query("SELECT 1 FROM task_deps WHERE depends_on = $1 LIMIT 1")
+            .bind(id)
+            .fetch_optional(&mut **tx)
+            .await
+            .map_err(db("look up a task's dependants"))?;
+        Ok(row.is_some())
+    }
+
     /// The task with this id, or the one task whose id starts with it.
     pub async fn get(&self, id: &str) -> Result<TaskRecord, QueueError> {
         let id = self.resolve_id(id).await?;
