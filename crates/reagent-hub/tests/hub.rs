@@ -5,6 +5,8 @@ mod support;
 
 #[path = "hub/election.rs"]
 mod election;
+#[path = "hub/faults.rs"]
+mod faults;
 #[path = "hub/goals.rs"]
 mod goals;
 #[path = "hub/harness.rs"]
