@@ -7,7 +7,7 @@ use std::collections::{BTreeMap, HashSet};
 use serde_json::json;
 
 use super::Hub;
-use crate::actions;
+use crate::actions::{self, ActionPolicy};
 use crate::cost;
 use crate::error::{HubError, Result};
 use crate::goals::{get_goal, list_goals, update_goal, GoalRecord, GoalState, GoalUpdate};
@@ -19,6 +19,20 @@ use crate::queue::{NewTask, TaskFilter, TaskSpec};
 
 /// Attempts at a valid graph per round (the second is told why the first was rejected).
 const GRAPH_ATTEMPTS: usize = 2;
+
+/// The act recorded when the model could not decompose (or correct) a goal.
+const PLAN_FAILED: &str = "plan";
+/// The act recorded when the model could not verify a goal.
+const VERIFY_FAILED: &str = "verify";
+
+/// The failed act that delays the next model call for a goal in `state`.
+fn failure_kind(state: GoalState) -> &'static str {
+    if state == GoalState::Checking {
+        VERIFY_FAILED
+    } else {
+        PLAN_FAILED
+    }
+}
 
 impl Hub {
     /// Whether goals wait for `state`'s work (contemplating: to decompose or verify;
@@ -32,8 +46,26 @@ impl Hub {
             HubState::Improving => &[GoalState::Improving],
             _ => return Ok(false),
         };
-        Ok(!list_goals(self.pool(), states).await?.is_empty()
+        Ok(!self.ready_goals(states).await?.is_empty()
             && cost::has_budget(self.pool(), state, self.config().calls_per_hour).await?)
+    }
+
+    /// Goals in `states` whose last failed model call (if any) is past the cooldown, so a
+    /// model server that is down is not asked again at every tick.
+    async fn ready_goals(&self, states: &[GoalState]) -> Result<Vec<GoalRecord>> {
+        let retry = ActionPolicy {
+            cooldown: self.config().healing.cooldown,
+            max_per_hour: u32::MAX,
+        };
+        let mut ready = Vec::new();
+        for goal in list_goals(self.pool(), states).await? {
+            let kind = failure_kind(goal.state);
+            let name = &self.config().name;
+            if actions::allowed(self.pool(), name, kind, &goal.id, retry).await? {
+                ready.push(goal);
+            }
+        }
+        Ok(ready)
     }
 
     /// Contemplating: verify the first goal whose tasks ended, else decompose the first pending.
@@ -41,7 +73,9 @@ impl Hub {
         let Some(planner) = self.config().planner.clone() else {
             return Ok(());
         };
-        let goals = list_goals(self.pool(), &[GoalState::Checking, GoalState::Pending]).await?;
+        let goals = self
+            .ready_goals(&[GoalState::Checking, GoalState::Pending])
+            .await?;
         if let Some(goal) = goals.iter().find(|g| g.state == GoalState::Checking) {
             return self.verify_goal(fence, &planner, goal).await;
         }
@@ -65,7 +99,7 @@ impl Hub {
         let Some(planner) = self.config().planner.clone() else {
             return Ok(());
         };
-        let goals = list_goals(self.pool(), &[GoalState::Improving]).await?;
+        let goals = self.ready_goals(&[GoalState::Improving]).await?;
         let Some(goal) = goals.first() else {
             return Ok(());
         };
@@ -144,7 +178,7 @@ impl Hub {
                     actions::record(
                         self.pool(),
                         fence,
-                        "plan",
+                        PLAN_FAILED,
                         &goal.id,
                         "failed",
                         Some(&detail),
@@ -326,7 +360,7 @@ impl Hub {
                 actions::record(
                     self.pool(),
                     fence,
-                    "verify",
+                    VERIFY_FAILED,
                     &goal.id,
                     "failed",
                     Some(&detail),

@@ -4,6 +4,7 @@
 
 use std::time::Duration;
 
+use reagent_hub::actions::ActionPolicy;
 use reagent_hub::goals::{add_goal, get_goal, GoalRecord, GoalSpec, GoalState};
 use reagent_hub::machine::{self, HubState};
 use reagent_hub::planner::Planner;
@@ -300,7 +301,59 @@ async fn the_cost_cap_holds_back_the_hubs_model_calls(backend: Backend) {
     );
 }
 
+async fn a_failed_model_call_is_retried_after_the_cooldown(backend: Backend) {
+    let t = open(backend).await;
+    let pool = t.store.pool().clone();
+    let script = ScriptBuilder::new()
+        .model(ModelSpec::new(MODEL))
+        .turn(Turn::error(500, "model is loading"))
+        .turn(Turn::text(two_step_graph().to_string()));
+    let server = ScriptedServer::start(Wire::Ollama, script).await.unwrap();
+    let config = HubConfig {
+        healing: ActionPolicy {
+            cooldown: Duration::from_millis(800),
+            max_per_hour: 5,
+        },
+        ..hub_config(&server)
+    };
+    let _hub = start(&t.store, config);
+    let id = add_goal(&pool, "Say hello", &GoalSpec::default())
+        .await
+        .unwrap();
+    goal_in(&pool, &id, GoalState::Running).await;
+    let failures: Vec<_> = actions::recent(&pool, "hub", 100)
+        .await
+        .unwrap()
+        .into_iter()
+        .filter(|a| a.kind == "plan")
+        .collect();
+    assert_eq!(
+        failures.len(),
+        1,
+        "asked again only after the cooldown: {failures:?}"
+    );
+    assert!(failures[0]
+        .detail
+        .as_deref()
+        .unwrap()
+        .contains("model is loading"));
+    assert_eq!(server.requests().len(), 2);
+    // While the goal cooled down the hub did not sit in contemplating.
+    let steps: Vec<(HubState, HubState)> = machine::history(&pool, "hub", 100)
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| (t.from, t.to))
+        .collect();
+    let entered = steps
+        .iter()
+        .filter(|s| **s == (HubState::Resting, HubState::Contemplating))
+        .count();
+    assert_eq!(entered, 2, "{steps:?}");
+}
+
 crate::both_backends!(
+    a_failed_model_call_is_retried_after_the_cooldown,
     a_goal_is_decomposed_dispatched_in_order_and_verified,
     a_cyclic_graph_is_rejected_with_a_clear_error,
     a_goal_that_fails_verification_gets_a_corrective_round,
