@@ -154,6 +154,29 @@ pub(crate) async fn run(args: &HubArgs, file: &FileConfig) -> anyhow::Result<Exi
 
 /// Run a hub until Ctrl-C or SIGTERM, then give the lease up.
 async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> anyhow::Result<()> {
+    let hub = build(store, name, a).await?;
+    eprintln!(
+        "reagent: hub {} of group `{name}` on {} (waits for the lease if another hub leads)",
+        hub.id(),
+        store.location()
+    );
+    let shutdown = CancellationToken::new();
+    let on_signal = shutdown.clone();
+    tokio::spawn(async move {
+        wait_for_stop_signal().await;
+        on_signal.cancel();
+    });
+    hub.run(shutdown).await?;
+    Ok(())
+}
+
+/// The hub the flags describe (starting the managed llama-server if asked), ready to
+/// [`Hub::run`]; `reagent serve` can flatten [`HubRunArgs`] and run it in its own process.
+pub(crate) async fn build(
+    store: &reagent_store::Store,
+    name: &str,
+    a: &HubRunArgs,
+) -> anyhow::Result<Hub> {
     if a.tick.is_zero() || a.lease <= a.tick {
         return Err(crate::usage(anyhow::anyhow!(
             "--lease ({:?}) must be longer than --tick ({:?}), which must not be zero",
@@ -209,20 +232,7 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
         managed: managed.map(|m| m as Arc<dyn ManagedServer>),
         ..HubConfig::default()
     };
-    let hub = Hub::new(store, config);
-    eprintln!(
-        "reagent: hub {} of group `{name}` on {} (waits for the lease if another hub leads)",
-        hub.id(),
-        store.location()
-    );
-    let shutdown = CancellationToken::new();
-    let on_signal = shutdown.clone();
-    tokio::spawn(async move {
-        wait_for_stop_signal().await;
-        on_signal.cancel();
-    });
-    hub.run(shutdown).await?;
-    Ok(())
+    Ok(Hub::new(store, config))
 }
 
 /// The tools a goal's tasks may name: the built-in workspace tools.
