@@ -178,7 +178,9 @@ impl Hub {
     }
 
     /// Run until `shutdown` fires: stand by until elected, then tick; give the lease up on the
-    /// way out. Errors of single ticks are logged, not returned.
+    /// way out. Errors of single ticks are logged, not returned. Ticks run one after another
+    /// (a tick waiting on the hub's model delays the next); the lease is kept by a task of its
+    /// own meanwhile.
     pub async fn run(self, shutdown: CancellationToken) -> Result<()> {
         let (lease_tx, lease_rx) = watch::channel::<Option<Fence>>(None);
         let keeper = tokio::spawn(keep_lease(
@@ -200,9 +202,17 @@ impl Hub {
                 led_epoch = None;
                 continue;
             };
-            let result = match led_epoch {
-                Some(epoch) if epoch == fence.epoch => self.tick(&fence).await,
-                _ => self.take_office(&fence).await,
+            let work = async {
+                match led_epoch {
+                    Some(epoch) if epoch == fence.epoch => self.tick(&fence).await,
+                    _ => self.take_office(&fence).await,
+                }
+            };
+            // A tick waiting on the model is abandoned at shutdown: its open transaction rolls
+            // back, and a dispatch cut short is finished by the next leader.
+            let result = tokio::select! {
+                _ = shutdown.cancelled() => break,
+                result = work => result,
             };
             match result {
                 Ok(()) => led_epoch = Some(fence.epoch),
