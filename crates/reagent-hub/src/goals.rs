@@ -164,19 +164,22 @@ fn goal_from_row(r: &sqlx::any::AnyRow) -> Result<GoalRecord> {
 
 /// Goals, oldest first; only those in `states` when it is not empty.
 pub async fn list_goals(pool: &AnyPool, states: &[GoalState]) -> Result<Vec<GoalRecord>> {
-    let rows = sqlx::query(&format!(
-        "SELECT {COLUMNS} FROM goals ORDER BY created_ms, id"
-    ))
-    .fetch_all(pool)
-    .await
-    .map_err(HubError::db("list goals"))?;
-    rows.iter()
-        .map(goal_from_row)
-        .filter(|g| match g {
-            Ok(g) => states.is_empty() || states.contains(&g.state),
-            Err(_) => true,
-        })
-        .collect()
+    let filter = if states.is_empty() {
+        String::new()
+    } else {
+        let marks: Vec<String> = (1..=states.len()).map(|i| format!("${i}")).collect();
+        format!(" WHERE state IN ({})", marks.join(", "))
+    };
+    let sql = format!("SELECT {COLUMNS} FROM goals{filter} ORDER BY created_ms, id");
+    let mut query = sqlx::query(&sql);
+    for state in states {
+        query = query.bind(state.as_str());
+    }
+    let rows = query
+        .fetch_all(pool)
+        .await
+        .map_err(HubError::db("list goals"))?;
+    rows.iter().map(goal_from_row).collect()
 }
 
 /// The goal with this id or unique id prefix.

@@ -2,7 +2,7 @@
 //! the cost ledger), dispatched through the queue in dependency order, noticed when all their
 //! tasks have ended, verified against the acceptance checks, and corrected when they fail.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 
 use serde_json::json;
 
@@ -15,7 +15,7 @@ use crate::graph::TaskGraph;
 use crate::leader::Fence;
 use crate::machine::HubState;
 use crate::planner::{Planner, TaskOutcome, Verdict};
-use crate::queue::{NewTask, TaskFilter, TaskSpec};
+use crate::queue::{NewTask, TaskFilter, TaskRecord, TaskSpec};
 
 /// Attempts at a valid graph per round (the second is told why the first was rejected).
 const GRAPH_ATTEMPTS: usize = 2;
@@ -321,15 +321,23 @@ impl Hub {
         let Some(graph) = &goal.graph else {
             return Ok(Vec::new());
         };
-        let mut out = Vec::with_capacity(graph.tasks.len());
-        for node in &graph.tasks {
-            let Some(task_id) = goal.tasks.get(&node.id) else {
-                out.push(None);
-                continue;
-            };
-            let task = self.queue().get(task_id).await?;
-            out.push(task.state.is_final().then(|| {
-                TaskOutcome {
+        let filter = TaskFilter {
+            goal_id: Some(goal.id.clone()),
+            ..TaskFilter::default()
+        };
+        let mut queued: HashMap<String, TaskRecord> = self
+            .queue()
+            .list(&filter)
+            .await?
+            .into_iter()
+            .map(|t| (t.id.clone(), t))
+            .collect();
+        Ok(graph
+            .tasks
+            .iter()
+            .map(|node| {
+                let task = queued.remove(goal.tasks.get(&node.id)?)?;
+                task.state.is_final().then(|| TaskOutcome {
                     id: node.id.clone(),
                     task: node.task.clone(),
                     state: task.state.as_str().to_owned(),
@@ -338,10 +346,9 @@ impl Hub {
                         .map(|r| r.to_string())
                         .or(task.error)
                         .unwrap_or_default(),
-                }
-            }));
-        }
-        Ok(out)
+                })
+            })
+            .collect())
     }
 
     /// Verify a goal whose tasks ended and record the verdict (or send it to improving).
