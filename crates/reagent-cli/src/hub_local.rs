@@ -3,13 +3,12 @@
 //! endpoint record and planner keep working).
 
 use std::path::PathBuf;
-use std::time::Duration;
 
-use anyhow::{bail, Context};
-use reagent_local::{ensure_installed, LocalServer, Locations, ServerConfig};
+use anyhow::Context;
+use reagent_local::{LocalServer, ServerConfig};
 use tokio::sync::Mutex;
 
-use crate::setup::{local_model_name, setup_progress};
+use crate::setup::{local_files, local_model_name};
 
 /// The embedded llama-server, started by the hub and restarted when it is down.
 pub(crate) struct ManagedLocal {
@@ -24,20 +23,7 @@ impl ManagedLocal {
         model_file: Option<&PathBuf>,
         port: Option<u16>,
     ) -> anyhow::Result<Self> {
-        let mut locations = Locations::from_env()?;
-        if let Some(file) = model_file {
-            if !file.is_file() {
-                bail!(
-                    "--model-file: {} is not a file (give a GGUF model)",
-                    file.display()
-                );
-            }
-            locations.model_override = Some(file.clone());
-        }
-        let progress = setup_progress("reagent hub", false);
-        let files = ensure_installed(&locations, Duration::from_secs(3600), &progress)
-            .await
-            .context("cannot set up the embedded model server (see DEVELOPERS.md)")?;
+        let (_, files) = local_files(model_file, "reagent hub", false).await?;
         let port = match port {
             Some(p) => p,
             None => free_port()?,

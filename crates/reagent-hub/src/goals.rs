@@ -110,9 +110,13 @@ pub async fn add_goal(pool: &AnyPool, text: &str, spec: &GoalSpec) -> Result<Str
     let id = uuid::Uuid::new_v4().to_string();
     let now = now_ms();
     let spec = serde_json::to_string(spec).map_err(|e| HubError::Invalid(e.to_string()))?;
+    // `created_ms` orders goals (oldest first): one added in the same millisecond as the last
+    // one still comes after it.
     sqlx::query(
         "INSERT INTO goals (id, text, spec, state, rounds, created_ms, updated_ms) \
-         VALUES ($1, $2, $3, $4, 0, $5, $5)",
+         SELECT $1, $2, $3, $4, 0, \
+           CASE WHEN COALESCE(MAX(created_ms), 0) < $5 THEN $5 ELSE MAX(created_ms) + 1 END, $5 \
+         FROM goals",
     )
     .bind(&id)
     .bind(text)

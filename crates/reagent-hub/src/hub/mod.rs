@@ -266,16 +266,9 @@ impl Hub {
                     limit.as_secs()
                 );
                 tracing::warn!("hub {}: {why}", self.id());
-                actions::record(
-                    self.pool(),
-                    fence,
-                    "watchdog",
-                    current.as_str(),
-                    "done",
-                    Some(&why),
-                )
-                .await?;
-                return machine::transition(self.pool(), fence, current, HubState::Resting, &why)
+                machine::transition(self.pool(), fence, current, HubState::Resting, &why).await?;
+                let target = current.as_str();
+                return actions::record(self.pool(), fence, "watchdog", target, "done", Some(&why))
                     .await;
             }
         }

@@ -3,9 +3,11 @@
 use std::future::Future;
 use std::time::{Duration, Instant};
 
+use reagent_hub::machine::{self, HubState};
 use reagent_hub::{Hub, HubConfig};
 use reagent_protocol::CancellationToken;
 use reagent_store::Store;
+use sqlx::AnyPool;
 
 /// Poll `check` until it returns `Some`, or fail after `limit` saying what was awaited.
 pub(crate) async fn wait_for<T, F, Fut>(what: &str, limit: Duration, mut check: F) -> T
@@ -45,9 +47,23 @@ impl Drop for Running {
     }
 }
 
-/// Run a hub over `store` in the background.
+/// Run a hub over `store` in the background (its log, as `RUST_LOG` says, in the test's output).
 pub(crate) fn start(store: &Store, config: HubConfig) -> Running {
+    let _ = tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_test_writer()
+        .try_init();
     let token = CancellationToken::new();
     tokio::spawn(Hub::new(store, config).run(token.clone()));
     Running(token)
+}
+
+/// The recorded transitions of hub group `hub`, as (from, to), oldest first.
+pub(crate) async fn transitions(pool: &AnyPool) -> Vec<(HubState, HubState)> {
+    machine::history(pool, "hub", 1000)
+        .await
+        .unwrap()
+        .iter()
+        .map(|t| (t.from, t.to))
+        .collect()
 }

@@ -14,7 +14,7 @@ use reagent_hub::{HubConfig, ManagedServer, Watchdog};
 use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedServer, Wire};
 use sqlx::AnyPool;
 
-use crate::harness::{fast_config, start, wait_for};
+use crate::harness::{fast_config, start, transitions, wait_for};
 use crate::support::{open, Backend};
 
 const LIMIT: Duration = Duration::from_secs(20);
@@ -95,9 +95,13 @@ async fn an_endpoint_goes_down_after_three_failures_and_comes_back(backend: Back
     })
     .await;
     assert_eq!(up.consecutive_failures, 0);
-    assert!(action_kinds(&pool)
-        .await
-        .contains(&("endpoint_up".into(), "done".into())));
+    wait_for("endpoint_up recorded", LIMIT, || async {
+        action_kinds(&pool)
+            .await
+            .contains(&("endpoint_up".into(), "done".into()))
+            .then_some(())
+    })
+    .await;
 }
 
 /// A model server the hub manages: restarting starts a scripted server at the same address
@@ -176,8 +180,7 @@ async fn a_managed_server_that_is_down_is_restarted(backend: Backend) {
     .await;
     assert_eq!(up.models, ["qwen3:8b"]);
     wait_for("healing left for resting", LIMIT, || async {
-        let history = machine::history(&pool, "hub", 100).await.unwrap();
-        let steps: Vec<(HubState, HubState)> = history.iter().map(|t| (t.from, t.to)).collect();
+        let steps = transitions(&pool).await;
         (steps.contains(&(HubState::Resting, HubState::Healing))
             && steps.contains(&(HubState::Healing, HubState::Resting)))
         .then_some(())
