@@ -1,15 +1,19 @@
 //! Faults with real `reagent worker` processes: `kill -9` mid-task, a worker frozen past its
-//! lease (SIGSTOP/SIGCONT), and PostgreSQL restarted under load.
+//! lease (SIGSTOP/SIGCONT), a worker cut off from the network (its own namespace, link pulled),
+//! and PostgreSQL restarted under load.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
 mod hub_support;
 
 use std::collections::HashSet;
+use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
 
+use hub_support::netns::NetNs;
 use hub_support::{
-    count, find_run, hub, hub_on, run_of, task_in, wait_for, worker, worker_id, Backend,
+    clean_env, count, find_run, hub, hub_on, run_of, spawn_worker, task_in, wait_for, worker,
+    worker_id, Backend,
 };
 use reagent_hub::queue::{NewTask, TaskState};
 use reagent_testkit::{PostgresCluster, ScriptBuilder, ScriptedOllama, Turn};
@@ -125,6 +129,86 @@ async fn frozen_worker_is_overtaken_and_its_result_refused(backend: Backend) {
     let history = h.queue.history(&id).await.unwrap();
     assert_eq!(count(&history, "completed"), 1, "{history:?}");
     assert!(a.stop(Duration::from_secs(20)).await.success());
+    assert!(b.stop(Duration::from_secs(20)).await.success());
+}
+
+/// A worker in its own network namespace, cut off (its link pulled: packets dropped, nothing
+/// told to either side) mid-task: the task is taken back and finished by another worker; once the
+/// link is back, the cut-off worker's late report is refused and recorded. PostgreSQL only: a
+/// SQLite store is a file, which no network cut separates from the worker.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn worker_cut_off_from_the_network_is_overtaken_and_refused() {
+    let ns = NetNs::create();
+    let h = hub(Backend::Postgres).await;
+    let pg = h.pg.clone().unwrap();
+    let slow = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("from the cut-off worker").with_delay(Duration::from_secs(4))),
+    )
+    .await
+    .unwrap();
+    let fast =
+        ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the other worker")))
+            .await
+            .unwrap();
+    // From inside, the database and the model server are reached through relays on the link.
+    let pg_addr = SocketAddr::from(([127, 0, 0, 1], pg.port()));
+    let pg_relay = ns.relay(pg_addr).await;
+    let model_addr: SocketAddr = slow
+        .base_url()
+        .trim_start_matches("http://")
+        .parse()
+        .unwrap();
+    let model_relay = ns.relay(model_addr).await;
+    let inner_store = h
+        .store_url
+        .replace(&pg_addr.to_string(), &pg_relay.to_string());
+    assert_ne!(inner_store, h.store_url);
+
+    let id = h.queue.add(NewTask::new("the task")).await.unwrap();
+    let cmd = clean_env(ns.command(env!("CARGO_BIN_EXE_reagent")));
+    let model_host = format!("http://{model_relay}");
+    let a = spawn_worker(cmd, &h, "a", &inner_store, &model_host, &[]);
+    let a_id = worker_id(&h, a.pid()).await;
+    running_on(&h, &id, &a_id).await;
+    wait_for(10, "the cut-off worker's model call", || async {
+        (!slow.requests().is_empty()).then_some(())
+    })
+    .await;
+    ns.cut();
+
+    let b = worker(&h, "b", &fast, &[]);
+    let b_id = worker_id(&h, b.pid()).await;
+    let done = task_in(&h, &id, TaskState::Done, 60).await;
+    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
+    assert_eq!(
+        done.result.as_ref().unwrap()["answer"],
+        "from the other worker"
+    );
+    ns.restore();
+
+    let refused = wait_for(90, "the cut-off worker's report to be refused", || async {
+        let history = h.queue.history(&id).await.ok()?;
+        history
+            .into_iter()
+            .find(|e| e.what == "late_result_refused" && e.worker.as_deref() == Some(a_id.as_str()))
+    })
+    .await;
+    assert_eq!(refused.attempt, 1);
+    assert!(
+        refused.detail.as_deref().unwrap().contains("done"),
+        "{refused:?}"
+    );
+    let task = h.queue.get(&id).await.unwrap();
+    assert_eq!(
+        task.result.as_ref().unwrap()["answer"],
+        "from the other worker"
+    );
+    let history = h.queue.history(&id).await.unwrap();
+    assert_eq!(count(&history, "completed"), 1, "{history:?}");
+    assert_eq!(fast.requests().len(), 1);
+    let log = a.log();
+    assert!(a.stop(Duration::from_secs(30)).await.success(), "{log}");
     assert!(b.stop(Duration::from_secs(20)).await.success());
 }
 

@@ -2,6 +2,8 @@
 //! `reagent worker` processes against scripted model servers, and reading the queue back.
 #![allow(dead_code)]
 
+pub(crate) mod netns;
+
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Output, Stdio};
 use std::sync::Arc;
@@ -70,12 +72,16 @@ async fn hub_at(
 }
 
 pub(crate) fn reagent() -> Command {
-    let mut c = Command::new(env!("CARGO_BIN_EXE_reagent"));
-    c.env_remove("OLLAMA_HOST")
+    clean_env(Command::new(env!("CARGO_BIN_EXE_reagent")))
+}
+
+/// `cmd` without the environment that would point reagent elsewhere.
+pub(crate) fn clean_env(mut cmd: Command) -> Command {
+    cmd.env_remove("OLLAMA_HOST")
         .env_remove("REAGENT_STORE")
         .env_remove("XDG_DATA_HOME")
         .stdin(Stdio::null());
-    c
+    cmd
 }
 
 /// `reagent ARGS --store STORE`, waited for.
@@ -152,6 +158,20 @@ pub(crate) fn worker(
     server: &ScriptedOllama,
     extra: &[&str],
 ) -> WorkerProcess {
+    let cmd = clean_env(Command::new(env!("CARGO_BIN_EXE_reagent")));
+    spawn_worker(cmd, hub, name, &hub.store_url, &server.base_url(), extra)
+}
+
+/// Start `cmd` (the `reagent` binary, maybe behind a wrapper) as a worker of `store` using the
+/// Ollama at `model_host`.
+pub(crate) fn spawn_worker(
+    mut cmd: Command,
+    hub: &Hub,
+    name: &str,
+    store: &str,
+    model_host: &str,
+    extra: &[&str],
+) -> WorkerProcess {
     let log = hub.dir.path().join(format!("{name}.log"));
     let timing = [
         ("--lease", "2"),
@@ -159,14 +179,7 @@ pub(crate) fn worker(
         ("--poll", "0.2"),
         ("--drain", "5"),
     ];
-    let mut cmd = reagent();
-    cmd.args([
-        "worker",
-        "--model",
-        "qwen3:8b",
-        "--host",
-        &server.base_url(),
-    ]);
+    cmd.args(["worker", "--model", "qwen3:8b", "--host", model_host]);
     for (flag, value) in timing {
         if !extra.contains(&flag) {
             cmd.args([flag, value]);
@@ -174,7 +187,7 @@ pub(crate) fn worker(
     }
     let child = cmd
         .args(["--workspace", &hub.ws.display().to_string()])
-        .args(["--store", &hub.store_url])
+        .args(["--store", store])
         .args(["--log", "reagent_hub=info"])
         .args(extra)
         .stdout(Stdio::null())

@@ -110,6 +110,8 @@ pub struct WorkerReport {
 
 /// Pause between retries of a queue write that failed (the database restarting).
 const RETRY_PAUSE: Duration = Duration::from_millis(500);
+/// How long a finished attempt keeps trying to reach the queue at least.
+const REPORT_PATIENCE: Duration = Duration::from_secs(60);
 
 /// A worker identity for this process: a fresh id, this host and pid.
 pub fn worker_info(settings: &WorkerSettings) -> WorkerInfo {
@@ -286,10 +288,11 @@ impl Job {
         self.report(&lease, attempt).await
     }
 
-    /// Tell the queue how the attempt ended, retrying while the database is away (for as long
-    /// as the lease could still be valid, and a little more to have a refusal recorded).
+    /// Tell the queue how the attempt ended, retrying while the database is away (a restart,
+    /// a network cut) for [`REPORT_PATIENCE`] or twice the lease, whichever is longer: a result
+    /// is kept through an outage, and a late one still gets its refusal recorded.
     async fn report(&self, lease: &Lease, attempt: Attempt) -> Outcome {
-        let give_up = Instant::now() + self.settings.lease * 2;
+        let give_up = Instant::now() + (self.settings.lease * 2).max(REPORT_PATIENCE);
         loop {
             let told = match &attempt {
                 Attempt::Completed(result) => self
