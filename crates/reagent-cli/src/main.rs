@@ -44,12 +44,21 @@ pub(crate) fn usage(e: anyhow::Error) -> anyhow::Error {
 
 fn main() {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    let otlp = cli
+        .otlp_endpoint
+        .as_ref()
+        .filter(|endpoint| !endpoint.trim().is_empty())
+        .map(|endpoint| reagent_telemetry::OtlpOptions {
+            endpoint: endpoint.clone(),
+            capture_content: cli.otlp_capture_content,
+        });
+    let telemetry = match reagent_telemetry::init(&cli.log, otlp.as_ref()) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("reagent: {e}");
+            std::process::exit(ExitCode::Usage as i32);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -71,6 +80,8 @@ fn main() {
             }
         }
     };
+    // Runs are over: send the last spans (bounded wait) before exiting.
+    telemetry.shutdown();
     std::process::exit(code as i32);
 }
 
