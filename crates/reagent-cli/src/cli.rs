@@ -54,6 +54,8 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// List, show, follow, export and delete recorded runs.
     Runs(RunsArgs),
+    /// Serve the HTTP API, live event streams, approvals, metrics and the dashboard.
+    Serve(crate::serve_cmd::ServeArgs),
 }
 
 /// Flags of `reagent run`.

@@ -16,6 +16,7 @@ mod progress;
 mod run_cmd;
 mod runs_cmd;
 mod runs_html;
+mod serve_cmd;
 mod setup;
 mod store;
 mod tool_cmd;
@@ -105,6 +106,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             runs_cmd::run(&args, &file).await
+        }
+        Command::Serve(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            serve_cmd::run(&args, &file).await
         }
     }
 }
