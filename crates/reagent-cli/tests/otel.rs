@@ -360,3 +360,110 @@ async fn an_endpoint_that_is_not_a_url_is_a_usage_error() {
         "{stderr}"
     );
 }
+
+/// `reagent serve` started with `args`; returns the child and the dashboard link it printed
+/// (`http://ADDR/#token=...`).
+async fn serve(args: &[String]) -> (tokio::process::Child, String) {
+    use tokio::io::AsyncBufReadExt;
+    let mut child = tokio::process::Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .args(args)
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(child.stderr.take().unwrap()).lines();
+    let link = tokio::time::timeout(Duration::from_secs(30), async {
+        while let Some(line) = lines.next_line().await.unwrap() {
+            if let Some(link) = line.strip_prefix("reagent serve: dashboard ") {
+                return link.to_owned();
+            }
+        }
+        panic!("reagent serve ended before printing its dashboard link");
+    })
+    .await
+    .expect("reagent serve starts within 30 s");
+    // Keep reading stderr so the server never blocks on a full pipe.
+    tokio::spawn(async move { while let Ok(Some(_)) = lines.next_line().await {} });
+    (child, link)
+}
+
+#[tokio::test]
+async fn serve_exports_the_spans_of_the_runs_it_starts() {
+    let model = ScriptedOllama::start(script()).await.unwrap();
+    let receiver = OtlpReceiver::start().await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let ws = dir.path().join("root/ws");
+    std::fs::create_dir_all(&ws).unwrap();
+    std::fs::write(ws.join("notes.txt"), FILE_TEXT).unwrap();
+    let path = |p: &str| dir.path().join(p).display().to_string();
+    let (mut child, link) = serve(&[
+        "--otlp-endpoint".into(),
+        receiver.endpoint(),
+        "serve".into(),
+        "--bind".into(),
+        "127.0.0.1:0".into(),
+        "--store".into(),
+        path("reagent.db"),
+        "--workspace-root".into(),
+        path("root"),
+        "--token-file".into(),
+        path("token"),
+    ])
+    .await;
+    let (base, token) = link.split_once("/#token=").unwrap();
+    let client = reqwest::Client::new();
+    let created: Value = client
+        .post(format!("{base}/v1/runs"))
+        .bearer_auth(token)
+        .json(&json!({
+            "task": TASK, "model": "qwen3:8b", "provider": "ollama",
+            "base_url": model.base_url(), "workspace": ws.display().to_string(),
+        }))
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let id = created["id"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{created}"));
+    // The run's events over SSE: the stream closes after run_finished.
+    let stream = client
+        .get(format!("{base}/v1/runs/{id}/events"))
+        .bearer_auth(token)
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(stream.status(), 200);
+    let sse = tokio::time::timeout(Duration::from_secs(30), stream.text())
+        .await
+        .expect("the run finishes within 30 s")
+        .unwrap();
+    let finished = sse
+        .lines()
+        .filter_map(|l| l.strip_prefix("data:"))
+        .map(|d| serde_json::from_str::<Value>(d.trim()).unwrap())
+        .find(|e| e["type"] == "run_finished")
+        .unwrap_or_else(|| panic!("no run_finished in {sse}"));
+    assert_eq!(finished["outcome"], "completed", "{finished}");
+    // SIGTERM: serve stops and the last spans are sent before it exits.
+    let pid = i32::try_from(child.id().unwrap()).unwrap();
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGTERM) }, 0);
+    let status = tokio::time::timeout(Duration::from_secs(15), child.wait())
+        .await
+        .expect("serve exits within seconds of SIGTERM")
+        .unwrap();
+    assert!(status.success(), "{status}");
+    let spans = receiver.wait_for_spans(6, Duration::from_secs(5)).await;
+    let (run, chats, _) = tree(&spans);
+    assert_eq!(attr(&run, "reagent.run.id"), id);
+    assert_eq!(attr(&run, "gen_ai.conversation.id"), &created["session_id"]);
+    assert_eq!(attr(&run, "reagent.run.outcome"), "completed");
+    assert_eq!(attr(&chats[2], "gen_ai.usage.input_tokens"), 200);
+    assert!(spans.iter().all(|s| s.events.is_empty()), "no content");
+}

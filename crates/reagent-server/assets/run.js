@@ -157,9 +157,21 @@ export function runPage(main, id, { show, handleError, decide }) {
     if (timer === null) timer = setTimeout(flush, BATCH_MS);
   }
 
+  /** The run's detail; a run created a moment ago may not be recorded yet (404 for a while). */
+  async function loadDetail() {
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        return await call('GET', `/v1/runs/${encodeURIComponent(id)}`);
+      } catch (err) {
+        if (err.status !== 404 || attempt >= 20 || abort.signal.aborted) throw err;
+        await sleep(150, abort.signal);
+      }
+    }
+  }
+
   async function follow() {
     try {
-      const detail = await call('GET', `/v1/runs/${encodeURIComponent(id)}`);
+      const detail = await loadDetail();
       run = detail.run;
       drawMeta(run, null);
       setOutcome(run.outcome);
