@@ -69,12 +69,11 @@ function barChart({ title, bars, width, format, legend }) {
 
 /**
  * The charts of `calls` ([{iteration, prompt, completion, latency}], one per model call, in
- * order) at `width` pixels each.
+ * order) at `width` pixels each; `totals` ({prompt, completion}) are the run's tokens in all.
  */
-export function renderCharts(calls, width) {
+export function renderCharts(calls, width, totals) {
   if (!calls.length) return h('p', { class: 'muted' }, 'No model calls yet.');
-  const sumIn = calls.reduce((a, c) => a + c.prompt, 0);
-  const sumOut = calls.reduce((a, c) => a + c.completion, 0);
+  const { prompt: sumIn, completion: sumOut } = totals;
   const slowest = calls.reduce((a, c) => (c.latency > a.latency ? c : a), calls[0]);
   const label = (c) => String(c.iteration);
   const tokens = barChart({

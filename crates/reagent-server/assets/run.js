@@ -96,11 +96,12 @@ export function runPage(main, id, { show, handleError, decide }) {
     const calls = timeline.calls;
     const toolCalls = timeline.list.querySelectorAll('.kind-tool_call').length;
     const f = timeline.finished;
+    const tokens = timeline.tokenTotals();
     const pairs = [
       ['steps', num(f ? f.iterations : timeline.steps.size)],
       ['model calls', num(calls.length)],
-      ['tokens in', num(calls.reduce((a, c) => a + c.prompt, 0))],
-      ['tokens out', num(calls.reduce((a, c) => a + c.completion, 0))],
+      ['tokens in', num(tokens.prompt)],
+      ['tokens out', num(tokens.completion)],
       ['tool calls', num(f ? f.tool_calls : toolCalls)],
       ['model time', ms(calls.reduce((a, c) => a + c.latency, 0))],
     ];
@@ -113,7 +114,7 @@ export function runPage(main, id, { show, handleError, decide }) {
     drawnCalls = timeline.calls.length;
     const width = charts.clientWidth - 32;
     const each = width > 720 ? Math.floor((width - 16) / 2) : width;
-    fill(charts, h('h2', { id: 'charts-title' }, 'Tokens and latency per step'), renderCharts(timeline.calls, Math.max(240, each)));
+    fill(charts, h('h2', { id: 'charts-title' }, 'Tokens and latency per step'), renderCharts(timeline.calls, Math.max(240, each), timeline.tokenTotals()));
   }
 
   function drawMeta(run, started) {
@@ -140,7 +141,8 @@ export function runPage(main, id, { show, handleError, decide }) {
     if (batch.some((e) => e.type === 'run_started')) drawMeta(run, timeline.started);
     if (timeline.finished) setOutcome(timeline.finished.outcome);
     drawTotals();
-    drawCharts(false);
+    // The run's own totals replace the running sums once it finished.
+    drawCharts(batch.some((e) => e.type === 'run_finished'));
     drawWaiting();
   }
 

@@ -268,6 +268,23 @@ export class Timeline {
     this.approvals.set(e.approval_id, { el, buttons, status });
   }
 
+  /**
+   * Tokens used so far: the run's own count once it finished; before, per step the last model
+   * call's numbers (after a reply cut off by its length, the retried call's event counts both
+   * calls).
+   */
+  tokenTotals() {
+    if (this.finished) return { prompt: this.finished.prompt_tokens, completion: this.finished.completion_tokens };
+    const last = new Map(this.calls.map((c) => [c.iteration, c]));
+    let prompt = 0;
+    let completion = 0;
+    for (const c of last.values()) {
+      prompt += c.prompt;
+      completion += c.completion;
+    }
+    return { prompt, completion };
+  }
+
   /** The Allow buttons of the approvals still waiting for an answer. */
   waitingApprovals() {
     return [...this.approvals.values()]

@@ -65,8 +65,9 @@ fn browser_tools() -> (PathBuf, PathBuf) {
 }
 
 /// Replies for: the first run (a read with thinking, a command needing approval, an empty
-/// reply that earns a nudge, the answer), its follow-up, and a second run whose reply never
-/// comes in time (it is cancelled).
+/// reply that earns a nudge, the answer), its follow-up (a reply cut off by its length, which
+/// the truncation guardrail asks again), and a second run whose reply never comes in time (it
+/// is cancelled).
 fn script() -> ScriptBuilder {
     let step = Duration::from_millis(700);
     ScriptBuilder::new()
@@ -85,6 +86,12 @@ fn script() -> ScriptBuilder {
         .turn(
             Turn::text("The notes are read and the check printed dashboard-approved.")
                 .with_usage(330, 25)
+                .with_delay(step),
+        )
+        .turn(
+            Turn::text("Follow-up answ")
+                .with_finish("length")
+                .with_usage(380, 4)
                 .with_delay(step),
         )
         .turn(

@@ -3,8 +3,9 @@
 // passes them in the environment. Exits non-zero on the first failed check.
 //
 // The scripted model answers the first run with: a read of notes.txt (with thinking), a
-// command that needs approval, an empty reply (a nudge), the answer; then the follow-up; then a
-// reply to the second run that comes too late (it is cancelled).
+// command that needs approval, an empty reply (a nudge), the answer; then the follow-up (a reply
+// cut off, asked again by the truncation guardrail); then a reply to the second run that comes
+// too late (it is cancelled).
 
 import assert from 'node:assert/strict';
 import path from 'node:path';
@@ -169,6 +170,11 @@ try {
   await desk.waitForURL((url) => !url.href.endsWith(first));
   await desk.locator('#run-status .badge[data-outcome="completed"]').waitFor();
   assert.ok((await desk.locator('.kind-run_finished').textContent()).includes('Follow-up answered'));
+  const followTotals = await desk.locator('.totals').textContent();
+  assert.ok(followTotals.includes('760') && !followTotals.includes('1,140'), `the run's own totals: ${followTotals}`);
+  const guardrail = desk.locator('.kind-guardrail.alert');
+  assert.ok((await guardrail.textContent()).includes('truncation'), 'the guardrail is highlighted');
+  await shot(desk, 'run-follow-up.png');
 
   // --- A second run, cancelled while it waits for the model. ---
   await startRun(desk, 'A run to cancel', 'deny');
