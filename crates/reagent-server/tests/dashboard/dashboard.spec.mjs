@@ -203,6 +203,7 @@ try {
   await phone.locator('svg.chart').first().waitFor();
   await fitsWidth(phone, 'run page at 390×844');
   await shot(phone, 'run-phone.png');
+  await shot(phone, 'run-phone-screen.png', false);
 
   assert.deepEqual(problems, [], 'no console or page errors');
   console.log(`dashboard: all checks passed; screenshots in ${SHOTS}`);
