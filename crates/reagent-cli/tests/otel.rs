@@ -205,7 +205,7 @@ async fn a_run_exports_its_span_tree_with_genai_attributes_and_no_content() {
         "reading missing.txt is an error span"
     );
     assert_eq!(attr(&tools[1], "error.type"), "tool_error");
-    assert!(tools[1].status_message.contains("missing.txt"));
+    assert_eq!(tools[1].status_message, "the tool returned an error");
 
     for span in &spans {
         let text = span.all_text();
@@ -273,6 +273,15 @@ async fn content_is_exported_only_when_asked_for_through_the_environment() {
         "gen_ai.tool.call.result",
     );
     assert!(read.contains("FILE-MARKER-77aa"), "{read}");
+    let failed = event(
+        &tools[1],
+        "gen_ai.tool.call.content",
+        "gen_ai.tool.call.result",
+    );
+    assert!(
+        failed.contains("missing.txt"),
+        "the error is content: {failed}"
+    );
     let arguments = event(
         &tools[0],
         "gen_ai.tool.call.content",

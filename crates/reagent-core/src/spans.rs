@@ -170,10 +170,11 @@ pub(crate) fn tool_span(name: &str, call_id: &str) -> Span {
 }
 
 /// Record a tool call's result on its span (arguments and result as content); a tool error
-/// makes it an error span.
+/// makes it an error span, whose description does not quote the error (it may quote the
+/// arguments or the files: it is content, in the result).
 pub(crate) fn finish_tool(span: &Span, arguments: &Value, result: &ToolResult, result_json: &str) {
-    if let ToolResult::Err { error } = result {
-        mark_error(span, "tool_error", error);
+    if !result.is_ok() {
+        mark_error(span, "tool_error", "the tool returned an error");
     }
     tracing::event!(
         target: CONTENT_TARGET,
