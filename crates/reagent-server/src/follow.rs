@@ -46,7 +46,9 @@ pub(crate) fn follow(
     after: u64,
 ) -> mpsc::Receiver<Frame> {
     let (tx, rx) = mpsc::channel(CLIENT_QUEUE);
+    let open = runs.metrics().stream_opened();
     tokio::spawn(async move {
+        let _open = open;
         let mut follower = Follower {
             tx,
             last: after,
@@ -92,13 +94,21 @@ impl Follower {
             }
             let mut sub = joined.live;
             while !self.done {
-                match sub.recv().await {
+                let received = tokio::select! {
+                    r = sub.recv() => r,
+                    () = self.tx.closed() => return Err(Stop::Gone),
+                };
+                match received {
                     Received::Event(event) if event.seq <= self.last => {}
                     Received::Event(event) if event.seq == self.last + 1 => {
                         self.send_event(&event).await?;
                     }
                     // A gap (after a lag) or a lag: join again from where this client is.
-                    Received::Event(_) | Received::Lagged(_) | Received::Closed => break,
+                    Received::Event(_) | Received::Lagged(_) => {
+                        runs.metrics().stream_caught_up();
+                        break;
+                    }
+                    Received::Closed => break,
                 }
             }
         }

@@ -44,6 +44,17 @@ pub(crate) struct Metrics {
     guardrails: Family<GuardrailLabel, Counter>,
     store_dropped: Counter,
     store_error: Gauge,
+    streams_open: Gauge,
+    stream_catchups: Counter,
+}
+
+/// Counts an open event stream while it lives.
+pub(crate) struct OpenStream(Gauge);
+
+impl Drop for OpenStream {
+    fn drop(&mut self) {
+        self.0.dec();
+    }
 }
 
 impl Metrics {
@@ -61,6 +72,8 @@ impl Metrics {
             guardrails: Family::default(),
             store_dropped: Counter::default(),
             store_error: Gauge::default(),
+            streams_open: Gauge::default(),
+            stream_catchups: Counter::default(),
         };
         let r = &mut m.registry;
         r.register(
@@ -113,7 +126,23 @@ impl Metrics {
             "1 once the store has failed to write events, else 0",
             m.store_error.clone(),
         );
+        r.register(
+            "reagent_event_streams_open",
+            "Event streams (SSE and WebSocket) being served",
+            m.streams_open.clone(),
+        );
+        r.register(
+            "reagent_event_stream_catchups",
+            "Times a live event stream fell behind its queue and was caught up from memory or the store",
+            m.stream_catchups.clone(),
+        );
         m
+    }
+
+    /// An event stream opened; it counts as open until the value is dropped.
+    pub(crate) fn stream_opened(&self) -> OpenStream {
+        self.streams_open.inc();
+        OpenStream(self.streams_open.clone())
     }
 
     /// Count what `event` says.
@@ -176,6 +205,11 @@ impl Metrics {
         if started {
             self.runs_active.dec();
         }
+    }
+
+    /// A live event stream fell behind and is caught up.
+    pub(crate) fn stream_caught_up(&self) {
+        self.stream_catchups.inc();
     }
 
     /// The text exposition, with the store's counters read now.

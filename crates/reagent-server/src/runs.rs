@@ -91,6 +91,11 @@ impl Runs {
         }))
     }
 
+    /// The server's metrics.
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+
     /// The live run `id`, if it is in progress here.
     pub(crate) fn live(&self, id: &str) -> Option<Arc<LiveRun>> {
         lock(&self.0.entries).get(id).map(|e| e.live.clone())

@@ -4,6 +4,7 @@
 
 use std::convert::Infallible;
 
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
 use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, State};
 use axum::http::HeaderMap;
@@ -80,9 +81,12 @@ pub(crate) async fn websocket(
     State(state): State<AppState>,
     Path(id): Path<String>,
     QueryParams(query): QueryParams<EventsQuery>,
-    upgrade: WebSocketUpgrade,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Result<Response, ApiError> {
     check_exists(&state, &id).await?;
+    let upgrade = upgrade.map_err(|r| {
+        ApiError::bad_request(format!("this route is a WebSocket: {}", r.body_text()))
+    })?;
     let after = query.after.unwrap_or(0);
     Ok(upgrade
         .on_upgrade(move |socket| async move {
