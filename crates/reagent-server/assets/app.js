@@ -123,7 +123,8 @@ function runsPage() {
       if (!list.runs.length) fill(body, h('tr', {}, h('td', { colspan: 7, class: 'muted' }, 'No runs yet. Start one with “New run”.')));
       more.hidden = list.next_offset === null || list.next_offset === undefined;
       const live = list.runs.filter((r) => r.outcome === 'running').length;
-      status.textContent = `${list.total ?? list.runs.length} runs, ${live} running.`;
+      const total = list.total ?? list.runs.length;
+      status.textContent = `${total} run${total === 1 ? '' : 's'}, ${live} running.`;
       approvals.hidden = pending.approvals.length === 0;
       fill(approvals.querySelector('ul'), pending.approvals.map((a) => approvalCard(a, refresh)));
     } catch (err) {

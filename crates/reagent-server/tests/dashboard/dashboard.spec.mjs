@@ -133,6 +133,15 @@ try {
   assert.ok((await folded.locator('pre').textContent()).includes('note 40'), 'unfolded, the whole result shows');
   await shot(desk, 'run-live.png');
 
+  // --- Meanwhile, in another tab, the run list shows the run running and the approval. ---
+  const list = await open({ width: 1280, height: 800 });
+  await list.goto(`${URL_BASE}/#token=${encodeURIComponent(TOKEN)}`);
+  await list.locator(`tr[data-run="${first}"][data-outcome="running"]`).waitFor();
+  const card = list.locator('.approval-card');
+  await card.waitFor();
+  assert.equal((await card.locator('pre.command').textContent()).trim(), COMMAND);
+  await shot(list, 'runs-waiting.png');
+
   // --- The approval, answered from the keyboard: the notice at the top leads to it. ---
   await desk.getByRole('button', { name: 'Go to the approval' }).focus();
   await desk.keyboard.press('Enter');
@@ -147,6 +156,10 @@ try {
   await desk.locator('#run-status .badge[data-outcome="completed"]').waitFor();
   assert.ok(await desk.locator('#step-2 .kind-tool_call .result').isVisible(), 'the command ran after the answer');
   assert.equal(await desk.getByRole('button', { name: 'Go to the approval' }).count(), 0, 'nothing waits any more');
+  // The other tab's list catches up by itself.
+  await list.locator(`tr[data-run="${first}"][data-outcome="completed"]`).waitFor();
+  assert.equal(await list.locator('.approval-card').count(), 0, 'the answered approval left the list');
+  await list.close();
   const nudge = desk.locator('.kind-nudge.alert');
   await nudge.waitFor();
   assert.ok((await nudge.textContent()).includes('empty reply'), 'the nudge is highlighted');
