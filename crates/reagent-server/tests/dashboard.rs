@@ -55,6 +55,17 @@ fn browser_tools() -> (PathBuf, PathBuf) {
         .output()
         .unwrap_or_else(|e| panic!("node not found ({e}): run scripts/install-test-deps.sh"));
     assert!(node.status.success(), "node --version failed");
+    let version = String::from_utf8_lossy(&node.stdout).trim().to_owned();
+    let major: u32 = version
+        .trim_start_matches('v')
+        .split('.')
+        .next()
+        .and_then(|m| m.parse().ok())
+        .unwrap_or(0);
+    assert!(
+        major >= 20,
+        "node {version} is too old: playwright-core needs node 20 or newer"
+    );
     let playwright = spec_dir().join("node_modules/playwright-core/package.json");
     assert!(
         playwright.is_file(),
