@@ -19,6 +19,7 @@ mod progress;
 mod run_cmd;
 mod runs_cmd;
 mod runs_html;
+mod serve_cmd;
 mod setup;
 mod store;
 mod task_cmd;
@@ -49,12 +50,21 @@ pub(crate) fn usage(e: anyhow::Error) -> anyhow::Error {
 
 fn main() {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    let otlp = cli
+        .otlp_endpoint
+        .as_ref()
+        .filter(|endpoint| !endpoint.trim().is_empty())
+        .map(|endpoint| reagent_telemetry::OtlpOptions {
+            endpoint: endpoint.clone(),
+            capture_content: cli.otlp_capture_content,
+        });
+    let telemetry = match reagent_telemetry::init(&cli.log, otlp.as_ref()) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("reagent: {e}");
+            std::process::exit(ExitCode::Usage as i32);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -76,6 +86,8 @@ fn main() {
             }
         }
     };
+    // Runs are over: send the last spans (bounded wait) before exiting.
+    telemetry.shutdown();
     std::process::exit(code as i32);
 }
 
@@ -115,6 +127,10 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Task(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             task_cmd::run(&args, &file).await
+        }
+        Command::Serve(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            serve_cmd::run(&args, &file).await
         }
     }
 }

@@ -51,6 +51,7 @@ mod rebuild;
 mod replay;
 mod result;
 mod session;
+pub mod spans;
 pub mod tool_mode;
 mod turn;
 

@@ -37,6 +37,7 @@ mod kv;
 mod liveness;
 mod location;
 mod open;
+mod page;
 mod read;
 mod writer;
 
@@ -46,6 +47,7 @@ use std::time::Duration;
 pub use error::StoreError;
 pub use kv::{MemoryEntry, Scope, SessionRecord};
 pub use location::{default_sqlite_path, Location, STORE_ENV};
+pub use page::RunPage;
 pub use read::{RunFilter, RunRecord, StoredEvent};
 pub use writer::Recorder;
 

@@ -9,12 +9,14 @@ use reagent_protocol::{
     ToolCall, UserMessageReason,
 };
 use reagent_tools::ToolResult;
+use tracing::Instrument;
 
 use super::{Ending, RunState, Session};
 use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::guardrails::{exhausted_budget, is_narration, Repetition};
 use crate::prompts;
+use crate::spans;
 use crate::turn::Turn;
 
 /// The tool that ends a run.
@@ -223,13 +225,19 @@ impl Session {
         let mut repeated = None;
         for call in calls {
             let started = Instant::now();
-            let (args, result) = self.execute(&call, &ctx, run.iterations, events).await;
+            let span = spans::tool_span(&call.name, &call.id);
+            let (args, result) = self
+                .execute(&call, &ctx, run.iterations, events)
+                .instrument(span.clone())
+                .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
             }
             let result_json = result.to_json().to_string();
+            spans::finish_tool(&span, &args, &result, &result_json);
+            drop(span);
             self.record_tool_result(
                 run.iterations,
                 &call,
