@@ -1,6 +1,6 @@
 //! Shared helpers of the hub tests (`hub.rs`, `hub_faults.rs`): stores on both backends, real
 //! `reagent worker` processes against scripted model servers, and reading the queue back.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 pub(crate) mod netns;
 

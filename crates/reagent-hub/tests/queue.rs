@@ -1,13 +1,16 @@
 //! The lease queue on SQLite and a real PostgreSQL 15: claiming, fencing, expiry, dead letters,
 //! priorities, dependencies, tags, models, routing, and waking.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
 
 use std::collections::HashSet;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use super::harness::{open, worker, Backend};
 use reagent_hub::queue::{NewTask, QueueError, TaskFilter, TaskState};
 use serde_json::json;
+use support::{open, worker, Backend};
 
 const LEASE: Duration = Duration::from_secs(30);
 

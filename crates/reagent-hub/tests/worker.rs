@@ -1,14 +1,17 @@
 //! The worker loop with runners of its own: capacity, lease loss, draining on shutdown.
+#![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
+
+mod support;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use super::harness::{open, Backend};
 use reagent_hub::queue::{Lease, NewTask, Queue, TaskState};
 use reagent_hub::worker::{run_worker, worker_info, Attempt, TaskRunner, WorkerSettings};
 use reagent_protocol::CancellationToken;
 use serde_json::json;
+use support::{open, Backend};
 
 /// Sleeps `work` (or until cancelled), counting how many run at once.
 struct Sleeper {
