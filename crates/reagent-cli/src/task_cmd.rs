@@ -191,7 +191,7 @@ fn print_table(tasks: &[TaskRecord]) {
     for t in tasks {
         println!(
             "{:<8}  {:<9}  {:>3}/{:<3}  {:>4}  {:<14}  {}",
-            &t.id[..8.min(t.id.len())],
+            short(&t.id),
             t.state.as_str(),
             t.attempt,
             t.max_attempts,
@@ -200,6 +200,24 @@ fn print_table(tasks: &[TaskRecord]) {
             one_line(&t.task, 60)
         );
     }
+}
+
+/// Epoch milliseconds as RFC 3339 (the number itself when out of range).
+fn when(ms: i64) -> String {
+    // 9999-12-31T23:59:59.999Z, the last instant RFC 3339 can write.
+    const LAST: i64 = 253_402_300_799_999;
+    match u64::try_from(ms) {
+        Ok(ms) if ms <= LAST.unsigned_abs() => humantime::format_rfc3339_millis(
+            std::time::UNIX_EPOCH + std::time::Duration::from_millis(ms),
+        )
+        .to_string(),
+        _ => ms.to_string(),
+    }
+}
+
+/// The first 8 characters of an id.
+fn short(id: &str) -> String {
+    id.chars().take(8).collect()
 }
 
 fn one_line(text: &str, max: usize) -> String {
@@ -244,17 +262,14 @@ fn print_task(task: &TaskRecord, deps: &[String], history: &[reagent_hub::queue:
     }
     println!("\n{}\n", task.task);
     for h in history {
-        let at = humantime::format_rfc3339_millis(
-            std::time::UNIX_EPOCH
-                + std::time::Duration::from_millis(u64::try_from(h.at_ms).unwrap_or(0)),
-        );
+        let at = when(h.at_ms);
         println!(
             "{at}  #{:<2} {:<20} {}{}",
             h.attempt,
             h.what,
             h.worker
                 .as_deref()
-                .map(|w| format!("[{}] ", &w[..8.min(w.len())]))
+                .map(|w| format!("[{}] ", short(w)))
                 .unwrap_or_default(),
             h.detail.as_deref().unwrap_or("")
         );

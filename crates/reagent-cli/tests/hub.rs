@@ -2,6 +2,7 @@
 //! Ollama, on SQLite and a real PostgreSQL 15.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[macro_use]
 mod hub_support;
 
 use std::time::Duration;
@@ -164,27 +165,6 @@ async fn task_commands_refuse_bad_input(backend: Backend) {
         assert_eq!(out.status.code(), Some(2), "{extra:?}: {err}");
         assert!(err.contains(needle), "{extra:?}: {err}");
     }
-}
-
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Sqlite).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Postgres).await;
-                }
-            )*
-        }
-    };
 }
 
 both_backends!(

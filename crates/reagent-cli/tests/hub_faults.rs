@@ -3,6 +3,7 @@
 //! and PostgreSQL restarted under load.
 #![allow(clippy::unwrap_used, clippy::expect_used, missing_docs)]
 
+#[macro_use]
 mod hub_support;
 
 use std::collections::HashSet;
@@ -13,121 +14,120 @@ use std::time::Duration;
 use hub_support::netns::NetNs;
 use hub_support::{
     clean_env, count, find_run, hub, hub_on, run_of, spawn_worker, task_in, wait_for, worker,
-    worker_id, Backend,
+    worker_id, Backend, Hub, WorkerProcess,
 };
 use reagent_hub::queue::{NewTask, TaskState};
 use reagent_testkit::{PostgresCluster, ScriptBuilder, ScriptedOllama, Turn};
 
-/// Wait until `id` is running under worker `owner`.
-async fn running_on(h: &hub_support::Hub, id: &str, owner: &str) {
+/// The answer of the worker that takes a task over.
+const OTHER_ANSWER: &str = "from the other worker";
+
+/// The first worker's model server (answering `answer` after `delay`) and the second's
+/// (answering [`OTHER_ANSWER`] at once).
+async fn two_servers(answer: &str, delay: Duration) -> (ScriptedOllama, ScriptedOllama) {
+    let slow =
+        ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text(answer).with_delay(delay)))
+            .await
+            .unwrap();
+    let fast = ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text(OTHER_ANSWER)))
+        .await
+        .unwrap();
+    (slow, fast)
+}
+
+/// Wait until task `id` runs under worker `owner` and its model call reached `server`.
+async fn mid_task(h: &Hub, id: &str, owner: &str, server: &ScriptedOllama) {
     wait_for(30, "the task to run on the first worker", || async {
         let t = h.queue.get(id).await.ok()?;
         (t.state == TaskState::Running
             && t.lease_owner.as_deref() == Some(owner)
-            && t.run_id.is_some())
+            && t.run_id.is_some()
+            && !server.requests().is_empty())
         .then_some(())
     })
     .await;
 }
 
+/// Start a second worker on `fast`; wait until it finished task `id` (attempt 2) with its
+/// answer. Returns it.
+async fn finished_by_another(h: &Hub, id: &str, fast: &ScriptedOllama) -> WorkerProcess {
+    let b = worker(h, "b", fast, &[]);
+    let b_id = worker_id(h, b.pid()).await;
+    let done = task_in(h, id, TaskState::Done, 60).await;
+    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
+    assert_eq!(done.attempt, 2);
+    assert_eq!(done.result.as_ref().unwrap()["answer"], OTHER_ANSWER);
+    assert_eq!(fast.requests().len(), 1, "run once on the second worker");
+    b
+}
+
+/// Wait until worker `a_id`'s late report on task `id` is refused and recorded; the task keeps
+/// the second worker's result, completed once.
+async fn late_report_refused(h: &Hub, id: &str, a_id: &str) {
+    let refused = wait_for(
+        90,
+        "the first worker's late report to be refused",
+        || async {
+            let history = h.queue.history(id).await.ok()?;
+            history
+                .into_iter()
+                .find(|e| e.what == "late_result_refused" && e.worker.as_deref() == Some(a_id))
+        },
+    )
+    .await;
+    assert_eq!(refused.attempt, 1);
+    let detail = refused.detail.unwrap_or_default();
+    assert!(detail.contains("the task is now done"), "{detail}");
+    let task = h.queue.get(id).await.unwrap();
+    assert_eq!(task.state, TaskState::Done);
+    assert_eq!(task.result.as_ref().unwrap()["answer"], OTHER_ANSWER);
+    let history = h.queue.history(id).await.unwrap();
+    assert_eq!(count(&history, "completed"), 1, "{history:?}");
+}
+
 async fn kill_9_mid_task_completes_once_elsewhere(backend: Backend) {
     let h = hub(backend).await;
     // The first worker's model answers only after a minute: it is killed mid-task.
-    let slow = ScriptedOllama::start(
-        ScriptBuilder::new()
-            .turn(Turn::text("from the killed worker").with_delay(Duration::from_secs(60))),
-    )
-    .await
-    .unwrap();
-    let fast = ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the survivor")))
-        .await
-        .unwrap();
+    let (slow, fast) = two_servers("from the killed worker", Duration::from_secs(60)).await;
     let id = h.queue.add(NewTask::new("the task")).await.unwrap();
     let a = worker(&h, "a", &slow, &[]);
     let a_id = worker_id(&h, a.pid()).await;
-    running_on(&h, &id, &a_id).await;
+    mid_task(&h, &id, &a_id, &slow).await;
     let first_run = h.queue.get(&id).await.unwrap().run_id.unwrap();
-    wait_for(10, "the killed worker's model call and run row", || async {
-        (!slow.requests().is_empty() && find_run(&h, &first_run).is_some()).then_some(())
+    wait_for(10, "the killed worker's run row", || async {
+        find_run(&h, &first_run).map(drop)
     })
     .await;
     a.signal(libc::SIGKILL);
 
-    let b = worker(&h, "b", &fast, &[]);
-    let b_id = worker_id(&h, b.pid()).await;
-    let done = task_in(&h, &id, TaskState::Done, 60).await;
-    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
-    assert_eq!(done.attempt, 2);
-    assert_eq!(done.result.as_ref().unwrap()["answer"], "from the survivor");
+    let b = finished_by_another(&h, &id, &fast).await;
+    let done = h.queue.get(&id).await.unwrap();
     let history = h.queue.history(&id).await.unwrap();
     assert_eq!(count(&history, "completed"), 1, "{history:?}");
     assert_eq!(count(&history, "expired"), 1, "{history:?}");
-    assert_eq!(fast.requests().len(), 1, "run once on the survivor");
     assert_eq!(slow.requests().len(), 1);
     // Both attempts are in the store: the killed one reads interrupted, the other completed.
-    assert_eq!(
-        run_of(&h, done.run_id.as_deref().unwrap())["outcome"],
-        "completed"
-    );
+    let second_run = done.run_id.unwrap();
+    assert_eq!(run_of(&h, &second_run)["outcome"], "completed");
     assert_eq!(run_of(&h, &first_run)["outcome"], "interrupted");
     assert!(b.stop(Duration::from_secs(20)).await.success());
 }
 
 async fn frozen_worker_is_overtaken_and_its_result_refused(backend: Backend) {
     let h = hub(backend).await;
-    // The frozen worker's answer arrives while it is stopped; it reads it after SIGCONT.
-    let slow = ScriptedOllama::start(
-        ScriptBuilder::new()
-            .turn(Turn::text("from the frozen worker").with_delay(Duration::from_secs(2))),
-    )
-    .await
-    .unwrap();
-    let fast =
-        ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the other worker")))
-            .await
-            .unwrap();
+    // The frozen worker's answer arrives while it is stopped.
+    let (slow, fast) = two_servers("from the frozen worker", Duration::from_secs(2)).await;
     let id = h.queue.add(NewTask::new("the task")).await.unwrap();
     let a = worker(&h, "a", &slow, &[]);
     let a_id = worker_id(&h, a.pid()).await;
-    running_on(&h, &id, &a_id).await;
-    wait_for(10, "the frozen worker's model call", || async {
-        (!slow.requests().is_empty()).then_some(())
-    })
-    .await;
+    mid_task(&h, &id, &a_id, &slow).await;
     a.signal(libc::SIGSTOP);
 
-    let b = worker(&h, "b", &fast, &[]);
-    let b_id = worker_id(&h, b.pid()).await;
-    let done = task_in(&h, &id, TaskState::Done, 60).await;
-    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
-    assert_eq!(
-        done.result.as_ref().unwrap()["answer"],
-        "from the other worker"
-    );
+    let b = finished_by_another(&h, &id, &fast).await;
     // Past the slow answer's delay: it waits in the frozen worker's socket.
     tokio::time::sleep(Duration::from_secs(1)).await;
     a.signal(libc::SIGCONT);
-
-    let refused = wait_for(30, "the frozen worker's result to be refused", || async {
-        let history = h.queue.history(&id).await.ok()?;
-        history
-            .into_iter()
-            .find(|e| e.what == "late_result_refused" && e.worker.as_deref() == Some(a_id.as_str()))
-    })
-    .await;
-    assert_eq!(refused.attempt, 1);
-    assert!(
-        refused.detail.as_deref().unwrap().contains("done"),
-        "{refused:?}"
-    );
-    let task = h.queue.get(&id).await.unwrap();
-    assert_eq!(task.state, TaskState::Done);
-    assert_eq!(
-        task.result.as_ref().unwrap()["answer"],
-        "from the other worker"
-    );
-    let history = h.queue.history(&id).await.unwrap();
-    assert_eq!(count(&history, "completed"), 1, "{history:?}");
+    late_report_refused(&h, &id, &a_id).await;
     assert!(a.stop(Duration::from_secs(20)).await.success());
     assert!(b.stop(Duration::from_secs(20)).await.success());
 }
@@ -141,16 +141,7 @@ async fn worker_cut_off_from_the_network_is_overtaken_and_refused() {
     let ns = NetNs::create();
     let h = hub(Backend::Postgres).await;
     let pg = h.pg.clone().unwrap();
-    let slow = ScriptedOllama::start(
-        ScriptBuilder::new()
-            .turn(Turn::text("from the cut-off worker").with_delay(Duration::from_secs(4))),
-    )
-    .await
-    .unwrap();
-    let fast =
-        ScriptedOllama::start(ScriptBuilder::new().turn(Turn::text("from the other worker")))
-            .await
-            .unwrap();
+    let (slow, fast) = two_servers("from the cut-off worker", Duration::from_secs(4)).await;
     // From inside, the database and the model server are reached through relays on the link.
     let pg_addr = SocketAddr::from(([127, 0, 0, 1], pg.port()));
     let pg_relay = ns.relay(pg_addr).await;
@@ -170,43 +161,12 @@ async fn worker_cut_off_from_the_network_is_overtaken_and_refused() {
     let model_host = format!("http://{model_relay}");
     let a = spawn_worker(cmd, &h, "a", &inner_store, &model_host, &[]);
     let a_id = worker_id(&h, a.pid()).await;
-    running_on(&h, &id, &a_id).await;
-    wait_for(10, "the cut-off worker's model call", || async {
-        (!slow.requests().is_empty()).then_some(())
-    })
-    .await;
+    mid_task(&h, &id, &a_id, &slow).await;
     ns.cut();
 
-    let b = worker(&h, "b", &fast, &[]);
-    let b_id = worker_id(&h, b.pid()).await;
-    let done = task_in(&h, &id, TaskState::Done, 60).await;
-    assert_eq!(done.lease_owner.as_deref(), Some(b_id.as_str()));
-    assert_eq!(
-        done.result.as_ref().unwrap()["answer"],
-        "from the other worker"
-    );
+    let b = finished_by_another(&h, &id, &fast).await;
     ns.restore();
-
-    let refused = wait_for(90, "the cut-off worker's report to be refused", || async {
-        let history = h.queue.history(&id).await.ok()?;
-        history
-            .into_iter()
-            .find(|e| e.what == "late_result_refused" && e.worker.as_deref() == Some(a_id.as_str()))
-    })
-    .await;
-    assert_eq!(refused.attempt, 1);
-    assert!(
-        refused.detail.as_deref().unwrap().contains("done"),
-        "{refused:?}"
-    );
-    let task = h.queue.get(&id).await.unwrap();
-    assert_eq!(
-        task.result.as_ref().unwrap()["answer"],
-        "from the other worker"
-    );
-    let history = h.queue.history(&id).await.unwrap();
-    assert_eq!(count(&history, "completed"), 1, "{history:?}");
-    assert_eq!(fast.requests().len(), 1);
+    late_report_refused(&h, &id, &a_id).await;
     let log = a.log();
     assert!(a.stop(Duration::from_secs(30)).await.success(), "{log}");
     assert!(b.stop(Duration::from_secs(20)).await.success());
@@ -301,27 +261,6 @@ async fn postgres_restart_under_load_loses_and_repeats_nothing() {
         let log = w.log();
         assert!(w.stop(Duration::from_secs(30)).await.success(), "{log}");
     }
-}
-
-macro_rules! both_backends {
-    ($($name:ident),* $(,)?) => {
-        mod sqlite {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Sqlite).await;
-                }
-            )*
-        }
-        mod postgres {
-            $(
-                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-                async fn $name() {
-                    super::$name(super::Backend::Postgres).await;
-                }
-            )*
-        }
-    };
 }
 
 both_backends!(

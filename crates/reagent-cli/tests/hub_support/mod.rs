@@ -1,6 +1,6 @@
 //! Shared helpers of the hub tests (`hub.rs`, `hub_faults.rs`): stores on both backends, real
 //! `reagent worker` processes against scripted model servers, and reading the queue back.
-#![allow(dead_code)]
+#![allow(dead_code, unused_macros)]
 
 pub(crate) mod netns;
 
@@ -12,6 +12,28 @@ use std::time::{Duration, Instant};
 use reagent_hub::queue::{HistoryEntry, Queue, TaskRecord, TaskState};
 use reagent_store::{Location, Store};
 use reagent_testkit::{PostgresCluster, ScriptedOllama};
+
+/// Run an async test body `fn(Backend)` once per backend, as two tests.
+macro_rules! both_backends {
+    ($($name:ident),* $(,)?) => {
+        mod sqlite {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(crate::hub_support::Backend::Sqlite).await;
+                }
+            )*
+        }
+        mod postgres {
+            $(
+                #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+                async fn $name() {
+                    super::$name(crate::hub_support::Backend::Postgres).await;
+                }
+            )*
+        }
+    };
+}
 
 /// Which database a test runs against.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

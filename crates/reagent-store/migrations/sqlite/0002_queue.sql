@@ -23,7 +23,7 @@ CREATE TABLE IF NOT EXISTS tasks (
     created_ms       BIGINT NOT NULL,
     updated_ms       BIGINT NOT NULL
 );
-CREATE INDEX IF NOT EXISTS tasks_claimable ON tasks (state, priority DESC, created_ms);
+CREATE INDEX IF NOT EXISTS tasks_claimable ON tasks (state, priority DESC, created_ms, id);
 CREATE INDEX IF NOT EXISTS tasks_by_lease ON tasks (state, lease_expires_ms);
 CREATE INDEX IF NOT EXISTS tasks_by_goal ON tasks (goal_id);
 
