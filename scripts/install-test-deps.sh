@@ -3,6 +3,7 @@
 # from inside the sandbox: python3, perl and xxd are required (tests fail loudly without
 # them); curl, wget, nc, ssh, dig, gdb, git, procps and util-linux add attack variants.
 # bubblewrap is optional: `reagent doctor` reports it, no test depends on it.
+# The hub's network-namespace fault test (crates/reagent-cli/tests/hub_faults.rs) needs `ip` (iproute2).
 # The store's tests need PostgreSQL 15 (Debian's postgresql-15: initdb, pg_ctl; the tests start
 # a private cluster themselves) and the HTML export test needs chromium (headless screenshot).
 # The dashboard's browser test (crates/reagent-server/tests/dashboard.rs) needs chromium, node
@@ -17,7 +18,7 @@ set -euo pipefail
 declare -A PKG=(
   [python3]=python3 [perl]=perl [xxd]=xxd [gdb]=gdb [curl]=curl [wget]=wget
   [nc]=netcat-openbsd [ssh]=openssh-client [dig]=dnsutils [git]=git
-  [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap
+  [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap [ip]=iproute2
   [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm
 )
 
