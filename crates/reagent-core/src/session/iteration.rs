@@ -235,7 +235,7 @@ impl Session {
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
             }
-            let result_json = result.to_json().to_string();
+            let result_json = prompts::tool_result_json(&result);
             spans::finish_tool(&span, &args, &result, &result_json);
             drop(span);
             self.record_tool_result(
@@ -247,19 +247,23 @@ impl Session {
                 started,
                 events,
             );
+            let completes = call.name == TASK_COMPLETE && result.is_ok();
+            if !completes {
+                if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
+                    repeated = Some(r);
+                }
+            }
+            // The history takes the result's text itself, not a copy.
             self.history.push_tool_result(prompts::tool_result_message(
                 mode,
                 &call,
                 &args,
                 &result,
-                &result_json,
+                result_json,
             ));
-            if call.name == TASK_COMPLETE && result.is_ok() {
+            if completes {
                 let summary = args.get("summary").and_then(|s| s.as_str());
                 return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));
-            }
-            if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
-                repeated = Some(r);
             }
         }
         Continue(repeated)
