@@ -162,7 +162,8 @@ async fn a_follow_up_continues_the_session_once_the_run_has_finished() {
         .await
         .unwrap();
     assert_eq!(busy.status(), 409);
-    server.wait_finished(id).await;
+    // Straight after its run_finished arrives, the session takes a follow-up.
+    assert_complete(&server.events(id, None).await);
 
     let res = server
         .post(&format!("/v1/runs/{id}/messages"))
