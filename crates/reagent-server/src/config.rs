@@ -67,8 +67,8 @@ impl ServerConfig {
             workspace_roots: Vec::new(),
             token_file: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
-            subscriber_queue: 1024,
-            recent_events: 4096,
+            subscriber_queue: 256,
+            recent_events: 256,
             defaults: RunDefaults::default(),
         }
     }

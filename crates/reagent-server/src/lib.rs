@@ -52,6 +52,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
+use axum::serve::ListenerExt;
 use reagent_store::Store;
 use tokio::net::TcpListener;
 
@@ -205,7 +206,13 @@ impl Server {
             runs.interrupt_all().await;
             let _ = stopped_tx.send(());
         };
-        let server = axum::serve(self.listener, app).with_graceful_shutdown(signal);
+        // Events are small writes: without TCP_NODELAY, Nagle and delayed ACKs hold them ~40 ms.
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY: {e}");
+            }
+        });
+        let server = axum::serve(listener, app).with_graceful_shutdown(signal);
         let grace = async move {
             if stopped_rx.await.is_ok() {
                 tokio::time::sleep(SHUTDOWN_GRACE).await;

@@ -127,10 +127,14 @@ impl Runs {
         if content.trim().is_empty() {
             return Err(ApiError::bad_request("`content` is empty"));
         }
-        if self.live(run_id).is_some() {
-            return Err(ApiError::conflict(format!(
-                "run {run_id} is still running: send the follow-up once it has finished"
-            )));
+        if let Some(live) = self.live(run_id) {
+            if !live.is_closed() {
+                return Err(ApiError::conflict(format!(
+                    "run {run_id} is still running: send the follow-up once it has finished"
+                )));
+            }
+            // Its `run_finished` is out; its session is being saved.
+            self.wait_forgotten(run_id).await;
         }
         let store = &self.0.store;
         let record = store
@@ -194,14 +198,17 @@ impl Runs {
             ApprovalPolicy::Deny => RunApprover::Fixed(false),
         };
         let tools = Arc::new(ToolRegistry::workspace_tools(&inner.defaults.tools));
-        let agent = Arc::new(
-            Agent::new(
-                provider,
-                tools,
-                agent_config(&inner.defaults.agent, &request)?,
-            )
-            .with_approver(Arc::new(approver)),
-        );
+        let config = agent_config(&inner.defaults.agent, &request)?;
+        let mut unstarted = Unstarted {
+            task: launch.message.clone(),
+            model: config.model.clone(),
+            provider: provider.name().to_owned(),
+            tool_mode: config.tool_mode.as_str().to_owned(),
+            workspace: launch.workspace.root().display().to_string(),
+            session_id: String::new(),
+            follow_up: launch.resume.is_some(),
+        };
+        let agent = Arc::new(Agent::new(provider, tools, config).with_approver(Arc::new(approver)));
         let workspace = Arc::new(launch.workspace);
         let mut session = match launch.resume {
             None => Session::new(agent, workspace),
@@ -224,7 +231,8 @@ impl Runs {
             inner.subscriber_queue,
             inner.recent_events,
         ));
-        let sink = EventSink::new(&run_id, self.handler(&live, policy));
+        unstarted.session_id = session_id.clone();
+        let sink = EventSink::new(&run_id, self.handler(&live, policy, unstarted));
         if let Err(e) = inner
             .store
             .memory_put(
@@ -275,12 +283,19 @@ impl Runs {
         &self,
         live: &Arc<LiveRun>,
         policy: ApprovalPolicy,
+        unstarted: Unstarted,
     ) -> Arc<dyn Fn(Event) + Send + Sync> {
         let (live, approvals) = (live.clone(), self.0.approvals.clone());
         let (metrics, recorder) = (self.0.metrics.clone(), self.0.store.recorder());
         Arc::new(move |event: Event| {
             if live.is_closed() {
                 return;
+            }
+            if matches!(event.kind, EventKind::RunFinished { .. }) && !live.totals().started {
+                // It ended before it began (model server unreachable, unknown model): the
+                // store gets a `run_started` at seq 0 — outside the run's numbering, so no
+                // reader of events after a seq sees it — to create its row.
+                recorder.record(Event::new(&live.id, 0, unstarted.event()));
             }
             if let (
                 ApprovalPolicy::Ask,
@@ -330,10 +345,24 @@ impl Runs {
         self.0.approvals.forget_run(run_id);
     }
 
+    /// Wait (a few seconds at most) until a run that has published `run_finished` has saved
+    /// its session and stopped being live.
+    async fn wait_forgotten(&self, run_id: &str) {
+        for _ in 0..500 {
+            if self.live(run_id).is_none() {
+                return;
+            }
+            tokio::time::sleep(Duration::from_millis(10)).await;
+        }
+    }
+
     /// Cancel run `id`: `Ok(true)` when it was live, `Ok(false)` when it exists but has
     /// finished, 404 when there is no such run.
     pub(crate) async fn cancel(&self, id: &str) -> Result<bool, ApiError> {
         if let Some(live) = self.live(id) {
+            if live.is_closed() {
+                return Ok(false);
+            }
             live.cancel.cancel();
             return Ok(true);
         }
@@ -374,6 +403,34 @@ impl Runs {
             self.0.approvals.forget_run(&id);
         }
         self.0.store.flush().await;
+    }
+}
+
+/// What a run was asked to be, for the row of a run that ends before its `run_started`.
+struct Unstarted {
+    task: String,
+    model: String,
+    provider: String,
+    tool_mode: String,
+    workspace: String,
+    session_id: String,
+    follow_up: bool,
+}
+
+impl Unstarted {
+    fn event(&self) -> EventKind {
+        EventKind::RunStarted {
+            task: self.task.clone(),
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            tool_mode: self.tool_mode.clone(),
+            workspace: self.workspace.clone(),
+            num_ctx: 0,
+            tools: Vec::new(),
+            session_id: self.session_id.clone(),
+            system_prompt: String::new(),
+            follow_up: self.follow_up,
+        }
     }
 }
 

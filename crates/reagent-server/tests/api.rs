@@ -135,3 +135,32 @@ async fn health_and_the_dashboard_need_no_token_and_everything_else_does() {
     assert_eq!(ok.status(), 200);
     assert_eq!(ok.json::<Value>().await.unwrap(), json!({"approvals": []}));
 }
+
+#[tokio::test]
+async fn a_run_that_fails_before_it_starts_is_still_listed_with_its_error() {
+    let server = TestServer::start().await;
+    // Nothing listens on port 1.
+    let created = server
+        .start_run("http://127.0.0.1:1", json!({"task": "unreachable"}))
+        .await;
+    let id = created["id"].as_str().unwrap();
+    let events = server.events(id, None).await;
+    assert_complete(&events);
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0].data["outcome"], "provider_error");
+    let detail = server.wait_finished(id).await;
+    assert_eq!(detail["run"]["outcome"], "provider_error");
+    assert_eq!(detail["run"]["task"], "unreachable");
+    assert_eq!(detail["run"]["session_id"], created["session_id"]);
+    assert_eq!(detail["result"]["error_kind"], "server_unreachable");
+    let list: Value = server
+        .get("/v1/runs?outcome=provider_error")
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    assert_eq!(list["total"], 1);
+    assert_eq!(list["runs"][0]["id"], id);
+}

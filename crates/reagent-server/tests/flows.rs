@@ -162,7 +162,8 @@ async fn a_follow_up_continues_the_session_once_the_run_has_finished() {
         .await
         .unwrap();
     assert_eq!(busy.status(), 409);
-    server.wait_finished(id).await;
+    // Straight after its run_finished arrives, the session takes a follow-up.
+    assert_complete(&server.events(id, None).await);
 
     let res = server
         .post(&format!("/v1/runs/{id}/messages"))
@@ -286,4 +287,44 @@ async fn metrics_count_runs_tokens_tools_and_latency() {
     assert!(text
         .lines()
         .all(|l| l.is_empty() || l.starts_with('#') || l.starts_with("reagent_")));
+}
+
+#[tokio::test]
+async fn guardrails_fired_are_counted_by_name_and_action() {
+    let same = || Turn::tool_call("list_directory", json!({"path": "."}));
+    let model = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turns([same(), same(), same(), same(), same(), same()])
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let server = TestServer::start().await;
+    let run = server.start_run(&model.base_url(), json!({})).await;
+    let id = run["id"].as_str().unwrap();
+    let events = server.events(id, None).await;
+    let fired: Vec<String> = events
+        .iter()
+        .filter(|e| e.event == "guardrail")
+        .map(|e| format!("{}/{}", e.data["guardrail"], e.data["action"]))
+        .collect();
+    assert!(!fired.is_empty(), "no guardrail fired");
+    let text = server
+        .get("/metrics")
+        .send()
+        .await
+        .unwrap()
+        .text()
+        .await
+        .unwrap();
+    let counted: u64 = text
+        .lines()
+        .filter(|l| l.starts_with("reagent_guardrails_total{"))
+        .map(|l| l.rsplit(' ').next().unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(counted, fired.len() as u64, "{fired:?}\n{text}");
+    assert!(
+        text.contains("reagent_guardrails_total{guardrail=\"repetition\""),
+        "{text}"
+    );
 }
