@@ -37,7 +37,7 @@ pub(crate) struct HubArgs {
 }
 
 /// Flags of `reagent hub` when it runs a hub.
-#[derive(Debug, Args)]
+#[derive(Debug, Args, Clone)]
 pub(crate) struct HubRunArgs {
     /// How often the hub ticks.
     #[arg(long, default_value = "1s", value_parser = humantime::parse_duration)]
@@ -163,7 +163,7 @@ async fn run_hub(store: &reagent_store::Store, name: &str, a: &HubRunArgs) -> an
     let shutdown = CancellationToken::new();
     let on_signal = shutdown.clone();
     tokio::spawn(async move {
-        wait_for_stop_signal().await;
+        crate::signals::stop_requested().await;
         on_signal.cancel();
     });
     hub.run(shutdown).await?;
@@ -238,22 +238,6 @@ pub(crate) async fn build(
 /// The tools a goal's tasks may name: the built-in workspace tools.
 fn known_tools() -> Vec<String> {
     ToolRegistry::workspace_tools(&ToolsConfig::default()).names()
-}
-
-/// Ctrl-C or SIGTERM.
-async fn wait_for_stop_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending::<()>().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        _ = term => {}
-    }
 }
 
 /// Epoch milliseconds as RFC 3339 (seconds).

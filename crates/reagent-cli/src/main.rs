@@ -21,6 +21,7 @@ mod runs_cmd;
 mod runs_html;
 mod serve_cmd;
 mod setup;
+mod signals;
 mod store;
 mod task_cmd;
 mod tool_cmd;

@@ -6,11 +6,14 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context};
 use clap::Args;
+use reagent_protocol::CancellationToken;
 use reagent_server::{RunDefaults, Server, ServerConfig};
+use tokio::task::JoinHandle;
 
 use crate::cli::RunArgs;
 use crate::config::FileConfig;
 use crate::exit::ExitCode;
+use crate::hub_cmd::HubRunArgs;
 
 /// Flags of `reagent serve`.
 #[derive(Debug, Args, Clone)]
@@ -32,6 +35,18 @@ pub(crate) struct ServeArgs {
     /// Largest request body accepted, in bytes.
     #[arg(long, value_name = "BYTES", default_value_t = reagent_server::DEFAULT_MAX_BODY_BYTES)]
     pub(crate) max_body_bytes: usize,
+    /// Also run a hub in this process, on the same store (it leads its group, or stands by
+    /// while another hub leads); the flags below configure it as they do `reagent hub`.
+    #[arg(long)]
+    pub(crate) hub: bool,
+    /// With --hub: the hub group (hubs of one group elect one leader).
+    #[arg(long, default_value = "hub", requires = "hub")]
+    pub(crate) hub_name: String,
+    #[command(
+        flatten,
+        next_help_heading = "The hub, with --hub (its own model, endpoints, timings)"
+    )]
+    pub(crate) hub_run: HubRunArgs,
 }
 
 /// The server's run defaults from the config file (provider, tools and sandbox, guardrails,
@@ -78,26 +93,46 @@ pub(crate) async fn run(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<E
         server.token_file().display()
     );
     eprintln!("reagent serve: dashboard {}", server.dashboard_url());
-    server
-        .serve(shutdown_signal())
+    let hub = match args.hub {
+        true => Some(start_hub(args, file).await?),
+        false => None,
+    };
+    let served = server
+        .serve(crate::signals::stop_requested())
         .await
-        .context("reagent serve")?;
+        .context("reagent serve");
+    if let Some((stop, task)) = hub {
+        stop.cancel();
+        match task.await {
+            Ok(Ok(())) => {}
+            Ok(Err(e)) => eprintln!("reagent serve: the hub stopped with an error: {e:#}"),
+            Err(e) => eprintln!("reagent serve: the hub's task failed: {e}"),
+        }
+    }
+    served?;
     eprintln!("reagent serve: stopped");
     Ok(ExitCode::Completed)
 }
 
-/// Ctrl-C or SIGTERM.
-async fn shutdown_signal() {
-    let term = async {
-        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
-            Ok(mut s) => {
-                s.recv().await;
-            }
-            Err(_) => std::future::pending().await,
-        }
-    };
-    tokio::select! {
-        _ = tokio::signal::ctrl_c() => {}
-        () = term => {}
-    }
+/// `--hub`: the hub the flags describe, running on its own task over the same store until the
+/// returned token is cancelled.
+async fn start_hub(
+    args: &ServeArgs,
+    file: &FileConfig,
+) -> anyhow::Result<(CancellationToken, JoinHandle<anyhow::Result<()>>)> {
+    let store = crate::store::open(args.store.as_deref(), file).await?;
+    let hub = crate::hub_cmd::build(&store, &args.hub_name, &args.hub_run).await?;
+    eprintln!(
+        "reagent serve: hub {} of group `{}` (waits for the lease if another hub leads)",
+        hub.id(),
+        args.hub_name
+    );
+    let stop = CancellationToken::new();
+    let token = stop.clone();
+    let task = tokio::spawn(async move {
+        hub.run(token).await?;
+        drop(store);
+        Ok(())
+    });
+    Ok((stop, task))
 }

@@ -20,8 +20,14 @@ struct Serve {
 
 impl Serve {
     fn start(dir: &Path) -> Serve {
+        Serve::start_with(dir, &[])
+    }
+
+    /// `start` with more `reagent serve` flags.
+    fn start_with(dir: &Path, extra: &[&str]) -> Serve {
         let mut child = Command::new(env!("CARGO_BIN_EXE_reagent"))
             .args(["--log", "debug", "serve", "--bind", "127.0.0.1:0"])
+            .args(extra)
             .arg("--store")
             .arg(dir.join("reagent.db"))
             .arg("--workspace-root")
@@ -164,4 +170,62 @@ async fn sigterm_interrupts_live_runs_and_a_restarted_serve_lists_them() {
     assert_eq!(list["total"], 1);
     assert_eq!(list["runs"][0]["id"], id.as_str());
     assert_eq!(list["runs"][0]["outcome"], "interrupted");
+}
+
+/// `reagent serve --hub` runs a hub beside the API: it takes the group's lease on the same
+/// store (seen by `reagent hub status`), and SIGTERM stops both.
+#[test]
+fn serve_with_hub_leads_the_hub_group() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("root")).unwrap();
+    let mut serve = Serve::start_with(
+        dir.path(),
+        &[
+            "--hub",
+            "--hub-name",
+            "grp",
+            "--tick",
+            "100ms",
+            "--lease",
+            "2s",
+        ],
+    );
+    let status = || {
+        let out = Command::new(env!("CARGO_BIN_EXE_reagent"))
+            .args(["hub", "status", "--json", "--name", "grp", "--store"])
+            .arg(dir.path().join("reagent.db"))
+            .env("HOME", dir.path())
+            .env_remove("REAGENT_STORE")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice::<Value>(&out.stdout).unwrap()
+    };
+    let started = Instant::now();
+    let led = loop {
+        let s = status();
+        // Leading, and its state machine has ticked once.
+        if s["leading"] == json!(true) && s["state"]["state"].is_string() {
+            break s;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(30),
+            "the in-process hub never took the lease: {s}\n{}",
+            serve.stderr.lock().unwrap()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert_eq!(led["leader"]["epoch"], 1, "{led}");
+    assert!(
+        serve.stderr.lock().unwrap().contains("reagent serve: hub "),
+        "{}",
+        serve.stderr.lock().unwrap()
+    );
+    let (took, code) = serve.terminate();
+    assert_eq!(code, Some(0), "{}", serve.stderr.lock().unwrap());
+    assert!(took < Duration::from_secs(10), "took {took:?}");
 }

@@ -9,6 +9,8 @@ use reagent_core::{EventBus, Subscription};
 use reagent_protocol::{CancellationToken, Event, EventKind};
 use tokio::sync::watch;
 
+use crate::api::RunSummary;
+
 /// What a new subscriber gets: the recent events after its position, the first `seq` still
 /// kept in memory (older ones come from the store), and the live subscription that goes on
 /// from there without a gap.
@@ -32,6 +34,9 @@ pub(crate) struct LiveRun {
     pub(crate) cancel: CancellationToken,
     /// When the server started it.
     pub(crate) created: Instant,
+    /// What `GET /v1/runs/{id}` says of it before its `run_started` reaches the store (while
+    /// the agent asks the server about the model).
+    pub(crate) placeholder: RunSummary,
     bus: EventBus,
     recent: Mutex<Recent>,
     keep: usize,
@@ -58,12 +63,14 @@ impl LiveRun {
         cancel: CancellationToken,
         queue: usize,
         keep: usize,
+        placeholder: RunSummary,
     ) -> Self {
         LiveRun {
             id,
             session_id,
             cancel,
             created: Instant::now(),
+            placeholder,
             bus: EventBus::new(queue),
             recent: Mutex::new(Recent {
                 events: VecDeque::new(),

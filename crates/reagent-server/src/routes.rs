@@ -139,13 +139,16 @@ pub(crate) async fn get_run(
     Path(id): Path<String>,
 ) -> Result<Json<RunDetail>, ApiError> {
     let store = state.store();
-    if state.runs().live(&id).is_some() {
+    let live = state.runs().live(&id);
+    if live.is_some() {
         store.flush().await;
     }
-    let record = store
-        .run(&id)
-        .await?
-        .ok_or_else(|| ApiError::not_found(format!("no run with id {id}")))?;
+    let record = match (store.run(&id).await?, live) {
+        (Some(record), _) => record.into(),
+        // Started, but its `run_started` is not written yet.
+        (None, Some(live)) => live.placeholder.clone(),
+        (None, None) => return Err(ApiError::not_found(format!("no run with id {id}"))),
+    };
     let events: Vec<Event> = store
         .events_after(&id, 0, 0)
         .await?
@@ -159,7 +162,7 @@ pub(crate) async fn get_run(
         .collect();
     let result = events.iter().rev().find_map(|e| outcome_of(&e.kind));
     Ok(Json(RunDetail {
-        run: record.into(),
+        run: record,
         transcript,
         result,
     }))

@@ -13,7 +13,7 @@ use reagent_store::{RunRecord, Scope, Store};
 use reagent_tools::{ToolRegistry, Workspace};
 use tokio::task::JoinHandle;
 
-use crate::api::{ApprovalPolicy, CreateRun, CreatedRun};
+use crate::api::{ApprovalPolicy, CreateRun, CreatedRun, RunSummary};
 use crate::approvals::{Approvals, RunApprover};
 use crate::config::RunDefaults;
 use crate::error::ApiError;
@@ -230,6 +230,7 @@ impl Runs {
             live_cancel,
             inner.subscriber_queue,
             inner.recent_events,
+            unstarted.summary(&run_id, &session_id),
         ));
         unstarted.session_id = session_id.clone();
         let sink = EventSink::new(&run_id, self.handler(&live, policy, unstarted));
@@ -377,12 +378,15 @@ impl Runs {
     pub(crate) async fn interrupt_all(&self) {
         let entries: Vec<(String, Entry)> = lock(&self.0.entries).drain().collect();
         for (id, entry) in entries {
-            entry.live.cancel.cancel();
+            // Stopped before it is cancelled: a cancelled run would end itself as `cancelled`
+            // before the abort lands, and then be finished twice.
             if let Some(task) = entry.task {
                 task.abort();
                 // Returns once the task is dropped, so nothing of it emits after this.
                 let _ = task.await;
             }
+            // Releases what the task left waiting on blocking threads (an approval).
+            entry.live.cancel.cancel();
             let t = entry.live.totals();
             entry.sink.emit(EventKind::RunFinished {
                 outcome: Outcome::Interrupted,
@@ -418,6 +422,23 @@ struct Unstarted {
 }
 
 impl Unstarted {
+    /// The run as listed before anything of it is stored.
+    fn summary(&self, run_id: &str, session_id: &str) -> RunSummary {
+        RunSummary {
+            id: run_id.to_owned(),
+            session_id: Some(session_id.to_owned()),
+            started_at: humantime::format_rfc3339_millis(std::time::SystemTime::now()).to_string(),
+            finished_at: None,
+            model: self.model.clone(),
+            provider: self.provider.clone(),
+            outcome: reagent_store::RUNNING.to_owned(),
+            iterations: 0,
+            tokens: 0,
+            tool_calls: 0,
+            task: self.task.clone(),
+        }
+    }
+
     fn event(&self) -> EventKind {
         EventKind::RunStarted {
             task: self.task.clone(),

@@ -164,3 +164,40 @@ async fn a_run_that_fails_before_it_starts_is_still_listed_with_its_error() {
     assert_eq!(list["total"], 1);
     assert_eq!(list["runs"][0]["id"], id);
 }
+
+/// A run is shown from the moment `POST /v1/runs` answers, before its `run_started` is stored:
+/// here the model server accepts the connection and never answers, so the agent is still asking
+/// about the model when the run is fetched.
+#[tokio::test]
+async fn a_run_is_shown_as_running_before_anything_of_it_is_stored() {
+    let silent = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let silent_url = format!("http://{}", silent.local_addr().unwrap());
+    let held = tokio::spawn(async move {
+        let mut open = Vec::new();
+        while let Ok((conn, _)) = silent.accept().await {
+            open.push(conn);
+        }
+    });
+    let server = TestServer::start().await;
+    let created = server
+        .start_run(&silent_url, json!({"task": "wait for the model"}))
+        .await;
+    let id = created["id"].as_str().unwrap();
+    let res = server.get(&format!("/v1/runs/{id}")).send().await.unwrap();
+    assert_eq!(res.status(), 200);
+    let detail: Value = res.json().await.unwrap();
+    assert_eq!(detail["run"]["id"], id);
+    assert_eq!(detail["run"]["outcome"], "running");
+    assert_eq!(detail["run"]["task"], "wait for the model");
+    assert_eq!(detail["run"]["session_id"], created["session_id"]);
+    assert_eq!(detail["transcript"], json!([]));
+    let cancelled = server
+        .post(&format!("/v1/runs/{id}/cancel"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(cancelled.status(), 202);
+    let detail = server.wait_finished(id).await;
+    assert_eq!(detail["run"]["outcome"], "cancelled");
+    held.abort();
+}
