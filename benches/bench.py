@@ -9,8 +9,9 @@ only. What it does:
 2. runs every agent as a child process, interleaved, `--repeats` times for each iteration
    count, and reads the child's CPU time (ru_utime + ru_stime) and peak RSS (ru_maxrss) with
    wait4(): reagent (`reagent-bench run-once`, a current-thread runtime, with a context window
-   large enough that nothing is compacted, and with reagent's default 16k window, which
-   compacts), the plain `ollama` client loop, LangGraph's create_react_agent and smolagents'
+   large enough that nothing is compacted, the same with the run store on (every event
+   recorded into one SQLite store, as `reagent run` does unless `--no-store`), and with
+   reagent's default 16k window, which compacts), the plain `ollama` client loop, LangGraph's create_react_agent and smolagents'
    ToolCallingAgent (benches/peers/*.py). Each child also reports the CPU time of the measured
    run alone (after a one-file warm-up run, so interpreter start-up and imports are left out)
    and the chat requests and bytes the server received during it;
@@ -49,8 +50,10 @@ PEERS = [
 ]
 REAGENT = "reagent"
 REAGENT_COMPACT = "reagent-compact"
+REAGENT_STORE = "reagent-store"
 LABELS = {
     REAGENT: "reagent (no compaction)",
+    REAGENT_STORE: "reagent (no compaction, store on)",
     REAGENT_COMPACT: "reagent (16k window, compacts)",
     **{key: label for key, label, _ in PEERS},
 }
@@ -107,11 +110,15 @@ class Bench:
         self.url = None
         self.workspace = None
         self.small_workspace = None
+        self.store_dir = None
 
     # --- setup -----------------------------------------------------------------------------
 
     def start(self):
         self.workspace = tempfile.mkdtemp(prefix="reagent-bench-ws-")
+        # One store for every store-on run, as a user's runs share theirs (its creation and
+        # migrations happen in the first run's process, outside the measured run).
+        self.store_dir = tempfile.mkdtemp(prefix="reagent-bench-store-")
         files = max(self.args.counts + [self.args.many_iterations, self.args.cache_iterations, 1])
         subprocess.run(
             [self.args.bin, "prepare", "--dir", self.workspace, "--files", str(files)], check=True
@@ -140,7 +147,7 @@ class Bench:
                 server_cpu = ru.ru_utime + ru.ru_stime
             except ChildProcessError:
                 pass
-        for ws in (self.workspace, self.small_workspace):
+        for ws in (self.workspace, self.small_workspace, self.store_dir):
             if ws:
                 shutil.rmtree(ws, ignore_errors=True)
         return server_cpu
@@ -151,6 +158,9 @@ class Bench:
         common = ["--url", self.url, "--workspace", self.workspace, "--iterations", str(n)]
         if agent == REAGENT:
             return [self.args.bin, "run-once", *common, "--num-ctx", str(NO_COMPACTION_CTX)]
+        if agent == REAGENT_STORE:
+            return [self.args.bin, "run-once", *common, "--num-ctx", str(NO_COMPACTION_CTX),
+                    "--store", os.path.join(self.store_dir, "store.db")]
         if agent == REAGENT_COMPACT:
             return [self.args.bin, "run-once", *common]
         script = next(s for key, _, s in PEERS if key == agent)
@@ -365,7 +375,15 @@ def targets(args, singles, many, cache):
                 ok = ok and r is not None and r >= want
                 parts.append(f"N={n}: {fmt(r)}×")
             L.append(f"| ≥ {want}× less CPU / iteration than {LABELS[peer]} — {LABELS[mine]} | {', '.join(parts)} | {'yes' if ok else '**no**'} |")
-    rss = [m["peak_rss_kib"] for a in (REAGENT, REAGENT_COMPACT) for n in args.counts for m in singles.get(a, {}).get(n, [])]
+    if REAGENT_STORE in singles:
+        parts, ok = [], True
+        for n in args.counts:
+            on, off = cpu_iter(REAGENT_STORE, n), cpu_iter(REAGENT, n)
+            r = on / off if on and off else None
+            ok = ok and r is not None and r <= 1.1
+            parts.append(f"N={n}: {fmt(r, 2)}×")
+        L.append(f"| CPU / iteration with the run store on within 10% of `--no-store` — {LABELS[REAGENT_STORE]} / {LABELS[REAGENT]} | {', '.join(parts)} | {'yes' if ok else '**no**'} |")
+    rss = [m["peak_rss_kib"] for a in (REAGENT, REAGENT_STORE, REAGENT_COMPACT) for n in args.counts for m in singles.get(a, {}).get(n, [])]
     if rss:
         L.append(f"| < 30 MB peak RSS, single run | max {fmt(max(rss) / 1024)} MB | {'yes' if max(rss) < 30 * 1024 else '**no**'} |")
     if many:
@@ -403,7 +421,9 @@ def report(args, singles, many, cache, server_cpu, meta, parser=None):
         f"in the page cache. Each figure is the median of {args.repeats} run(s); every agent is its own child process "
         "(CPU = ru_utime + ru_stime and peak RSS = ru_maxrss from wait4). \"Run CPU\" is the CPU time of the "
         "measured run alone, after a one-file warm-up run in the same process (interpreter start-up, imports "
-        "and the warm-up are left out); \"process CPU\" is the whole child process."
+        "and the warm-up are left out); \"process CPU\" is the whole child process. The store-on rows record "
+        "every event into one SQLite store shared by their runs (`run-once --store`, what `reagent run` does "
+        "unless `--no-store`); their run CPU includes writing the run's last events and saving its session."
     )
     L.append("")
     ref = REAGENT if REAGENT in singles else agents[0]
@@ -618,7 +638,7 @@ def main():
     unknown = [k for k in peers if k not in dict((k, l) for k, l, _ in PEERS)]
     if unknown:
         p.error(f"unknown peers {unknown}")
-    agents = [REAGENT, REAGENT_COMPACT] + peers
+    agents = [REAGENT, REAGENT_STORE, REAGENT_COMPACT] + peers
 
     meta = {
         "command": args.command or " ".join(sys.argv),

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
-# CPU per iteration of `reagent run` with the run store on (a fresh SQLite file) and with
-# `--no-store`, against the scripted server (benches/src/server.rs), N tool-call iterations per
-# run, REPEATS runs each, interleaved. Prints a table; the store's cost is the difference.
+# CPU of `reagent run` as a whole process with the run store on and with `--no-store`, against
+# the scripted server (benches/src/server.rs), N tool-call iterations per run, REPEATS runs each,
+# interleaved. The store-on runs share one SQLite store, as a user's runs share theirs: it is
+# created (and migrated) by one unmeasured run first. Prints a table; the store's cost is the
+# difference. benches/run.sh measures the same from inside the process (the run alone, after
+# a warm-up: its "store on" rows).
 #   benches/store-overhead.sh            N=150 REPEATS=7
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -29,13 +32,16 @@ one_run() {
 }
 
 : > "$tmp/on"; : > "$tmp/off"
+one_run --store "$tmp/store.db" > /dev/null
 for r in $(seq "$REPEATS"); do
-  one_run --store "$tmp/store-$r.db" >> "$tmp/on"
+  one_run --store "$tmp/store.db" >> "$tmp/on"
   one_run --no-store >> "$tmp/off"
 done
 median() { sort -g "$1" | awk '{a[NR]=$1} END {print (NR % 2) ? a[(NR+1)/2] : (a[NR/2] + a[NR/2+1]) / 2}'; }
 on=$(median "$tmp/on"); off=$(median "$tmp/off")
-events=$(sqlite3 "$tmp/store-1.db" 'select count(*) from events' 2>/dev/null || echo "?")
+events=$(sqlite3 "$tmp/store.db" \
+  'select count(*) from events where run_id = (select id from runs order by started desc limit 1)' \
+  2>/dev/null || echo "?")
 printf '| N | runs each | --no-store CPU/iteration | store on CPU/iteration | store on / off | events stored per run |\n'
 printf '|---|---|---|---|---|---|\n'
 awk -v n="$N" -v r="$REPEATS" -v on="$on" -v off="$off" -v ev="$events" 'BEGIN {

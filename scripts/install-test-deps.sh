@@ -3,8 +3,12 @@
 # from inside the sandbox: python3, perl and xxd are required (tests fail loudly without
 # them); curl, wget, nc, ssh, dig, gdb, git, procps and util-linux add attack variants.
 # bubblewrap is optional: `reagent doctor` reports it, no test depends on it.
+# The hub's network-namespace fault test (crates/reagent-cli/tests/hub_faults.rs) needs `ip` (iproute2).
 # The store's tests need PostgreSQL 15 (Debian's postgresql-15: initdb, pg_ctl; the tests start
 # a private cluster themselves) and the HTML export test needs chromium (headless screenshot).
+# The dashboard's browser test (crates/reagent-server/tests/dashboard.rs) needs chromium, node
+# and npm, and playwright-core from npm (pinned in that test's package-lock.json; installed at
+# the end of this script into crates/reagent-server/tests/dashboard/node_modules).
 # Debian/Ubuntu only (apt-get). Idempotent: installs only what is missing.
 # Also installs ollama-openai-proxy (PyPI) into a venv in the cache, for the feature-fallback
 # test against a third-party implementation of the Ollama API (see the end of this script).
@@ -14,8 +18,8 @@ set -euo pipefail
 declare -A PKG=(
   [python3]=python3 [perl]=perl [xxd]=xxd [gdb]=gdb [curl]=curl [wget]=wget
   [nc]=netcat-openbsd [ssh]=openssh-client [dig]=dnsutils [git]=git
-  [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap
-  [chromium]=chromium [createdb]=postgresql-client-15
+  [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap [ip]=iproute2
+  [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm
 )
 
 missing=()
@@ -67,4 +71,16 @@ else
   site=$("$PROXY_DIR/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])')
   mkdir -p "$PROXY_DIR/shim"
   ln -sfn "$site" "$PROXY_DIR/shim/src"
+fi
+
+# playwright-core (npm) for the dashboard's browser test, exactly as package-lock.json pins it.
+# It drives Debian's /usr/bin/chromium (no browser download).
+DASH_DIR="$(cd "$(dirname "$0")/.." && pwd)/crates/reagent-server/tests/dashboard"
+DASH_WANT=$(sed -n 's/.*"playwright-core": "\(.*\)".*/\1/p' "$DASH_DIR/package.json")
+DASH_HAVE=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$DASH_DIR/node_modules/playwright-core/package.json" 2>/dev/null || true)
+if [ -n "$DASH_WANT" ] && [ "$DASH_HAVE" = "$DASH_WANT" ]; then
+  echo "playwright-core: present ($DASH_HAVE)" >&2
+else
+  echo "playwright-core: installing $DASH_WANT into $DASH_DIR/node_modules" >&2
+  (cd "$DASH_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >&2)
 fi

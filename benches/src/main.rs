@@ -60,6 +60,10 @@ enum Command {
         /// Runtime worker threads (1: a current-thread runtime).
         #[arg(long, default_value_t = 1)]
         threads: usize,
+        /// Record the runs into this SQLite store (created when missing), as `reagent run`
+        /// does; the measured run's CPU includes writing its events and saving its session.
+        #[arg(long)]
+        store: Option<PathBuf>,
     },
     /// A session of STEPS tool calls, snapshotted, then resumed REPEATS times with a follow-up;
     /// prints the time to the first request and reply as JSON.
@@ -179,6 +183,7 @@ fn main() -> Result<()> {
             iterations,
             num_ctx,
             threads,
+            store,
         } => {
             let rt = if threads <= 1 {
                 current_thread()?
@@ -190,6 +195,7 @@ fn main() -> Result<()> {
                 workspace,
                 iterations,
                 num_ctx,
+                store,
             };
             let report = rt.block_on(run_single(&config))?;
             print_json(&report.to_json())?;

@@ -3,14 +3,17 @@
 //! the chat requests and bytes the server received, and whether the run did exactly what the
 //! plan said. A one-file warm-up run comes first, as in the Python peers, so the measured run
 //! is the steady state (the whole process, start-up included, is what the driver's `wait4`
-//! measures).
+//! measures). With a store, both runs are recorded into it as `reagent run` records them, and
+//! the measured run's CPU includes waiting for its last events to be written and saving its
+//! session.
 
 use std::path::PathBuf;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use reagent_core::{EventSink, ToolMode};
+use reagent_core::{EventSink, Session, ToolMode};
 use reagent_protocol::{CancellationToken, EventKind, Outcome};
+use reagent_store::{Location, Store};
 use serde_json::{json, Value};
 
 use crate::runner::{self, AgentSetup};
@@ -29,6 +32,8 @@ pub struct SingleConfig {
     pub iterations: u32,
     /// Context window (`None`: reagent's default, so long runs compact).
     pub num_ctx: Option<u32>,
+    /// Record the runs into this SQLite store (created when missing), as `reagent run` does.
+    pub store: Option<PathBuf>,
 }
 
 /// One model request of the run, as seen at the moment it was about to be sent.
@@ -136,9 +141,29 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
         tool_mode: ToolMode::Native,
     };
     let provider = runner::ollama(&config.base_url)?;
+    let store = match &config.store {
+        Some(path) => Some(
+            Store::open(&Location::Sqlite(path.clone()))
+                .await
+                .map_err(|e| BenchError::Setup(format!("store: {e}")))?,
+        ),
+        None => None,
+    };
+    let recorder = store.as_ref().map(Store::recorder);
     let warm = runner::agent(provider.clone(), &config.workspace, &setup(1))?;
-    let quiet = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
-    let warmed = warm.run(TASK, &quiet, &CancellationToken::new()).await;
+    let warm_recorder = recorder.clone();
+    let quiet = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |e| {
+            if let Some(r) = &warm_recorder {
+                r.record(e);
+            }
+        }),
+    );
+    let mut warm_session = warm.session();
+    let warmed = warm_session
+        .run(TASK, &quiet, &CancellationToken::new())
+        .await;
     if warmed.outcome != Outcome::Completed || warmed.tool_calls != 1 {
         return Err(BenchError::Incomplete(format!(
             "the warm-up run ended {} after {} tool calls: {}",
@@ -147,6 +172,7 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
             warmed.error.map(|e| e.message).unwrap_or_default()
         )));
     }
+    save(store.as_ref(), &warm_session).await?;
     let agent = runner::agent(provider, &config.workspace, &setup(config.iterations))?;
     let http = reqwest::Client::new();
     let counts_before = server_counts(&http, &config.base_url).await;
@@ -174,11 +200,16 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
                 s.failed_tools += u32::from(failed);
                 s.requests.extend(mark);
             }
+            if let Some(r) = &recorder {
+                r.record(e);
+            }
         }),
     );
+    let mut session = agent.session();
     let cpu_before = usage::self_cpu();
     let started = Instant::now();
-    let result = agent.run(TASK, &events, &CancellationToken::new()).await;
+    let result = session.run(TASK, &events, &CancellationToken::new()).await;
+    save(store.as_ref(), &session).await?;
     let wall = started.elapsed();
     let cpu = usage::self_cpu();
     let counts_after = server_counts(&http, &config.base_url).await;
@@ -204,4 +235,23 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
         requests: seen.requests,
         sent,
     })
+}
+
+/// What `reagent run` does with the store after a run: wait for the last events to be written
+/// and save the session (nothing without a store). A store error fails the benchmark.
+async fn save(store: Option<&Store>, session: &Session) -> Result<(), BenchError> {
+    let Some(store) = store else {
+        return Ok(());
+    };
+    store.flush().await;
+    let json = serde_json::to_string(&session.snapshot())
+        .map_err(|e| BenchError::Setup(format!("session snapshot: {e}")))?;
+    store
+        .save_session(session.id(), &json)
+        .await
+        .map_err(|e| BenchError::Setup(format!("store: {e}")))?;
+    match store.error() {
+        Some(e) => Err(BenchError::Setup(format!("store: {e}"))),
+        None => Ok(()),
+    }
 }

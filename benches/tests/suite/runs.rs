@@ -31,6 +31,7 @@ async fn a_run_reads_every_file_then_answers() {
         workspace: ws.path().to_path_buf(),
         iterations: 6,
         num_ctx: Some(1 << 20),
+        store: None,
     };
     let report = run_single(&config).await.unwrap();
     assert!(report.is_complete(6), "{:?}", report.to_json());
@@ -57,6 +58,47 @@ async fn a_run_reads_every_file_then_answers() {
 }
 
 #[tokio::test]
+async fn with_a_store_both_runs_are_recorded_and_their_sessions_saved() {
+    let server = server().await;
+    let ws = workspace(5);
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("bench.db");
+    let config = SingleConfig {
+        base_url: server.base_url(),
+        workspace: ws.path().to_path_buf(),
+        iterations: 5,
+        num_ctx: Some(1 << 20),
+        store: Some(path.clone()),
+    };
+    let report = run_single(&config).await.unwrap();
+    assert!(report.is_complete(5), "{:?}", report.to_json());
+    let store = reagent_store::Store::open(&reagent_store::Location::Sqlite(path))
+        .await
+        .unwrap();
+    let runs = store
+        .list_runs(&reagent_store::RunFilter::default())
+        .await
+        .unwrap();
+    let mut tool_calls: Vec<i64> = runs.iter().map(|r| r.tool_calls).collect();
+    tool_calls.sort_unstable();
+    assert_eq!(tool_calls, [1, 5], "the warm-up and the measured run");
+    for run in &runs {
+        assert_eq!(run.outcome, "completed");
+        let events = store.events_after(&run.id, 0, 0).await.unwrap();
+        let seqs: Vec<i64> = events.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=seqs.len() as i64).collect::<Vec<_>>());
+        let session = run.session_id.as_deref().unwrap();
+        let saved = store.load_session(session).await.unwrap().unwrap();
+        assert!(
+            saved.snapshot.is_some(),
+            "run {} has no saved session",
+            run.id
+        );
+    }
+    server.shutdown().await;
+}
+
+#[tokio::test]
 async fn a_small_context_compacts_and_still_completes() {
     let server = server().await;
     let ws = workspace(12);
@@ -65,6 +107,7 @@ async fn a_small_context_compacts_and_still_completes() {
         workspace: ws.path().to_path_buf(),
         iterations: 12,
         num_ctx: Some(8192),
+        store: None,
     };
     let report = run_single(&config).await.unwrap();
     assert!(report.is_complete(12), "{:?}", report.to_json());
@@ -81,6 +124,7 @@ async fn missing_files_make_an_incomplete_run() {
         workspace: ws.path().to_path_buf(),
         iterations: 4,
         num_ctx: Some(1 << 20),
+        store: None,
     };
     let report = run_single(&config).await.unwrap();
     assert!(!report.is_complete(4), "{:?}", report.to_json());

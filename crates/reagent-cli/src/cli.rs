@@ -14,6 +14,23 @@ pub(crate) struct Cli {
     /// Log level for diagnostics on stderr (error, warn, info, debug, trace).
     #[arg(long, global = true, default_value = "warn")]
     pub(crate) log: String,
+    /// Export OpenTelemetry traces (a span per run, model call and tool call) over OTLP/HTTP to
+    /// this collector: a base URL (`/v1/traces` is appended) or the full traces URL.
+    #[arg(
+        long,
+        global = true,
+        env = "OTEL_EXPORTER_OTLP_ENDPOINT",
+        value_name = "URL"
+    )]
+    pub(crate) otlp_endpoint: Option<String>,
+    /// With --otlp-endpoint: also export prompts, completions, tool arguments and tool results
+    /// (left out by default).
+    #[arg(
+        long,
+        global = true,
+        env = "OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT"
+    )]
+    pub(crate) otlp_capture_content: bool,
     #[command(subcommand)]
     pub(crate) command: Command,
 }
@@ -37,6 +54,19 @@ pub(crate) enum Command {
     Eval(EvalArgs),
     /// List, show, follow, export and delete recorded runs.
     Runs(RunsArgs),
+    /// Run the hub (one leads, others stand by), or see and steer it: status, history,
+    /// pause, resume.
+    Hub(crate::hub_cmd::HubArgs),
+    /// Goals the hub decomposes into tasks: add, list, show.
+    Goal(crate::goal_cmd::GoalArgs),
+    /// Run queued tasks from the store with the model flags of `reagent run` (beside a model
+    /// server), until SIGTERM.
+    #[command(mut_arg("task", |a| a.required(false).hide(true).default_value("")))]
+    Worker(crate::worker_cmd::WorkerArgs),
+    /// Queue tasks for the workers, and list, show, cancel or retry them.
+    Task(crate::task_cmd::TaskArgs),
+    /// Serve the HTTP API, live event streams, approvals, metrics and the dashboard.
+    Serve(crate::serve_cmd::ServeArgs),
 }
 
 /// Flags of `reagent run`.

@@ -11,14 +11,21 @@ mod demo;
 mod doctor_cmd;
 mod eval_cmd;
 mod exit;
+mod goal_cmd;
+mod hub_cmd;
+mod hub_local;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
 mod runs_cmd;
 mod runs_html;
+mod serve_cmd;
 mod setup;
+mod signals;
 mod store;
+mod task_cmd;
 mod tool_cmd;
+mod worker_cmd;
 
 use clap::Parser;
 
@@ -44,12 +51,21 @@ pub(crate) fn usage(e: anyhow::Error) -> anyhow::Error {
 
 fn main() {
     let cli = Cli::parse();
-    tracing_subscriber::fmt()
-        .with_writer(std::io::stderr)
-        .with_env_filter(
-            tracing_subscriber::EnvFilter::try_new(&cli.log).unwrap_or_else(|_| "warn".into()),
-        )
-        .init();
+    let otlp = cli
+        .otlp_endpoint
+        .as_ref()
+        .filter(|endpoint| !endpoint.trim().is_empty())
+        .map(|endpoint| reagent_telemetry::OtlpOptions {
+            endpoint: endpoint.clone(),
+            capture_content: cli.otlp_capture_content,
+        });
+    let telemetry = match reagent_telemetry::init(&cli.log, otlp.as_ref()) {
+        Ok(telemetry) => telemetry,
+        Err(e) => {
+            eprintln!("reagent: {e}");
+            std::process::exit(ExitCode::Usage as i32);
+        }
+    };
     let runtime = match tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()
@@ -71,6 +87,8 @@ fn main() {
             }
         }
     };
+    // Runs are over: send the last spans (bounded wait) before exiting.
+    telemetry.shutdown();
     std::process::exit(code as i32);
 }
 
@@ -94,6 +112,26 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Runs(args) => {
             let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
             runs_cmd::run(&args, &file).await
+        }
+        Command::Hub(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            hub_cmd::run(&args, &file).await
+        }
+        Command::Goal(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            goal_cmd::run(&args, &file).await
+        }
+        Command::Worker(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            worker_cmd::run(&args, &file).await
+        }
+        Command::Task(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            task_cmd::run(&args, &file).await
+        }
+        Command::Serve(args) => {
+            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
+            serve_cmd::run(&args, &file).await
         }
     }
 }

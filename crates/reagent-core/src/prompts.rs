@@ -84,7 +84,7 @@ pub(crate) fn tool_result_message(
     call: &ToolCall,
     args: &Value,
     result: &ToolResult,
-    result_json: &str,
+    result_json: String,
 ) -> Message {
     match mode {
         ToolMode::Native | ToolMode::Auto => Message::tool_result(call, result_json),
@@ -94,6 +94,34 @@ pub(crate) fn tool_result_message(
             m
         }
     }
+}
+
+/// A tool result as the JSON the model reads in native mode and the `tool_result` event carries:
+/// `{"ok":true,"output":…}` or `{"ok":false,"error":…}` (the text of [`ToolResult::to_json`]),
+/// written straight from the result rather than through a copied `Value`.
+pub(crate) fn tool_result_json(result: &ToolResult) -> String {
+    #[derive(serde::Serialize)]
+    struct ResultJson<'a> {
+        ok: bool,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        output: Option<&'a Value>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        error: Option<&'a str>,
+    }
+    let borrowed = match result {
+        ToolResult::Ok { output, .. } => ResultJson {
+            ok: true,
+            output: Some(output),
+            error: None,
+        },
+        ToolResult::Err { error } => ResultJson {
+            ok: false,
+            output: None,
+            error: Some(error),
+        },
+    };
+    // Serializing borrowed strings and a `Value` cannot fail; the fallback is for form's sake.
+    serde_json::to_string(&borrowed).unwrap_or_else(|_| result.to_json().to_string())
 }
 
 /// A tool result as plain text: one line saying what it is ("The file notes.txt contains:"),
@@ -279,6 +307,22 @@ mod tests {
     use serde_json::json;
 
     use super::*;
+
+    #[test]
+    fn result_json_is_the_text_of_to_json() {
+        let results = [
+            ToolResult::ok("line one\n\"quoted\" \u{1F600}\tend".to_owned()),
+            ToolResult::Ok {
+                output: json!({"entries": [{"name": "a", "size": 3}], "truncated": false}),
+                changed: vec!["a".into()],
+            },
+            ToolResult::ok(String::new()),
+            ToolResult::err("no such file: \"x\""),
+        ];
+        for r in &results {
+            assert_eq!(tool_result_json(r), r.to_json().to_string());
+        }
+    }
 
     #[test]
     fn results_are_labelled_plain_text_and_errors_say_so() {

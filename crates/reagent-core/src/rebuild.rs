@@ -128,7 +128,11 @@ pub fn rebuild_transcript<'a>(
                     |v| ToolResult::from_json(&v),
                 );
                 messages.push(prompts::tool_result_message(
-                    mode, &call, &args, &result, output,
+                    mode,
+                    &call,
+                    &args,
+                    &result,
+                    output.clone(),
                 ));
             }
             EventKind::UserMessage { content, .. } => {

@@ -11,10 +11,12 @@ use reagent_protocol::{
     GuardrailAction, Message, ModelOptions, Provider, ProviderError, ToolCall, ToolChoice,
     ToolSpec, Usage, WireCache,
 };
+use tracing::Instrument;
 
 use crate::config::ToolMode;
 use crate::degenerate;
 use crate::events::EventSink;
+use crate::spans;
 use crate::tool_mode::{self, ConstrainedReply};
 
 /// What the loop needs to send requests; fixed for the run.
@@ -195,14 +197,22 @@ impl TurnSetup<'_> {
             ),
         };
         let started = Instant::now();
-        let response = match self.provider.chat(request, &sink, &call_cancel).await {
+        let span = spans::chat_span(self.provider.name(), request);
+        let reply = match self
+            .provider
+            .chat(request, &sink, &call_cancel)
+            .instrument(span.clone())
+            .await
+        {
             // Only this call was stopped (its text degenerated): what came is the reply.
             Err(ProviderError::Cancelled) if !self.cancel.is_cancelled() => watch
                 .into_inner()
-                .map_err(|_| ProviderError::Cancelled)?
-                .into_reply(started.elapsed())?,
-            other => other?,
+                .map_err(|_| ProviderError::Cancelled)
+                .and_then(|w| w.into_reply(started.elapsed())),
+            other => other,
         };
+        spans::finish_chat(&span, &reply);
+        let response = reply?;
         if live_text {
             // Text the parser held back (it might have begun a call) turned out to be content.
             if let Ok(parser) = live.into_inner() {
@@ -343,7 +353,8 @@ pub(crate) fn response_event(
     }
 }
 
-fn finish_name(f: &FinishReason) -> String {
+/// The name of a finish reason, as events and spans carry it.
+pub(crate) fn finish_name(f: &FinishReason) -> String {
     match f {
         FinishReason::Stop => "stop".to_owned(),
         FinishReason::Length => "length".to_owned(),

@@ -42,6 +42,8 @@ pub struct ServerConfig {
     pub cache_reuse: u32,
     /// More command-line arguments, appended last.
     pub extra_args: Vec<String>,
+    /// Listen on this port (so a restarted server keeps its URL); `None` picks a free one.
+    pub port: Option<u16>,
 }
 
 impl ServerConfig {
@@ -57,6 +59,7 @@ impl ServerConfig {
             startup_timeout: Duration::from_secs(120),
             cache_reuse: 256,
             extra_args: Vec::new(),
+            port: None,
         }
     }
 
@@ -100,14 +103,23 @@ pub struct LocalServer {
 }
 
 impl LocalServer {
-    /// Start llama-server as `config` says on a free port and wait until `/health` reports ok.
+    /// Start llama-server as `config` says on its port (else a free one) and wait until
+    /// `/health` reports ok.
     ///
     /// Errors carry the server's last output lines: a bad model file, a missing library or a
-    /// port taken by a racing process (retried on another port) all show up there.
+    /// port taken by a racing process (retried on another port unless the port was given) all
+    /// show up there.
     pub async fn start(config: &ServerConfig) -> Result<Self, LocalError> {
-        let mut attempt = 1;
+        let mut attempt = if config.port.is_some() {
+            PORT_ATTEMPTS
+        } else {
+            1
+        };
         loop {
-            let port = free_port()?;
+            let port = match config.port {
+                Some(port) => port,
+                None => free_port()?,
+            };
             let mut server = Self::spawn(config, port)?;
             match server.wait_ready(config.startup_timeout).await {
                 Ok(()) => return Ok(server),

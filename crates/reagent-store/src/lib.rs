@@ -16,12 +16,14 @@
 //! # Writing
 //!
 //! [`Store::recorder`] gives a [`Recorder`] whose [`Recorder::handler`] fits
-//! `reagent_core::EventSink::new`. The handler never blocks the loop: it pushes the event into
-//! a bounded channel ([`CHANNEL_CAPACITY`] events) read by the store's one writer task, which
+//! `reagent_core::EventSink::new`. The handler never blocks the loop: it appends the event to a
+//! bounded queue ([`CHANNEL_CAPACITY`] events) taken by the store's one writer task, which
 //! writes in batches of up to [`BATCH_MAX`] events or [`BATCH_WINDOW`], whichever comes first;
-//! `run_finished` is written at once. When the channel is full (the database is far slower than
-//! the runs), the event is dropped and counted rather than slowing the run: the first such drop
-//! becomes the store's error. Store errors never stop a run: the first one is kept
+//! `run_finished` is written at once. The writer is woken only when a batch starts, fills or
+//! must be written at once, not for every event (a wake-up per event cost more CPU than the
+//! insert). When the queue is full (the database is far slower than the runs), the event is
+//! dropped and counted rather than slowing the run: the first such drop becomes the store's
+//! error. Store errors never stop a run: the first one is kept
 //! ([`Store::error`]) for the caller to report once; later batches are still attempted.
 //!
 //! # Runs that died
@@ -37,6 +39,7 @@ mod kv;
 mod liveness;
 mod location;
 mod open;
+mod page;
 mod read;
 mod writer;
 
@@ -46,10 +49,11 @@ use std::time::Duration;
 pub use error::StoreError;
 pub use kv::{MemoryEntry, Scope, SessionRecord};
 pub use location::{default_sqlite_path, Location, STORE_ENV};
+pub use page::RunPage;
 pub use read::{RunFilter, RunRecord, StoredEvent};
 pub use writer::Recorder;
 
-/// Events the writer's channel holds before new events are dropped.
+/// Events waiting for the writer before new events are dropped.
 pub const CHANNEL_CAPACITY: usize = 16_384;
 /// Most events written in one transaction.
 pub const BATCH_MAX: usize = 256;
@@ -76,7 +80,8 @@ impl Store {
     /// whose writer is gone as `interrupted`.
     pub async fn open(location: &Location) -> Result<Store, StoreError> {
         let pool = open::connect(location).await?;
-        let writer = writer::WriterHandle::spawn(pool.clone(), location.to_string());
+        let writer =
+            writer::WriterHandle::spawn(pool.clone(), location.to_string(), location.is_sqlite());
         let store = Store {
             pool,
             location: Arc::new(location.clone()),
@@ -92,6 +97,17 @@ impl Store {
     /// Where this store lives.
     pub fn location(&self) -> &Location {
         &self.location
+    }
+
+    /// The store's connection pool, for the crates that keep their own tables in it (the hub's
+    /// queue). Statements must be written for both backends (see [`Store::is_postgres`]).
+    pub fn pool(&self) -> &sqlx::AnyPool {
+        &self.pool
+    }
+
+    /// Whether the store is PostgreSQL (else SQLite).
+    pub fn is_postgres(&self) -> bool {
+        matches!(*self.location, Location::Postgres(_))
     }
 
     /// A recorder for runs' events (they all go through this store's one writer).

@@ -13,10 +13,37 @@ static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// The tables a reagent store holds (sqlx's migration table included).
-const OUR_TABLES: [&str; 5] = ["_sqlx_migrations", "sessions", "runs", "events", "memory"];
+const OUR_TABLES: [&str; 9] = [
+    "_sqlx_migrations",
+    "sessions",
+    "runs",
+    "events",
+    "memory",
+    // 0002_queue: the hub's task queue.
+    "tasks",
+    "task_deps",
+    "task_history",
+    "workers",
+];
+
+/// The hub's tables (migration 0003, `reagent-hub`).
+const HUB_TABLES: [&str; 7] = [
+    "hub_leader",
+    "hub_state",
+    "hub_transitions",
+    "endpoints",
+    "hub_actions",
+    "goals",
+    "hub_cost",
+];
 
 /// How long opening the first connection may take (an unreachable host, a stuck server).
 const CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+
+/// The page size of a new SQLite store (an existing file keeps its own). A tool result of a few
+/// KB fits in one page instead of spilling into overflow pages, and a batch is written (and
+/// later checkpointed) in a quarter of the WAL frames, each a system call or two.
+const SQLITE_PAGE_SIZE: u32 = 16_384;
 
 /// How long a SQLite connection waits for another writer's lock before giving up.
 const BUSY_TIMEOUT_MS: u32 = 30_000;
@@ -52,7 +79,7 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     let foreign: Vec<&str> = tables
         .iter()
         .map(String::as_str)
-        .filter(|t| !OUR_TABLES.contains(t))
+        .filter(|t| !OUR_TABLES.contains(t) && !HUB_TABLES.contains(t))
         .collect();
     if !foreign.is_empty() {
         let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();
@@ -72,7 +99,8 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
                 if sqlite {
                     conn.execute(
                         format!(
-                            "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA synchronous = NORMAL;"
+                            "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA synchronous = NORMAL; \
+                             PRAGMA page_size = {SQLITE_PAGE_SIZE};"
                         )
                         .as_str(),
                     )

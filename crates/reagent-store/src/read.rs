@@ -8,7 +8,8 @@ use sqlx::Row;
 use crate::liveness::writer_gone;
 use crate::{now_ms, Store, StoreError, RUNNING};
 
-const RUN_COLUMNS: &str = "id, session_id, started, finished, model, provider, tool_mode, \
+pub(crate) const RUN_COLUMNS: &str =
+    "id, session_id, started, finished, model, provider, tool_mode, \
     workspace, task, outcome, iterations, tool_calls, prompt_tokens, completion_tokens, error, \
     error_kind, answer, pid, host, last_event_at";
 
@@ -69,7 +70,7 @@ impl RunRecord {
         self.prompt_tokens.saturating_add(self.completion_tokens)
     }
 
-    fn from_row(row: &AnyRow) -> Result<RunRecord, sqlx::Error> {
+    pub(crate) fn from_row(row: &AnyRow) -> Result<RunRecord, sqlx::Error> {
         let mut r = RunRecord {
             id: row.try_get("id")?,
             session_id: row.try_get("session_id")?,

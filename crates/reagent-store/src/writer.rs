@@ -1,12 +1,13 @@
 //! The one writer task: takes events from a bounded channel and writes them in batches.
 
 use std::collections::{HashMap, HashSet};
+use std::fmt::Write as _;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 
 use reagent_protocol::{Event, EventKind};
 use sqlx::AnyPool;
-use tokio::sync::{mpsc, oneshot};
+use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
 use crate::liveness::{host_name, own_pid};
@@ -15,14 +16,22 @@ use crate::{now_ms, BATCH_MAX, BATCH_WINDOW, CHANNEL_CAPACITY, HEARTBEAT, RUNNIN
 /// Rows per multi-row `INSERT` (5 parameters each, far under both databases' limits).
 const INSERT_CHUNK: usize = 128;
 
-enum Msg {
-    Event(Box<Event>),
-    Flush(oneshot::Sender<()>),
+/// Events recorded and not yet taken by the writer. The recorders append here under a lock;
+/// the writer is woken only when a batch starts, fills up or must be written at once, so a
+/// run's events do not cost a thread wake-up each.
+#[derive(Default)]
+struct Pending {
+    events: Vec<Event>,
+    /// A `run_finished` is among them: write without waiting for the window to close.
+    urgent: bool,
 }
 
-/// What the writer and the recorders share: the first error and the drop count.
+/// What the writer and the recorders share: the pending events, the first error and the drop
+/// count.
 #[derive(Default)]
 struct Shared {
+    pending: Mutex<Pending>,
+    wake: Notify,
     error: Mutex<Option<String>>,
     dropped: AtomicU64,
 }
@@ -37,23 +46,48 @@ impl Shared {
             }
         }
     }
+
+    /// Whether the pending events must be written without waiting for the window.
+    fn ready(&self) -> bool {
+        self.pending
+            .lock()
+            .map_or(true, |p| p.urgent || p.events.len() >= BATCH_MAX)
+    }
+
+    fn is_empty(&self) -> bool {
+        self.pending.lock().map_or(true, |p| p.events.is_empty())
+    }
+
+    /// Take every pending event.
+    fn take(&self) -> Vec<Event> {
+        match self.pending.lock() {
+            Ok(mut p) => {
+                p.urgent = false;
+                std::mem::take(&mut p.events)
+            }
+            Err(_) => Vec::new(),
+        }
+    }
 }
 
-/// The sending side of the writer task.
+/// The sending side of the writer task. The channel carries only flush requests; it also
+/// tells the writer when the last handle is gone.
 #[derive(Clone)]
 pub(crate) struct WriterHandle {
-    tx: mpsc::Sender<Msg>,
+    tx: mpsc::Sender<oneshot::Sender<()>>,
     shared: Arc<Shared>,
 }
 
 impl WriterHandle {
-    /// Start the writer task on the current runtime.
-    pub(crate) fn spawn(pool: AnyPool, location: String) -> Self {
-        let (tx, rx) = mpsc::channel(CHANNEL_CAPACITY);
+    /// Start the writer task on the current runtime. `sqlite` picks the placeholder style of
+    /// the batch insert.
+    pub(crate) fn spawn(pool: AnyPool, location: String, sqlite: bool) -> Self {
+        let (tx, rx) = mpsc::channel(FLUSH_CAPACITY);
         let shared = Arc::new(Shared::default());
         let writer = Writer {
             pool,
             location,
+            sqlite,
             shared: shared.clone(),
             active: HashSet::new(),
         };
@@ -70,7 +104,7 @@ impl WriterHandle {
 
     pub(crate) async fn flush(&self) {
         let (done, wait) = oneshot::channel();
-        if self.tx.send(Msg::Flush(done)).await.is_ok() {
+        if self.tx.send(done).await.is_ok() {
             // An error only means the writer ended, which also means nothing is pending.
             let _ = wait.await;
         }
@@ -85,34 +119,54 @@ impl WriterHandle {
     }
 }
 
+/// Flush requests that may wait at once before `flush` itself waits.
+const FLUSH_CAPACITY: usize = 64;
+
 /// Records runs' events into the store without ever blocking the caller.
 #[derive(Clone)]
 pub struct Recorder {
-    tx: mpsc::Sender<Msg>,
+    tx: mpsc::Sender<oneshot::Sender<()>>,
     shared: Arc<Shared>,
 }
 
 impl Recorder {
-    /// Queue one event for writing. Deltas are never stored. When the writer's channel is
-    /// full the event is dropped and counted (see the crate docs).
+    /// Queue one event for writing. Deltas are never stored. When [`CHANNEL_CAPACITY`] events
+    /// already wait for the writer, the event is dropped and counted (see the crate docs).
     pub fn record(&self, event: Event) {
         if event.kind.is_delta() {
             return;
         }
-        if let Err(e) = self.tx.try_send(Msg::Event(Box::new(event))) {
-            let closed = matches!(e, mpsc::error::TrySendError::Closed(_));
-            self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-            self.shared.fail(|| {
-                if closed {
-                    "events were not stored: the store's writer has stopped".to_owned()
-                } else {
+        if self.tx.is_closed() {
+            self.drop_event(|| "events were not stored: the store's writer has stopped".to_owned());
+            return;
+        }
+        let finished = matches!(event.kind, EventKind::RunFinished { .. });
+        let wake = match self.shared.pending.lock() {
+            Ok(mut p) if p.events.len() < CHANNEL_CAPACITY => {
+                p.events.push(event);
+                p.urgent |= finished;
+                // The first event starts the batch's window; a full batch or a finished run
+                // is written at once. Events in between wake nobody.
+                p.events.len() == 1 || p.events.len() == BATCH_MAX || finished
+            }
+            _ => {
+                self.drop_event(|| {
                     format!(
                         "events were not stored: the store's writer fell behind \
                          ({CHANNEL_CAPACITY} events waiting)"
                     )
-                }
-            });
+                });
+                return;
+            }
+        };
+        if wake {
+            self.shared.wake.notify_one();
         }
+    }
+
+    fn drop_event(&self, message: impl FnOnce() -> String) {
+        self.shared.dropped.fetch_add(1, Ordering::Relaxed);
+        self.shared.fail(message);
     }
 
     /// A handler for `reagent_core::EventSink::new` that records every event.
@@ -134,53 +188,62 @@ struct Progress {
 struct Writer {
     pool: AnyPool,
     location: String,
+    /// SQLite takes anonymous `?` placeholders, which it binds without looking up a name each.
+    sqlite: bool,
     shared: Arc<Shared>,
     /// Runs started and not yet finished by this writer (their heartbeat is kept).
     active: HashSet<String>,
 }
 
 impl Writer {
-    async fn run(mut self, mut rx: mpsc::Receiver<Msg>) {
+    async fn run(mut self, mut rx: mpsc::Receiver<oneshot::Sender<()>>) {
         let mut heartbeat = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
-        let mut batch: Vec<Event> = Vec::new();
         let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
-        loop {
-            let first = tokio::select! {
-                m = rx.recv() => m,
+        let mut closed = false;
+        while !closed {
+            // Wait for the first event of a batch, a flush, or the end.
+            tokio::select! {
+                m = rx.recv() => match m {
+                    Some(done) => waiting.push(done),
+                    None => closed = true,
+                },
+                () = self.shared.wake.notified() => {
+                    // A wake-up left over from a batch already written.
+                    if self.shared.is_empty() {
+                        continue;
+                    }
+                }
                 _ = heartbeat.tick() => {
                     self.heartbeat().await;
                     continue;
                 }
-            };
-            let Some(first) = first else { break };
+            }
+            // The window: more events join the batch until it is full, a run finishes, a
+            // flush asks, or the window closes.
             let deadline = Instant::now() + BATCH_WINDOW;
-            let mut urgent = take(first, &mut batch, &mut waiting);
-            let mut closed = false;
-            while !urgent && batch.len() < BATCH_MAX {
-                match tokio::time::timeout_at(deadline, rx.recv()).await {
-                    Ok(Some(m)) => urgent = take(m, &mut batch, &mut waiting),
-                    Ok(None) => {
-                        closed = true;
-                        break;
-                    }
-                    Err(_) => break,
+            while !closed && waiting.is_empty() && !self.shared.ready() {
+                tokio::select! {
+                    m = rx.recv() => match m {
+                        Some(done) => waiting.push(done),
+                        None => closed = true,
+                    },
+                    () = self.shared.wake.notified() => {}
+                    () = tokio::time::sleep_until(deadline) => break,
                 }
             }
-            if !batch.is_empty() {
-                self.write(std::mem::take(&mut batch)).await;
+            let events = self.shared.take();
+            for batch in events.chunks(BATCH_MAX) {
+                self.write(batch).await;
             }
             for w in waiting.drain(..) {
                 let _ = w.send(());
             }
-            if closed {
-                break;
-            }
         }
     }
 
-    async fn write(&mut self, batch: Vec<Event>) {
+    async fn write(&mut self, batch: &[Event]) {
         let n = batch.len();
-        if let Err(e) = self.write_batch(&batch).await {
+        if let Err(e) = self.write_batch(batch).await {
             self.shared.fail(|| {
                 format!(
                     "cannot write {n} events to the store {}: {e}",
@@ -189,7 +252,7 @@ impl Writer {
             });
             return;
         }
-        for e in &batch {
+        for e in batch {
             match &e.kind {
                 EventKind::RunStarted { .. } => {
                     self.active.insert(e.run_id.clone());
@@ -211,7 +274,7 @@ impl Writer {
             }
         }
         for chunk in batch.chunks(INSERT_CHUNK) {
-            insert_events(&mut tx, chunk).await?;
+            insert_events(&mut tx, chunk, self.sqlite).await?;
         }
         let mut progress: HashMap<&str, Progress> = HashMap::new();
         for e in batch {
@@ -277,21 +340,6 @@ impl Writer {
     }
 }
 
-/// File one message; returns whether the batch must be written now.
-fn take(m: Msg, batch: &mut Vec<Event>, waiting: &mut Vec<oneshot::Sender<()>>) -> bool {
-    match m {
-        Msg::Event(e) => {
-            let finished = matches!(e.kind, EventKind::RunFinished { .. });
-            batch.push(*e);
-            finished
-        }
-        Msg::Flush(done) => {
-            waiting.push(done);
-            true
-        }
-    }
-}
-
 fn to_i64(v: u64) -> i64 {
     i64::try_from(v).unwrap_or(i64::MAX)
 }
@@ -344,24 +392,30 @@ async fn insert_run(tx: &mut Tx<'_>, e: &Event, now: i64) -> Result<(), sqlx::Er
     Ok(())
 }
 
-async fn insert_events(tx: &mut Tx<'_>, events: &[Event]) -> Result<(), sqlx::Error> {
+async fn insert_events(tx: &mut Tx<'_>, events: &[Event], sqlite: bool) -> Result<(), sqlx::Error> {
     if events.is_empty() {
         return Ok(());
     }
     let mut sql = String::from("INSERT INTO events (run_id, seq, ts, type, json) VALUES ");
     for i in 0..events.len() {
-        let b = i * 5;
         if i > 0 {
             sql.push_str(", ");
         }
-        sql.push_str(&format!(
-            "(${}, ${}, ${}, ${}, ${})",
-            b + 1,
-            b + 2,
-            b + 3,
-            b + 4,
-            b + 5
-        ));
+        if sqlite {
+            sql.push_str("(?, ?, ?, ?, ?)");
+        } else {
+            let b = i * 5;
+            // Writing into a String cannot fail.
+            let _ = write!(
+                sql,
+                "(${}, ${}, ${}, ${}, ${})",
+                b + 1,
+                b + 2,
+                b + 3,
+                b + 4,
+                b + 5
+            );
+        }
     }
     let mut q = sqlx::query(&sql);
     for e in events {

@@ -26,7 +26,8 @@
 //! [`ScriptedServer::start_at`] brings one back at the same address, and
 //! [`ScriptedServer::invariant_violations`] lists tool results that answer no earlier call.
 //!
-//! [`PostgresCluster`] starts a private PostgreSQL for the store's tests.
+//! [`PostgresCluster`] starts a private PostgreSQL for the store's tests; [`OtlpReceiver`]
+//! receives OpenTelemetry traces (`POST /v1/traces`, protobuf) for the telemetry tests.
 //!
 //! Design decision: turns are wire-neutral and rendered by one module per wire (`ollama.rs`,
 //! `openai.rs`, `anthropic.rs`, `gemini.rs`), so one script can drive any backend and a test can
@@ -55,10 +56,12 @@ mod gemini;
 mod invariants;
 mod ollama;
 mod openai;
+mod otlp;
 mod postgres;
 mod script;
 mod server;
 
+pub use otlp::{OtlpReceiver, ReceivedSpan};
 pub use postgres::PostgresCluster;
 pub use script::{ModelSpec, Reply, ScriptBuilder, ScriptedCall, Turn};
 pub use server::{RecordedRequest, ScriptedServer, Wire};

@@ -52,23 +52,42 @@ impl PostgresCluster {
             databases: AtomicU32::new(0),
         };
         cluster.exec(initdb, "initdb")?;
+        cluster.pg_start()?;
+        Ok(cluster)
+    }
+
+    /// Start the server on its data directory (it must be stopped).
+    fn pg_start(&self) -> io::Result<()> {
         let options = format!(
-            "-c listen_addresses=127.0.0.1 -p {port} -k {} -c fsync=off -c max_connections=300",
-            cluster.dir.path().display()
+            "-c listen_addresses=127.0.0.1 -p {} -k {} -c fsync=off -c max_connections=300",
+            self.port,
+            self.dir.path().display()
         );
-        let mut start = Command::new(cluster.bin.join("pg_ctl"));
+        let mut start = Command::new(self.bin.join("pg_ctl"));
         start
             .arg("-D")
-            .arg(&data)
+            .arg(self.dir.path().join("data"))
             .arg("-l")
-            .arg(cluster.dir.path().join("server.log"))
+            .arg(self.dir.path().join("server.log"))
             .args(["-w", "-t", "60", "-o", &options, "start"]);
-        if let Err(e) = cluster.exec(start, "pg_ctl start") {
+        if let Err(e) = self.exec(start, "pg_ctl start") {
             let log =
-                std::fs::read_to_string(cluster.dir.path().join("server.log")).unwrap_or_default();
+                std::fs::read_to_string(self.dir.path().join("server.log")).unwrap_or_default();
             return Err(io::Error::other(format!("{e}\nserver log:\n{log}")));
         }
-        Ok(cluster)
+        Ok(())
+    }
+
+    /// Stop the server at once (`immediate`: every connection is cut, as in a crash), wait
+    /// `down`, and start it again on the same port and data. For tests of reconnection.
+    pub fn restart(&self, down: std::time::Duration) -> io::Result<()> {
+        let mut stop = Command::new(self.bin.join("pg_ctl"));
+        stop.arg("-D")
+            .arg(self.dir.path().join("data"))
+            .args(["-m", "immediate", "-w", "stop"]);
+        self.exec(stop, "pg_ctl stop")?;
+        std::thread::sleep(down);
+        self.pg_start()
     }
 
     /// One cluster shared by the tests of a process that hold it at the same time; a new one

@@ -93,6 +93,10 @@ pub(crate) async fn reagent_with_env(args: &[String], cwd: &Path, env: &[(&str, 
         .args(args)
         .current_dir(cwd)
         .env("HOME", cwd)
+        // A collector of the developer's own must not receive the tests' traces.
+        .env_remove("OTEL_EXPORTER_OTLP_ENDPOINT")
+        .env_remove("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+        .env_remove("OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT")
         .envs(env.iter().copied())
         .env_remove("OLLAMA_HOST")
         .stdin(Stdio::null())

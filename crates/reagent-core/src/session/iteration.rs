@@ -9,12 +9,14 @@ use reagent_protocol::{
     ToolCall, UserMessageReason,
 };
 use reagent_tools::ToolResult;
+use tracing::Instrument;
 
 use super::{Ending, RunState, Session};
 use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::guardrails::{exhausted_budget, is_narration, Repetition};
 use crate::prompts;
+use crate::spans;
 use crate::turn::Turn;
 
 /// The tool that ends a run.
@@ -252,13 +254,19 @@ impl Session {
         let mut repeated = None;
         for call in calls {
             let started = Instant::now();
-            let (args, result) = self.execute(&call, &ctx, run.iterations, events).await;
+            let span = spans::tool_span(&call.name, &call.id);
+            let (args, result) = self
+                .execute(&call, &ctx, run.iterations, events)
+                .instrument(span.clone())
+                .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
             }
-            let result_json = result.to_json().to_string();
+            let result_json = prompts::tool_result_json(&result);
+            spans::finish_tool(&span, &args, &result, &result_json);
+            drop(span);
             self.record_tool_result(
                 run.iterations,
                 &call,
@@ -268,19 +276,23 @@ impl Session {
                 started,
                 events,
             );
+            let completes = call.name == TASK_COMPLETE && result.is_ok();
+            if !completes {
+                if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
+                    repeated = Some(r);
+                }
+            }
+            // The history takes the result's text itself, not a copy.
             self.history.push_tool_result(prompts::tool_result_message(
                 mode,
                 &call,
                 &args,
                 &result,
-                &result_json,
+                result_json,
             ));
-            if call.name == TASK_COMPLETE && result.is_ok() {
+            if completes {
                 let summary = args.get("summary").and_then(|s| s.as_str());
                 return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));
-            }
-            if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
-                repeated = Some(r);
             }
         }
         Continue(repeated)

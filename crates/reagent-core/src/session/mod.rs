@@ -20,6 +20,7 @@ use reagent_protocol::{
 };
 use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
+use tracing::{Instrument, Span};
 
 use crate::agent::Agent;
 use crate::config::ToolMode;
@@ -27,6 +28,7 @@ use crate::events::EventSink;
 use crate::guardrails::{CallTally, RepetitionDetector};
 use crate::history::{History, OPENING_MESSAGES};
 use crate::result::{RunError, RunResult};
+use crate::spans;
 use crate::tool_mode;
 use crate::turn::TurnSetup;
 
@@ -105,6 +107,9 @@ pub(crate) struct RunState {
     pub(crate) overflow_retried: bool,
     /// Work calls made and how many succeeded (an answer on failures only is no progress).
     pub(crate) tally: CallTally,
+    /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
+    #[serde(skip, default = "Span::none")]
+    pub(crate) span: Span,
 }
 
 impl RunState {
@@ -125,6 +130,7 @@ impl RunState {
             repetition_hinted: false,
             overflow_retried: false,
             tally: CallTally::default(),
+            span: Span::none(),
         }
     }
 
@@ -250,7 +256,7 @@ impl Session {
     pub fn resume(agent: Arc<Agent>, workspace: Arc<Workspace>, snapshot: SessionSnapshot) -> Self {
         let mut history = snapshot.history;
         history.recount();
-        Session {
+        let mut session = Session {
             id: snapshot.session_id,
             settled: snapshot.settings.map(|s| Settled::new(&agent, s)),
             agent,
@@ -259,11 +265,14 @@ impl Session {
             repetition: snapshot.repetition,
             wire: WireCache::default(),
             pending: snapshot.pending.into(),
-            run: snapshot.run.map(|mut run| {
-                run.resumed_at = Instant::now();
-                run
-            }),
-        }
+            run: None,
+        };
+        session.run = snapshot.run.map(|mut run| {
+            run.resumed_at = Instant::now();
+            run.span = session.run_span(&run.run_id);
+            run
+        });
+        session
     }
 
     /// Continue a session whose snapshot was never saved (its process was killed) from the
@@ -300,6 +309,7 @@ impl Session {
             pending: self.pending.iter().cloned().collect(),
             run: self.run.as_ref().map(|run| RunState {
                 elapsed_before: run.elapsed(),
+                span: Span::none(),
                 ..run.clone()
             }),
         }
@@ -364,17 +374,32 @@ impl Session {
         let mut run = match self.run.take() {
             Some(run) => run,
             None => match self.pending.pop_front() {
-                Some(message) => match self.begin_run(&message, events, cancel).await {
-                    Ok(run) => run,
-                    Err(ending) => {
-                        let run = RunState::new(events.run_id(), &message);
-                        return Step::Finished(Box::new(self.finish(run, ending, events)));
+                Some(message) => {
+                    let span = self.run_span(events.run_id());
+                    let begun = self
+                        .begin_run(&message, events, cancel)
+                        .instrument(span.clone())
+                        .await;
+                    match begun {
+                        Ok(run) => RunState { span, ..run },
+                        Err(ending) => {
+                            let run = RunState {
+                                span,
+                                ..RunState::new(events.run_id(), &message)
+                            };
+                            return Step::Finished(Box::new(self.finish(run, ending, events)));
+                        }
                     }
-                },
+                }
                 None => return Step::Idle,
             },
         };
-        match self.iterate(&mut run, events, cancel).await {
+        let span = run.span.clone();
+        match self
+            .iterate(&mut run, events, cancel)
+            .instrument(span)
+            .await
+        {
             std::ops::ControlFlow::Continue(()) => {
                 self.run = Some(run);
                 Step::Continue
@@ -383,6 +408,16 @@ impl Session {
                 Step::Finished(Box::new(self.finish(run, ending, events)))
             }
         }
+    }
+
+    /// The tracing span of run `run_id` of this session.
+    fn run_span(&self, run_id: &str) -> Span {
+        spans::run_span(
+            run_id,
+            &self.id,
+            &self.agent.config.model,
+            self.agent.provider_name(),
+        )
     }
 
     /// Start a run with `message`: settle the session on its first run, open or continue the
@@ -468,7 +503,19 @@ impl Session {
                 ending.outcome = Outcome::NoProgress;
             }
         }
+        let span = run.span.clone();
         let result = self.result(run, ending);
+        spans::finish_run(
+            &span,
+            &spans::RunTotals {
+                outcome: result.outcome,
+                iterations: result.iterations,
+                tool_calls: result.tool_calls,
+                input_tokens: result.prompt_tokens,
+                output_tokens: result.completion_tokens,
+                error: result.error.as_ref().map(|e| (e.kind, e.message.as_str())),
+            },
+        );
         events.emit(EventKind::RunFinished {
             outcome: result.outcome,
             iterations: result.iterations,

@@ -1,7 +1,6 @@
 //! The steps of an iteration that are not the loop itself: the request setup, checking and
 //! running one tool call, keeping the context within the window, and asking for a final answer.
 
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -61,7 +60,6 @@ impl Session {
                 Arc::new(RecordedApprover {
                     inner,
                     events: events.clone(),
-                    asked: AtomicU64::new(0),
                 }) as Arc<dyn Approver>
             }),
         }
@@ -336,17 +334,17 @@ impl Session {
 }
 
 /// An approver whose questions and answers are recorded as `approval_requested` and
-/// `approval_decided` events.
+/// `approval_decided` events. An approval's id is the run's id and the `seq` of its
+/// `approval_requested` event, so it is unique in the run (a context is made per iteration).
 struct RecordedApprover {
     inner: Arc<dyn Approver>,
     events: EventSink,
-    asked: AtomicU64,
 }
 
 impl Approver for RecordedApprover {
     fn approve(&self, command: &str) -> bool {
-        let n = self.asked.fetch_add(1, Ordering::Relaxed) + 1;
-        let approval_id = format!("{}-{n}", self.events.run_id());
+        // Tools run one at a time, so the next seq is this request's.
+        let approval_id = format!("{}-{}", self.events.run_id(), self.events.last_seq() + 1);
         self.events.emit(EventKind::ApprovalRequested {
             approval_id: approval_id.clone(),
             command: command.to_owned(),

@@ -1,4 +1,5 @@
 mod faults;
 mod harness;
 mod kv;
+mod page;
 mod runs;

@@ -1,0 +1,228 @@
+//! # reagent-server
+//!
+//! `reagent serve` as a library: an HTTP API (axum) that starts runs in-process — each a
+//! [`reagent_core::Session`] of its own [`reagent_core::Agent`], the same loop as `reagent
+//! run` — records them in a [`reagent_store::Store`], streams their events live (Server-Sent
+//! Events with `Last-Event-ID` resume, or a WebSocket) through [`reagent_core::EventBus`],
+//! lets a person answer approvals, and exports Prometheus metrics. It also serves the
+//! dashboard's static files, embedded from `assets/`.
+//!
+//! ```no_run
+//! # async fn demo() -> Result<(), reagent_server::ServerError> {
+//! use reagent_server::{Server, ServerConfig};
+//! let config = ServerConfig::new(
+//!     "127.0.0.1:7878".parse().unwrap(),
+//!     reagent_store::Location::parse("/tmp/reagent.db")?,
+//! );
+//! let server = Server::bind(config).await?;
+//! println!("dashboard: {}", server.dashboard_url());
+//! server.serve(async { let _ = tokio::signal::ctrl_c().await; }).await?;
+//! # Ok(()) }
+//! ```
+//!
+//! Security: every route but `GET /v1/health`, `GET /` and `GET /assets/*` needs the bearer
+//! token (compared in constant time), kept in a file created on first start with mode 0600; a
+//! non-loopback address refuses to start without an existing token file; no CORS headers are
+//! sent (browsers refuse other origins); bodies are capped; a run's workspace must lie under a
+//! workspace root after resolving symlinks and `..`. The token is never logged or put in an
+//! error.
+//!
+//! Architecture invariant: a thin HTTP edge over reagent-core and reagent-store; never prints.
+#![deny(missing_docs)]
+
+mod api;
+mod approvals;
+mod assets;
+mod config;
+mod error;
+mod extract;
+mod follow;
+mod live;
+mod metrics;
+mod openapi;
+mod roots;
+mod routes;
+mod runs;
+mod stream;
+mod token;
+
+use std::future::Future;
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::serve::ListenerExt;
+use reagent_store::Store;
+use tokio::net::TcpListener;
+
+pub use api::*;
+pub use config::{RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES};
+pub use error::{ApiError, ErrorBody, ErrorDetail, ServerError};
+pub use openapi::openapi;
+pub use token::{default_token_path, Token, TOKEN_FILE_NAME};
+
+use approvals::Approvals;
+use metrics::Metrics;
+use runs::Runs;
+
+/// How long open connections (event streams) get to finish after the runs were interrupted.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
+
+struct Shared {
+    runs: Runs,
+    store: Store,
+    approvals: Approvals,
+    metrics: Arc<Metrics>,
+    token: Token,
+    max_body_bytes: usize,
+}
+
+/// What every handler sees. Cheap to clone.
+#[derive(Clone)]
+pub(crate) struct AppState(Arc<Shared>);
+
+impl AppState {
+    pub(crate) fn runs(&self) -> &Runs {
+        &self.0.runs
+    }
+    pub(crate) fn store(&self) -> &Store {
+        &self.0.store
+    }
+    pub(crate) fn approvals(&self) -> &Approvals {
+        &self.0.approvals
+    }
+    pub(crate) fn metrics(&self) -> &Metrics {
+        &self.0.metrics
+    }
+    pub(crate) fn token(&self) -> &Token {
+        &self.0.token
+    }
+    pub(crate) fn max_body_bytes(&self) -> usize {
+        self.0.max_body_bytes
+    }
+}
+
+/// A bound server, ready to [`serve`](Server::serve).
+pub struct Server {
+    listener: TcpListener,
+    addr: SocketAddr,
+    state: AppState,
+    token_file: PathBuf,
+    token_created: bool,
+}
+
+impl Server {
+    /// Check the configuration, read (or, on a loopback address, create) the token file, open
+    /// the store and bind the address.
+    pub async fn bind(config: ServerConfig) -> Result<Server, ServerError> {
+        let token_file = match &config.token_file {
+            Some(p) => p.clone(),
+            None => default_token_path()?,
+        };
+        let (token, token_created) =
+            token::load_or_create(&token_file, config.bind.ip().is_loopback())?;
+        let roots = roots::WorkspaceRoots::new(&config.workspace_roots)?;
+        let store = Store::open(&config.store).await?;
+        let listener =
+            TcpListener::bind(config.bind)
+                .await
+                .map_err(|source| ServerError::Bind {
+                    addr: config.bind,
+                    source,
+                })?;
+        let addr = listener.local_addr().map_err(|source| ServerError::Bind {
+            addr: config.bind,
+            source,
+        })?;
+        let approvals = Approvals::default();
+        let metrics = Arc::new(Metrics::new());
+        let runs = Runs::new(
+            store.clone(),
+            config.defaults.clone(),
+            roots,
+            approvals.clone(),
+            metrics.clone(),
+            config.subscriber_queue,
+            config.recent_events,
+        );
+        Ok(Server {
+            listener,
+            addr,
+            state: AppState(Arc::new(Shared {
+                runs,
+                store,
+                approvals,
+                metrics,
+                token,
+                max_body_bytes: config.max_body_bytes,
+            })),
+            token_file,
+            token_created,
+        })
+    }
+
+    /// The address it listens on.
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// The token file.
+    pub fn token_file(&self) -> &Path {
+        &self.token_file
+    }
+
+    /// Whether the token file was created by this start.
+    pub fn token_created(&self) -> bool {
+        self.token_created
+    }
+
+    /// The token (to hand to a client; never logged).
+    pub fn token(&self) -> &Token {
+        self.state.token()
+    }
+
+    /// The dashboard's address with the token in the fragment (`http://ADDR/#token=...`; a
+    /// fragment never reaches a server or a log).
+    pub fn dashboard_url(&self) -> String {
+        format!(
+            "http://{}/#token={}",
+            self.addr,
+            self.state.token().reveal()
+        )
+    }
+
+    /// Serve until `shutdown` completes; then every live run ends as `interrupted` (recorded
+    /// in the store), open streams get [`SHUTDOWN_GRACE`] to end, and this returns.
+    pub async fn serve(
+        self,
+        shutdown: impl Future<Output = ()> + Send + 'static,
+    ) -> Result<(), ServerError> {
+        let app = routes::router(self.state.clone());
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
+        let runs = self.state.runs().clone();
+        let signal = async move {
+            shutdown.await;
+            runs.interrupt_all().await;
+            let _ = stopped_tx.send(());
+        };
+        // Events are small writes: without TCP_NODELAY, Nagle and delayed ACKs hold them ~40 ms.
+        let listener = self.listener.tap_io(|tcp| {
+            if let Err(e) = tcp.set_nodelay(true) {
+                tracing::debug!("cannot set TCP_NODELAY: {e}");
+            }
+        });
+        let server = axum::serve(listener, app).with_graceful_shutdown(signal);
+        let grace = async move {
+            if stopped_rx.await.is_ok() {
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        };
+        tokio::select! {
+            served = server => served.map_err(ServerError::Serve),
+            () = grace => Ok(()),
+        }
+    }
+}
