@@ -93,45 +93,21 @@ fn main() {
 }
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
+    let config = cli.config.as_deref();
+    // Read by the commands that take the config file, when they start.
+    let file = || config::FileConfig::load(config).map_err(usage);
     match cli.command {
-        Command::Run(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            run_cmd::run(&args, &file).await
-        }
-        Command::Tool(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            tool_cmd::run(&args, &file).await
-        }
+        Command::Run(args) => run_cmd::run(&args, &file()?).await,
+        Command::Tool(args) => tool_cmd::run(&args, &file()?).await,
         Command::Parse(args) => parse_cmd::run(&args),
         Command::Doctor(args) => doctor_cmd::run(&args).await,
         Command::Demo(args) => demo::run(&args).await,
-        Command::Eval(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            eval_cmd::run(&args, &file).await
-        }
-        Command::Runs(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            runs_cmd::run(&args, &file).await
-        }
-        Command::Hub(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            hub_cmd::run(&args, &file).await
-        }
-        Command::Goal(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            goal_cmd::run(&args, &file).await
-        }
-        Command::Worker(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            worker_cmd::run(&args, &file).await
-        }
-        Command::Task(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            task_cmd::run(&args, &file).await
-        }
-        Command::Serve(args) => {
-            let file = config::FileConfig::load(cli.config.as_deref()).map_err(usage)?;
-            serve_cmd::run(&args, &file).await
-        }
+        Command::Eval(args) => eval_cmd::run(&args, &file()?).await,
+        Command::Runs(args) => runs_cmd::run(&args, &file()?).await,
+        Command::Hub(args) => hub_cmd::run(&args, &file()?).await,
+        Command::Goal(args) => goal_cmd::run(&args, &file()?).await,
+        Command::Worker(args) => worker_cmd::run(&args, &file()?).await,
+        Command::Task(args) => task_cmd::run(&args, &file()?).await,
+        Command::Serve(args) => serve_cmd::run(&args, &file()?).await,
     }
 }
