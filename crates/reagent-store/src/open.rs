@@ -49,7 +49,30 @@ const SQLITE_PAGE_SIZE: u32 = 16_384;
 const BUSY_TIMEOUT_MS: u32 = 30_000;
 
 /// Open the pool, check that the database is a reagent store (or empty) and migrate it.
+///
+/// Processes that open a new SQLite store at the same moment (a hub, its workers, a status
+/// command) contend for the file's lock while it is created, switched to WAL and migrated; a
+/// step that SQLite answers with "database is locked" at once (it does when waiting could
+/// deadlock) is tried again from the start, a few times, after a short pause.
 pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> {
+    let mut attempt = 0;
+    loop {
+        attempt += 1;
+        match connect_once(location).await {
+            Err(StoreError::Open { message, .. })
+                if location.is_sqlite()
+                    && message.contains("database is locked")
+                    && attempt < 6 =>
+            {
+                tracing::debug!("store open attempt {attempt}: {message}");
+                tokio::time::sleep(Duration::from_millis(50 << attempt)).await;
+            }
+            other => return other,
+        }
+    }
+}
+
+async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
     sqlx::any::install_default_drivers();
     let fail = |message: String| StoreError::Open {
         location: location.to_string(),
@@ -68,9 +91,21 @@ pub(crate) async fn connect(location: &Location) -> Result<AnyPool, StoreError> 
     .await
     .map_err(|_| fail(format!("no answer within {} s", CONNECT_TIMEOUT.as_secs())))?
     .map_err(|e| fail(explain(&e)))?;
-    let tables = list_tables(&mut first, sqlite)
-        .await
-        .map_err(|e| fail(explain(&e)));
+    // Another process may hold the file's lock for a moment (creating the store, switching it
+    // to WAL): wait for it as every pooled connection does.
+    let busy_timeout = if sqlite {
+        first
+            .execute(format!("PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}").as_str())
+            .await
+            .map(drop)
+    } else {
+        Ok(())
+    };
+    let tables = match busy_timeout {
+        Ok(()) => list_tables(&mut first, sqlite).await,
+        Err(e) => Err(e),
+    }
+    .map_err(|e| fail(explain(&e)));
     // Closing is courtesy; the check's result is what matters.
     let _ = first.close().await;
     let tables = tables?;
