@@ -16,7 +16,7 @@
 //! harmony channels); `finish` is always exact.
 //!
 //! Work is linear: each byte is examined a bounded number of times (a pending marker
-//! prefix is re-examined at most until it is [`MAX_LOOKAHEAD`] bytes long), and once a
+//! prefix is re-examined at most until it is [`markers::MAX_LOOKAHEAD`] bytes long), and once a
 //! possible call start is seen, `feed` only appends and, on a `>`, compares the closing
 //! tags. A held text is parsed at most [`CLOSE_TRIES`] times (once per closing tag tried,
 //! with the whole text so far before the first cut), and a cut text is never looked at
@@ -25,44 +25,12 @@
 //! while held), and when no pushed byte could start a call `finish` skips the pre-scan
 //! that [`crate::parse`] would repeat.
 
+mod markers;
+
 use crate::{parse, Family, ParseOptions, Parsed};
-
-/// Longest pending prefix examined before deciding it is plain text.
-const MAX_LOOKAHEAD: usize = 64;
-
-/// Tag prefixes that may start a call, reasoning or a control token.
-const LT_MARKERS: &[&str] = &[
-    "<|",
-    "<｜",
-    "<tool",
-    "<function",
-    "<think",
-    "</think",
-    "<thinking",
-    "<seed:",
-    "<minimax:",
-    "<mm:",
-    "<TOOLCALL>",
-    "<start_function_call>",
-    "<arg_key>",
-    "<invoke",
-    "<final_answer>",
-    "<response>",
-    "<xml>",
-    "<atem:",
-    "<channel|>",
-    "<tools>",
-    "</tool_call>",
-];
-const BRACKET_MARKERS: &[&str] = &[
-    "[TOOL_CALLS]",
-    "[TOOL_REQUEST]",
-    "[END_TOOL_REQUEST]",
-    "[THINK]",
-    "[/THINK]",
-    "[BEGIN FINAL RESPONSE]",
-];
-const WORD_MARKERS: &[&str] = &["Action", "Final Answer", "Thought:", "functools", "call:"];
+use markers::{
+    could_start, is_trigger, word_marker, Verdict, CLASS, MAX_LOOKAHEAD, PLAIN, WORD_START,
+};
 
 /// Streaming parser: `push` chunks, print what it returns, then `finish`.
 ///
@@ -177,117 +145,6 @@ const CUT_PROBE: &str = " \nx";
 /// Closing tags tried per hold (each try parses the held text: a bound keeps work linear
 /// when a tag appears inside an argument string).
 const CLOSE_TRIES: u8 = 8;
-
-/// [`CLASS`]: plain text wherever it stands.
-const PLAIN: u8 = 1;
-/// [`CLASS`]: a letter that may start a word marker (plain inside a word).
-const WORD_START: u8 = 2;
-
-/// Class of each ASCII byte for the one-byte path; 0 for call, reasoning and tag
-/// starts (always examined by the slow path).
-const CLASS: [u8; 128] = {
-    let mut t = [0u8; 128];
-    let mut c = 0;
-    while c < 128 {
-        let b = c as u8;
-        t[c] = if !is_trigger(b) {
-            PLAIN
-        } else if b.is_ascii_alphabetic() {
-            WORD_START
-        } else {
-            0
-        };
-        c += 1;
-    }
-    t
-};
-
-/// The word marker starting with `c` (empty if none).
-fn word_marker(c: u8) -> &'static [u8] {
-    WORD_MARKERS
-        .iter()
-        .map(|m| m.as_bytes())
-        .find(|m| m.first() == Some(&c))
-        .unwrap_or(b"")
-}
-
-enum Verdict {
-    Yes,
-    No,
-    NeedMore,
-}
-
-fn against(rest: &str, markers: &[&str]) -> Verdict {
-    let mut need = false;
-    let r = rest.as_bytes();
-    for m in markers.iter().map(|m| m.as_bytes()) {
-        if m[0] != r[0] {
-            continue;
-        }
-        // Byte loops: these prefixes are short, a `memcmp` call costs more.
-        let common = m.iter().zip(r).take_while(|(a, b)| a == b).count();
-        if common == m.len() {
-            return Verdict::Yes;
-        }
-        if common == r.len() {
-            need = true;
-        }
-    }
-    if need {
-        Verdict::NeedMore
-    } else {
-        Verdict::No
-    }
-}
-
-/// Could a call (or reasoning) start at the beginning of `rest`?
-fn could_start(rest: &str) -> Verdict {
-    match could_start_inner(rest) {
-        Verdict::NeedMore if rest.len() >= MAX_LOOKAHEAD => Verdict::No,
-        v => v,
-    }
-}
-
-fn could_start_inner(rest: &str) -> Verdict {
-    let b = rest.as_bytes();
-    match b[0] {
-        b'<' => against(rest, LT_MARKERS),
-        b'`' => against(rest, &["```"]),
-        // MiniMax's noise, which `parse` deletes from the whole text before reading it.
-        b']' => against(rest, &["]<]minimax[>["]),
-        b'{' => match rest[1..].trim_start().as_bytes().first() {
-            None => Verdict::NeedMore,
-            Some(b'"') | Some(b'\'') => Verdict::Yes,
-            Some(_) => Verdict::No,
-        },
-        b'[' => {
-            if let v @ (Verdict::Yes | Verdict::NeedMore) = against(rest, BRACKET_MARKERS) {
-                return v;
-            }
-            let r = rest[1..].trim_start();
-            let rb = r.as_bytes();
-            let mut k = 0;
-            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.')
-            {
-                k += 1;
-            }
-            match rb.get(k) {
-                _ if r.starts_with('{') => Verdict::Yes,
-                Some(b'(') if k > 0 => Verdict::Yes,
-                None if rest.len() < MAX_LOOKAHEAD => Verdict::NeedMore,
-                _ => Verdict::No,
-            }
-        }
-        _ => against(rest, WORD_MARKERS),
-    }
-}
-
-const fn is_trigger(c: u8) -> bool {
-    matches!(
-        c,
-        b'<' | b'[' | b']' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
-    )
-}
 
 /// Whether held text may be cut out of the stream under these options: with no family hint,
 /// or a hint whose content is the text around its calls.
@@ -687,16 +544,5 @@ mod tests {
             assert!(!f.drops_trailing_text(), "{f}");
             assert!(!f.trims_content(), "{f}");
         }
-    }
-
-    #[test]
-    fn each_word_start_letter_has_one_word_marker() {
-        for c in 0..128u8 {
-            let starts = WORD_MARKERS.iter().filter(|m| m.as_bytes()[0] == c).count();
-            assert_eq!(CLASS[usize::from(c)] == WORD_START, starts == 1, "{c}");
-            assert!(starts <= 1);
-        }
-        assert_eq!(word_marker(b'f'), b"functools");
-        assert_eq!(word_marker(b'x'), b"");
     }
 }
