@@ -148,18 +148,23 @@ async fn commands_show_and_steer_the_hub(postgres: bool) {
         "{text}"
     );
 
-    let history = json_out(&cmd(&store, &["hub", "history", "--json"]));
-    let steps: Vec<(String, String)> = history
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|t| {
-            (
-                t["from"].as_str().unwrap().into(),
-                t["to"].as_str().unwrap().into(),
-            )
-        })
-        .collect();
+    // The hub enters `executing` on the tick after the dispatch: wait for that tick.
+    let steps = wait_for("the hub to enter executing", || {
+        let history = json_out(&cmd(&store, &["hub", "history", "--json"]));
+        let steps: Vec<(String, String)> = history
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| {
+                (
+                    t["from"].as_str().unwrap().into(),
+                    t["to"].as_str().unwrap().into(),
+                )
+            })
+            .collect();
+        let entered = ("contemplating".to_owned(), "executing".to_owned());
+        steps.contains(&entered).then_some(steps)
+    });
     assert_eq!(
         steps[0],
         ("resting".into(), "contemplating".into()),
