@@ -227,15 +227,8 @@ pub(crate) struct EvalArgs {
     /// Model name as the server knows it.
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// Model server: ollama, openai, anthropic or gemini.
-    #[arg(long)]
-    pub(crate) provider: Option<String>,
-    /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
-    #[arg(long)]
-    pub(crate) host: Option<String>,
-    /// Server base URL (repeat for an endpoint pool).
-    #[arg(long = "base-url")]
-    pub(crate) base_url: Vec<String>,
+    #[command(flatten)]
+    pub(crate) server: ServerFlags,
     /// Tool modes to run side by side, comma-separated: auto, native, constrained, prompt, and
     /// seed (the seed-style baseline loop). Default: auto.
     #[arg(long, default_value = "auto")]
@@ -348,4 +341,20 @@ pub(crate) enum RunsCommand {
         /// Run id (or a unique prefix).
         id: String,
     },
+}
+
+/// Which model server to talk to: the flags `reagent eval` and `reagent hub` share (`reagent
+/// run`'s own also take `--provider local`).
+#[derive(Debug, Args, Clone, Default)]
+pub(crate) struct ServerFlags {
+    /// Model server: ollama, openai, anthropic or gemini.
+    #[arg(long)]
+    pub(crate) provider: Option<String>,
+    /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
+    #[arg(long)]
+    pub(crate) host: Option<String>,
+    /// Server base URL, the way the provider's SDK takes it (OpenAI-style ends in /v1). Repeat
+    /// for an endpoint pool.
+    #[arg(long = "base-url")]
+    pub(crate) base_url: Vec<String>,
 }

@@ -96,9 +96,9 @@ fn run_args(args: &EvalArgs) -> RunArgs {
         // `plan` wants a task; each suite task brings its own prompt.
         task: "(suite task)".to_owned(),
         model: args.model.clone(),
-        provider: args.provider.clone(),
-        host: args.host.clone(),
-        base_url: args.base_url.clone(),
+        provider: args.server.provider.clone(),
+        host: args.server.host.clone(),
+        base_url: args.server.base_url.clone(),
         max_iterations: Some(args.max_iterations),
         max_time: Some(args.max_time),
         num_ctx: args.num_ctx,

@@ -67,15 +67,8 @@ pub(crate) struct HubRunArgs {
     /// The hub's own model (decomposes and verifies goals); without it, goals wait.
     #[arg(long)]
     pub(crate) model: Option<String>,
-    /// Its server: ollama, openai, anthropic or gemini.
-    #[arg(long)]
-    pub(crate) provider: Option<String>,
-    /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
-    #[arg(long)]
-    pub(crate) host: Option<String>,
-    /// Server base URL, the way the provider's SDK takes it (repeat for a pool).
-    #[arg(long = "base-url")]
-    pub(crate) base_url: Vec<String>,
+    #[command(flatten)]
+    pub(crate) server: crate::cli::ServerFlags,
     /// The hub's model calls allowed per state and per hour.
     #[arg(long, default_value_t = 60)]
     pub(crate) calls_per_hour: u32,
@@ -190,7 +183,7 @@ pub(crate) async fn build(
     } else {
         None
     };
-    let own_server = a.host.is_none() && a.base_url.is_empty();
+    let own_server = a.server.host.is_none() && a.server.base_url.is_empty();
     let planner = match (&managed, &a.model) {
         (Some(local), model) if own_server => {
             let mut cfg = ProviderConfig::new(ProviderKind::OpenAi);
@@ -201,9 +194,9 @@ pub(crate) async fn build(
         }
         (_, Some(model)) => {
             let cfg = crate::setup::provider_config(
-                a.provider.as_deref(),
-                a.host.as_deref(),
-                &a.base_url,
+                a.server.provider.as_deref(),
+                a.server.host.as_deref(),
+                &a.server.base_url,
                 None,
                 None,
                 None,
