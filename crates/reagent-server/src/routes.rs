@@ -114,8 +114,12 @@ pub(crate) async fn list_runs(
         )));
     }
     let offset = q.offset.unwrap_or(0);
-    let (runs, total) = state
-        .store()
+    let store = state.store();
+    // A live run's stream may already have shown its `run_finished`: list it as stored.
+    if state.runs().any_live() {
+        store.flush().await;
+    }
+    let (runs, total) = store
         .page_runs(&RunPage {
             outcome: q.outcome.filter(|o| !o.is_empty()),
             model: q.model.filter(|m| !m.is_empty()),

@@ -101,6 +101,11 @@ impl Runs {
         lock(&self.0.entries).get(id).map(|e| e.live.clone())
     }
 
+    /// Whether any run is live (its last events may still be on their way to the store).
+    pub(crate) fn any_live(&self) -> bool {
+        !lock(&self.0.entries).is_empty()
+    }
+
     /// Start a new session with `request`.
     pub(crate) async fn start(&self, request: CreateRun) -> Result<CreatedRun, ApiError> {
         if request.task.trim().is_empty() {
