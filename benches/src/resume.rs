@@ -2,9 +2,12 @@
 //! follow-up run, for a session of `steps` tool-call steps (issue 12).
 //!
 //! The session is built for real against the scripted server (it reads `steps` files, compacting
-//! on the way as a long run does), snapshotted and written as JSON once. Each repeat then reads
-//! the JSON back, resumes a session from it, gives it a follow-up and steps until the first reply:
-//! the three times are the resume itself (JSON parse and rebuilding the session), the first
+//! on the way as a long run does); its events are kept as JSON, as the store keeps them, and it
+//! is snapshotted as `reagent run` saves it (the messages left to the events). Each repeat then
+//! reads the snapshot and the events back, continues the session from them
+//! (`Session::from_stored`, which rebuilds the messages from the events), gives it a follow-up
+//! and steps until the first reply: the three times are the resume itself (JSON parse and
+//! rebuilding the session), the first
 //! `llm_request` event (the loop is about to send), and the reply (the body encoded, sent over
 //! loopback and answered at once by the stateless scripted server).
 
@@ -12,7 +15,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use reagent_core::{EventSink, SessionSnapshot, Step, ToolMode};
-use reagent_protocol::{CancellationToken, EventKind, Outcome};
+use reagent_protocol::{CancellationToken, Event, EventKind, Outcome};
 use serde_json::json;
 
 use crate::runner::{self, AgentSetup};
@@ -39,7 +42,9 @@ pub struct ResumeReport {
     pub messages: usize,
     /// Size of the snapshot's JSON.
     pub snapshot_bytes: usize,
-    /// JSON parse + `Session::resume`.
+    /// Size of the events' JSON.
+    pub event_bytes: usize,
+    /// JSON parse (snapshot and events) + `Session::from_stored`.
     pub resume: Vec<Duration>,
     /// From the start of the resume to the follow-up's `llm_request` event.
     pub to_request: Vec<Duration>,
@@ -57,8 +62,19 @@ pub async fn run_resume(config: &ResumeConfig) -> Result<ResumeReport, BenchErro
     };
     let bench = runner::agent(runner::ollama(&config.base_url)?, &config.workspace, &setup)?;
     let mut session = bench.session();
-    let quiet = EventSink::new(&reagent_core::new_run_id(), Arc::new(|_| {}));
-    let built = session.run(TASK, &quiet, &CancellationToken::new()).await;
+    let stored: Arc<Mutex<Vec<String>>> = Arc::default();
+    let keep = stored.clone();
+    let recording = EventSink::new(
+        &reagent_core::new_run_id(),
+        Arc::new(move |e| {
+            if let (Ok(json), Ok(mut all)) = (serde_json::to_string(&e), keep.lock()) {
+                all.push(json);
+            }
+        }),
+    );
+    let built = session
+        .run(TASK, &recording, &CancellationToken::new())
+        .await;
     if built.outcome != Outcome::Completed || built.tool_calls != config.steps {
         return Err(BenchError::Incomplete(format!(
             "building the session ended {} after {} tool calls",
@@ -66,11 +82,17 @@ pub async fn run_resume(config: &ResumeConfig) -> Result<ResumeReport, BenchErro
             built.tool_calls
         )));
     }
-    let json = serde_json::to_string(&session.snapshot())
+    let json = serde_json::to_string(&session.snapshot_over_events(true))
         .map_err(|e| BenchError::Setup(format!("snapshot: {e}")))?;
+    let stored = std::mem::take(
+        &mut *stored
+            .lock()
+            .map_err(|_| BenchError::Setup("event lock poisoned".into()))?,
+    );
     let mut report = ResumeReport {
         messages: session.messages().len(),
         snapshot_bytes: json.len(),
+        event_bytes: stored.iter().map(String::len).sum(),
         resume: Vec::new(),
         to_request: Vec::new(),
         to_reply: Vec::new(),
@@ -91,7 +113,12 @@ pub async fn run_resume(config: &ResumeConfig) -> Result<ResumeReport, BenchErro
         let started = Instant::now();
         let snapshot: SessionSnapshot = serde_json::from_str(&json)
             .map_err(|e| BenchError::Setup(format!("reading the snapshot back: {e}")))?;
-        let mut resumed = bench.resume(snapshot);
+        let recorded = stored
+            .iter()
+            .map(|e| serde_json::from_str::<Event>(e))
+            .collect::<Result<Vec<_>, _>>()
+            .map_err(|e| BenchError::Setup(format!("reading the events back: {e}")))?;
+        let mut resumed = bench.from_stored(snapshot, &recorded)?;
         report.resume.push(started.elapsed());
         resumed.push_user("How many files did you read?");
         // The server answers a session past its plan at once: the first step is the whole run.
@@ -125,6 +152,7 @@ impl ResumeReport {
         json!({
             "messages": self.messages,
             "snapshot_bytes": self.snapshot_bytes,
+            "event_bytes": self.event_bytes,
             "resume_us": summary(&self.resume),
             "to_first_request_us": summary(&self.to_request),
             "to_first_reply_us": summary(&self.to_reply),

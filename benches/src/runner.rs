@@ -71,9 +71,19 @@ impl BenchAgent {
         Session::new(self.agent.clone(), self.workspace.clone())
     }
 
-    /// A session resumed from `snapshot`.
-    pub fn resume(&self, snapshot: SessionSnapshot) -> Session {
-        Session::resume(self.agent.clone(), self.workspace.clone(), snapshot)
+    /// A stored session continued, as `reagent run --resume` does (`events`: the session's).
+    pub fn from_stored(
+        &self,
+        snapshot: SessionSnapshot,
+        events: &[Event],
+    ) -> Result<Session, BenchError> {
+        Session::from_stored(
+            self.agent.clone(),
+            self.workspace.clone(),
+            Some(snapshot),
+            events,
+        )
+        .map_err(|e| BenchError::Setup(format!("resume: {e}")))
     }
 
     /// Run `task` to the end in a new session.

@@ -172,7 +172,7 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
             warmed.error.map(|e| e.message).unwrap_or_default()
         )));
     }
-    save(store.as_ref(), &warm_session).await?;
+    save(store.as_ref(), &mut warm_session).await?;
     let agent = runner::agent(provider, &config.workspace, &setup(config.iterations))?;
     let http = reqwest::Client::new();
     let counts_before = server_counts(&http, &config.base_url).await;
@@ -209,7 +209,7 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
     let cpu_before = usage::self_cpu();
     let started = Instant::now();
     let result = session.run(TASK, &events, &CancellationToken::new()).await;
-    save(store.as_ref(), &session).await?;
+    save(store.as_ref(), &mut session).await?;
     let wall = started.elapsed();
     let cpu = usage::self_cpu();
     let counts_after = server_counts(&http, &config.base_url).await;
@@ -239,15 +239,13 @@ pub async fn run_single(config: &SingleConfig) -> Result<SingleReport, BenchErro
 
 /// What `reagent run` does with the store after a run: wait for the last events to be written
 /// and save the session (nothing without a store). A store error fails the benchmark.
-async fn save(store: Option<&Store>, session: &Session) -> Result<(), BenchError> {
+async fn save(store: Option<&Store>, session: &mut Session) -> Result<(), BenchError> {
     let Some(store) = store else {
         return Ok(());
     };
-    store.flush().await;
-    let json = serde_json::to_string(&session.snapshot())
-        .map_err(|e| BenchError::Setup(format!("session snapshot: {e}")))?;
+    let id = session.id().to_owned();
     store
-        .save_session(session.id(), &json)
+        .save_session_after_events(&id, |complete| session.snapshot_over_events(complete))
         .await
         .map_err(|e| BenchError::Setup(format!("store: {e}")))?;
     match store.error() {

@@ -40,12 +40,12 @@ pub(crate) struct RunPlan {
     pub(crate) resume: Option<Resume>,
 }
 
-/// What `--resume` continues from.
-pub(crate) enum Resume {
-    /// The session saved at the end of its last run.
-    Snapshot(Box<SessionSnapshot>),
-    /// The events of a run whose session was never saved (its process was killed).
-    Events(Vec<Event>),
+/// What `--resume` continues from (see `Session::from_stored`).
+pub(crate) struct Resume {
+    /// The session saved at the end of its last run, if it was saved.
+    snapshot: Option<SessionSnapshot>,
+    /// The events of the session's runs, when the snapshot needs them or is missing.
+    events: Vec<Event>,
 }
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
@@ -241,11 +241,11 @@ pub(crate) async fn provider_for(
     Ok((provider, warm))
 }
 
-/// Execute a plan; returns the run's result and the progress renderer.
+/// Execute a plan; returns the run's result, the progress renderer and the session.
 pub(crate) async fn execute(
     plan: &RunPlan,
     cancel: &CancellationToken,
-) -> anyhow::Result<(RunResult, Arc<Progress>, SessionSnapshot)> {
+) -> anyhow::Result<(RunResult, Arc<Progress>, Session)> {
     let workspace = Workspace::open(&plan.workspace)
         .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
     // Kept until the run ends: dropping it starts the kept server's idle time.
@@ -278,13 +278,14 @@ pub(crate) async fn execute(
     );
     let (agent, workspace) = (Arc::new(agent), Arc::new(workspace));
     let mut session = match &plan.resume {
-        Some(Resume::Snapshot(snapshot)) => Session::resume(agent, workspace, (**snapshot).clone()),
-        Some(Resume::Events(events)) => Session::from_events(agent, workspace, events)
-            .map_err(|e| anyhow::anyhow!("the stored run cannot be continued: {e}"))?,
+        Some(Resume { snapshot, events }) => {
+            Session::from_stored(agent, workspace, snapshot.clone(), events)
+                .map_err(|e| anyhow::anyhow!("the stored session cannot be continued: {e}"))?
+        }
         None => Session::new(agent, workspace),
     };
     let result = session.run(&plan.task, &sink, cancel).await;
-    Ok((result, progress, session.snapshot()))
+    Ok((result, progress, session))
 }
 
 /// `--resume ID`: the stored session of run ID, with the run's model and workspace as defaults
@@ -308,26 +309,30 @@ async fn stored_session(
         .session_id
         .clone()
         .with_context(|| format!("run {id} has no session to resume"))?;
-    let saved = store
+    let snapshot: Option<SessionSnapshot> = match store
         .load_session(&session_id)
         .await?
-        .and_then(|s| s.snapshot);
-    let resume = match saved {
-        Some(text) => Resume::Snapshot(Box::new(
+        .and_then(|s| s.snapshot)
+    {
+        Some(text) => Some(
             serde_json::from_str(&text)
                 .with_context(|| format!("the saved session {session_id} cannot be read"))?,
-        )),
-        // Killed before the session was saved: its events still hold the conversation.
-        None => Resume::Events(
-            store
-                .events_after(&id, 0, 0)
-                .await?
-                .iter()
-                .map(|e| e.parse())
-                .collect::<Result<_, _>>()
-                .with_context(|| format!("run {id} has an event that cannot be read"))?,
         ),
+        // Killed before the session was saved: its events still hold the conversation.
+        None => None,
     };
+    let events = if snapshot.as_ref().is_none_or(SessionSnapshot::needs_events) {
+        store
+            .session_events(&session_id)
+            .await?
+            .iter()
+            .map(|e| e.parse())
+            .collect::<Result<_, _>>()
+            .with_context(|| format!("session {session_id} has an event that cannot be read"))?
+    } else {
+        Vec::new()
+    };
+    let resume = Resume { snapshot, events };
     args.model.get_or_insert(run.model);
     args.workspace
         .get_or_insert_with(|| PathBuf::from(run.workspace));
@@ -353,9 +358,9 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
             }
         }
     });
-    let (result, progress, snapshot) = execute(&plan, &cancel).await?;
+    let (result, progress, mut session) = execute(&plan, &cancel).await?;
     let store_error = match &store {
-        Some(s) => s.finish(&result.session_id, &snapshot).await,
+        Some(s) => s.finish(&mut session).await,
         None => None,
     };
     report_with(&result, &progress, plan.json, store_error.as_deref());

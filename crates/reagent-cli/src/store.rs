@@ -1,6 +1,6 @@
 //! Opening the run store for a command: where it is, and how `reagent run` records into it.
 
-use reagent_core::SessionSnapshot;
+use reagent_core::Session;
 use reagent_store::{Location, Recorder, Store};
 
 use crate::cli::RunArgs;
@@ -50,24 +50,16 @@ impl RunStore {
 
     /// Wait for the last events to be written and save the session (for `--resume`); the
     /// first error the store met, if any.
-    pub(crate) async fn finish(
-        &self,
-        session_id: &str,
-        snapshot: &SessionSnapshot,
-    ) -> Option<String> {
+    pub(crate) async fn finish(&self, session: &mut Session) -> Option<String> {
         let Some(store) = &self.store else {
             return self.open_error.clone();
         };
-        store.flush().await;
-        let saved = match serde_json::to_string(snapshot) {
-            Ok(json) => store
-                .save_session(session_id, &json)
-                .await
-                .err()
-                .map(|e| e.to_string()),
-            Err(e) => Some(format!("cannot write the session: {e}")),
-        };
-        store.error().or(saved)
+        let id = session.id().to_owned();
+        let saved = store
+            .save_session_after_events(&id, |complete| session.snapshot_over_events(complete))
+            .await
+            .err();
+        store.error().or(saved.map(|e| e.to_string()))
     }
 
     /// The open store, if it could be opened.

@@ -309,9 +309,13 @@ async fn the_html_export_renders_in_headless_chromium() {
 async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
     let s = setup();
     let store = s.db.display().to_string();
-    let server = ScriptedOllama::start(two_turns().turn(Turn::text("It is called a.txt.")))
-        .await
-        .unwrap();
+    let server = ScriptedOllama::start(
+        two_turns()
+            .turn(Turn::text("It is called a.txt."))
+            .turn(Turn::text("Still a.txt.")),
+    )
+    .await
+    .unwrap();
     let first = output({
         let mut c = reagent();
         c.args(run_args(&server, &s.ws, &store, "what is here?"));
@@ -362,6 +366,49 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
     );
     assert_eq!(*contents.last().unwrap(), "and what is it called?");
     assert_eq!(last[0]["role"], "system");
+
+    // The saved session leaves its messages to the events (the conversation is stored once);
+    // a second follow-up rebuilds them from both runs' events, in order.
+    let opened = Store::open(&Location::Sqlite(s.db.clone())).await.unwrap();
+    let session_id = opened.run(&id).await.unwrap().unwrap().session_id.unwrap();
+    let saved = opened
+        .load_session(&session_id)
+        .await
+        .unwrap()
+        .unwrap()
+        .snapshot
+        .unwrap();
+    assert!(
+        !saved.contains("what is here?") && saved.contains("messages_in_events"),
+        "{saved}"
+    );
+    drop(opened);
+    let again = reagent()
+        .args([
+            "run",
+            "--host",
+            &server.base_url(),
+            "--store",
+            &store,
+            "--json",
+        ])
+        .args(["--resume", r["run_id"].as_str().unwrap(), "sure?"])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
+    assert_eq!(json_out(&again)["answer"], "Still a.txt.");
+    let users: Vec<String> = server.requests().last().unwrap()["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect();
+    assert_eq!(
+        users,
+        ["what is here?", "and what is it called?", "sure?"],
+        "every run's messages, in order"
+    );
 
     // Both runs are listed; the follow-up's events say it continues the session.
     let events = runs(&store, &["events", r["run_id"].as_str().unwrap()]);

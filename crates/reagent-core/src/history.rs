@@ -78,6 +78,30 @@ impl History {
         history
     }
 
+    /// The settings and calibration without the messages (a snapshot that leaves them to the
+    /// events; [`History::replace_messages`] puts them back).
+    pub(crate) fn without_messages(&self) -> Self {
+        History {
+            messages: Vec::new(),
+            round_start: Vec::new(),
+            text_bytes: self.text_bytes,
+            pinned: self.pinned,
+            fixed_overhead_tokens: self.fixed_overhead_tokens,
+            bytes_per_token: self.bytes_per_token,
+        }
+    }
+
+    /// Take `rebuilt`'s messages, keeping this history's settings and calibration.
+    pub(crate) fn replace_messages(&mut self, rebuilt: History) {
+        self.messages = rebuilt.messages;
+        self.recount();
+    }
+
+    /// Leading messages never compacted.
+    pub(crate) fn pinned(&self) -> usize {
+        self.pinned
+    }
+
     /// Whether nothing has been added yet (a session that has not started).
     pub fn is_empty(&self) -> bool {
         self.messages.is_empty()

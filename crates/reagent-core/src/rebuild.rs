@@ -31,6 +31,16 @@ pub enum RebuildError {
         /// The event's `seq`.
         seq: u64,
     },
+    /// The events rebuild another conversation than the snapshot was taken of (messages, text
+    /// bytes): a run of the session was deleted, or events are missing.
+    Mismatch {
+        /// What the snapshot recorded.
+        expected: (usize, usize),
+        /// What the events rebuilt.
+        found: (usize, usize),
+    },
+    /// A snapshot that left its messages to the events was resumed before they were restored.
+    MessagesNotRestored,
 }
 
 impl std::fmt::Display for RebuildError {
@@ -47,6 +57,16 @@ impl std::fmt::Display for RebuildError {
             RebuildError::CompactionOutOfRange { seq } => {
                 write!(f, "compaction event {seq} removes more messages than there are")
             }
+            RebuildError::Mismatch { expected, found } => write!(
+                f,
+                "the stored events rebuild {} messages of {} bytes, but the saved session had {} \
+                 of {} bytes (a run of the session was deleted, or events are missing)",
+                found.0, found.1, expected.0, expected.1
+            ),
+            RebuildError::MessagesNotRestored => write!(
+                f,
+                "the saved session keeps its messages in the events, which were not given"
+            ),
         }
     }
 }

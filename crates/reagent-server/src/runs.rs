@@ -59,9 +59,11 @@ struct Launch {
     resume: Option<Resumed>,
 }
 
-enum Resumed {
-    Snapshot(Box<reagent_core::SessionSnapshot>),
-    Events(Vec<Event>),
+/// A stored session to continue (see `Session::from_stored`).
+struct Resumed {
+    snapshot: Option<reagent_core::SessionSnapshot>,
+    /// The events of the session's runs, when the snapshot needs them or is missing.
+    events: Vec<Event>,
 }
 
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
@@ -157,22 +159,25 @@ impl Runs {
             None => request_of(&record),
         };
         let workspace = open_workspace(&self.0.roots, &request.workspace)?;
-        let saved = store
+        let snapshot: Option<reagent_core::SessionSnapshot> = store
             .load_session(&session_id)
             .await?
             .and_then(|s| s.snapshot)
             .and_then(|text| serde_json::from_str(&text).ok());
-        let resume = match saved {
-            Some(snapshot) => Resumed::Snapshot(Box::new(snapshot)),
-            None => Resumed::Events(
-                store
-                    .events_after(run_id, 0, 0)
-                    .await?
-                    .iter()
-                    .filter_map(|e| e.parse().ok())
-                    .collect(),
-            ),
+        let events = if snapshot
+            .as_ref()
+            .is_none_or(reagent_core::SessionSnapshot::needs_events)
+        {
+            store
+                .session_events(&session_id)
+                .await?
+                .iter()
+                .filter_map(|e| e.parse().ok())
+                .collect()
+        } else {
+            Vec::new()
         };
+        let resume = Resumed { snapshot, events };
         self.launch(Launch {
             request,
             message: content,
@@ -217,11 +222,11 @@ impl Runs {
         let workspace = Arc::new(launch.workspace);
         let mut session = match launch.resume {
             None => Session::new(agent, workspace),
-            Some(Resumed::Snapshot(s)) => Session::resume(agent, workspace, *s),
-            Some(Resumed::Events(events)) => Session::from_events(agent, workspace, &events)
-                .map_err(|e| {
+            Some(Resumed { snapshot, events }) => {
+                Session::from_stored(agent, workspace, snapshot, &events).map_err(|e| {
                     ApiError::conflict(format!("the stored session cannot be continued: {e}"))
-                })?,
+                })?
+            }
         };
         let session_id = session.id().to_owned();
         if !lock(&inner.busy_sessions).insert(session_id.clone()) {
@@ -264,7 +269,7 @@ impl Runs {
         let message = launch.message;
         let task = tokio::spawn(async move {
             session.run(&message, &sink, &cancel).await;
-            runs.save_session(&session).await;
+            runs.save_session(&mut session).await;
             runs.finished(&id).await;
         });
         if let Some(entry) = lock(&inner.entries).get_mut(&run_id) {
@@ -320,18 +325,15 @@ impl Runs {
         })
     }
 
-    async fn save_session(&self, session: &Session) {
-        let saved = match serde_json::to_string(&session.snapshot()) {
-            Ok(json) => self
-                .0
-                .store
-                .save_session(session.id(), &json)
-                .await
-                .map_err(|e| e.to_string()),
-            Err(e) => Err(e.to_string()),
-        };
+    async fn save_session(&self, session: &mut Session) {
+        let id = session.id().to_owned();
+        let saved = self
+            .0
+            .store
+            .save_session_after_events(&id, |complete| session.snapshot_over_events(complete))
+            .await;
         if let Err(e) = saved {
-            tracing::warn!("cannot save session {}: {e}", session.id());
+            tracing::warn!("cannot save session {id}: {e}");
         }
     }
 

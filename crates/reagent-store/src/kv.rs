@@ -66,6 +66,26 @@ impl Store {
         Ok(())
     }
 
+    /// Wait for the events recorded so far, then save a session's snapshot as JSON. `snapshot`
+    /// gets whether every event was written (see [`Store::events_complete`]) and returns the
+    /// value to save: a session can then leave its messages to the events
+    /// (`reagent_core::Session::snapshot_over_events`).
+    pub async fn save_session_after_events<T: Serialize>(
+        &self,
+        id: &str,
+        snapshot: impl FnOnce(bool) -> T,
+    ) -> Result<(), StoreError> {
+        self.flush().await;
+        let json = serde_json::to_string(&snapshot(self.events_complete())).map_err(|e| {
+            StoreError::Query {
+                location: self.location.to_string(),
+                what: "save a session".to_owned(),
+                message: e.to_string(),
+            }
+        })?;
+        self.save_session(id, &json).await
+    }
+
     /// A session, if stored.
     pub async fn load_session(&self, id: &str) -> Result<Option<SessionRecord>, StoreError> {
         let fail = |e| self.query_error("load a session", e);

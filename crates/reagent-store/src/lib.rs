@@ -125,6 +125,13 @@ impl Store {
         self.writer.error()
     }
 
+    /// Whether every event recorded so far was written: no write failed and none was dropped.
+    /// Call it after [`Store::flush`]; a session saved over complete events can leave its
+    /// messages to them.
+    pub fn events_complete(&self) -> bool {
+        self.error().is_none() && self.dropped_events() == 0
+    }
+
     /// Events dropped because the writer's channel was full.
     pub fn dropped_events(&self) -> u64 {
         self.writer.dropped()

@@ -122,6 +122,19 @@ pub struct StoredEvent {
     pub json: String,
 }
 
+/// Rows of `seq, type, json`.
+fn stored_events(rows: &[sqlx::any::AnyRow]) -> Result<Vec<StoredEvent>, sqlx::Error> {
+    rows.iter()
+        .map(|r| {
+            Ok(StoredEvent {
+                seq: r.try_get(0)?,
+                kind: r.try_get(1)?,
+                json: r.try_get(2)?,
+            })
+        })
+        .collect()
+}
+
 impl StoredEvent {
     /// The event, parsed (an error for an event of a kind this build does not know).
     pub fn parse(&self) -> Result<Event, serde_json::Error> {
@@ -239,16 +252,21 @@ impl Store {
             .fetch_all(&self.pool)
             .await
             .map_err(|e| self.query_error("read events", e))?;
-        rows.iter()
-            .map(|r| {
-                Ok(StoredEvent {
-                    seq: r.try_get(0)?,
-                    kind: r.try_get(1)?,
-                    json: r.try_get(2)?,
-                })
-            })
-            .collect::<Result<_, sqlx::Error>>()
-            .map_err(|e| self.query_error("read events", e))
+        stored_events(&rows).map_err(|e| self.query_error("read events", e))
+    }
+
+    /// The events of every run of session `session_id`, run after run in the order they started,
+    /// each run's in order: what rebuilds the session's conversation.
+    pub async fn session_events(&self, session_id: &str) -> Result<Vec<StoredEvent>, StoreError> {
+        let rows = sqlx::query(
+            "SELECT e.seq, e.type, e.json FROM events e JOIN runs r ON r.id = e.run_id \
+             WHERE r.session_id = $1 ORDER BY r.started, r.id, e.seq",
+        )
+        .bind(session_id)
+        .fetch_all(&self.pool)
+        .await
+        .map_err(|e| self.query_error("read a session's events", e))?;
+        stored_events(&rows).map_err(|e| self.query_error("read a session's events", e))
     }
 
     /// Delete a run and its events (and its run-scoped memory). Returns whether it existed.

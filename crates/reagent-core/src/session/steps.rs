@@ -109,7 +109,7 @@ impl Session {
     /// The `tool_call` and `tool_result` events of a finished call.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_tool_result(
-        &self,
+        &mut self,
         iteration: u32,
         call: &ToolCall,
         args: &Value,
@@ -129,6 +129,8 @@ impl Session {
         });
         let cap = self.agent.config.event_output_cap;
         let truncated = result_json.len() > cap;
+        // From now on the events alone cannot rebuild the conversation.
+        self.events_whole &= !truncated;
         let output = floor_slice(result_json, cap).to_owned();
         events.emit(EventKind::ToolResult {
             iteration,

@@ -6,3 +6,4 @@ mod harness;
 mod loop_basics;
 mod sessions;
 mod small_model;
+mod snapshots_over_events;

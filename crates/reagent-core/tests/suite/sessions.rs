@@ -15,14 +15,19 @@ use super::harness::{
     check_event_invariants, check_events_rebuild, client, files, recording_sink, MODEL,
 };
 
-struct Fixture {
-    server: ScriptedOllama,
-    agent: Arc<Agent>,
-    workspace: Arc<Workspace>,
+pub(super) struct Fixture {
+    pub(super) server: ScriptedOllama,
+    pub(super) agent: Arc<Agent>,
+    pub(super) workspace: Arc<Workspace>,
     _dir: tempfile::TempDir,
 }
 
 async fn fixture(script: ScriptBuilder) -> Fixture {
+    fixture_with(script, AgentConfig::new(MODEL)).await
+}
+
+/// A scripted server and an agent of `config` over a workspace holding `notes.txt`.
+pub(super) async fn fixture_with(script: ScriptBuilder, config: AgentConfig) -> Fixture {
     let server = ScriptedOllama::start(script).await.unwrap();
     let provider =
         OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
@@ -31,7 +36,7 @@ async fn fixture(script: ScriptBuilder) -> Fixture {
     let agent = Arc::new(Agent::new(
         Arc::new(provider),
         Arc::new(ToolRegistry::workspace_tools(&ToolsConfig::default())),
-        AgentConfig::new(MODEL),
+        config,
     ));
     let workspace = Arc::new(Workspace::open(dir.path()).unwrap());
     Fixture {
@@ -167,7 +172,7 @@ async fn a_snapshot_written_as_json_resumes_in_a_new_session_mid_run() {
 
     let snapshot: SessionSnapshot = serde_json::from_str(&json).unwrap();
     assert!(snapshot.running().is_some());
-    let mut resumed = Session::resume(f.agent.clone(), f.workspace.clone(), snapshot);
+    let mut resumed = Session::resume(f.agent.clone(), f.workspace.clone(), snapshot).unwrap();
     let after: Vec<_> = resumed.messages().iter().map(|m| (**m).clone()).collect();
     assert_eq!(after, before, "the conversation survives the round trip");
     let result = loop {

@@ -96,15 +96,14 @@ impl TaskRunner for SessionRunner {
         );
         let mut session = Session::new(agent, workspace);
         let result = session.run(&lease.task.task, &sink, &cancel).await;
-        let store = queue.store();
-        store.flush().await;
-        match serde_json::to_string(&session.snapshot()) {
-            Ok(json) => {
-                if let Err(e) = store.save_session(&result.session_id, &json).await {
-                    tracing::warn!("task {}: session not saved: {e}", lease.task_id());
-                }
-            }
-            Err(e) => tracing::warn!("task {}: session not saved: {e}", lease.task_id()),
+        let saved = queue
+            .store()
+            .save_session_after_events(&result.session_id, |complete| {
+                session.snapshot_over_events(complete)
+            })
+            .await;
+        if let Err(e) = saved {
+            tracing::warn!("task {}: session not saved: {e}", lease.task_id());
         }
         let summary = json!({
             "outcome": result.outcome.as_str(),
