@@ -130,6 +130,7 @@ const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
 /// (its opener was missing) is noise, not text.
 const ORPHAN_CLOSERS: &[&str] = &[
     "</tool_call>",
+    "</longcat_tool_call>",
     "</seed:tool_call>",
     "</minimax:tool_call>",
     "[END_TOOL_REQUEST]",
@@ -139,7 +140,9 @@ const ORPHAN_CLOSERS: &[&str] = &[
 fn marker_at(t: &str, i: usize) -> bool {
     const MARKERS: &[&str] = &[
         "<tool_call>",
+        "<longcat_tool_call>",
         "<|tool_call|>",
+        "<|function_call|>",
         "<tool_calls>",
         "<function=",
         "<|tool_call_begin|>",

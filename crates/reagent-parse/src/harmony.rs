@@ -24,31 +24,18 @@ fn word_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
-/// Parse harmony output; `None` if there is no message structure at all.
-pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
-    if !t.contains("<|message|>") {
-        if t.contains("<|channel|>") {
-            // Header only, nothing said yet.
-            return Some(Parsed::default());
-        }
-        return None;
-    }
-    let mut out = Parsed::default();
-    let mut content = String::new();
-    let mut reasoning = String::new();
-    for msg in t.split("<|start|>") {
-        let Some(mp) = msg.find("<|message|>") else {
-            if !msg.trim().is_empty() && !msg.contains("<|channel|>") && !msg.contains("to=") {
-                content.push_str(msg);
-            }
-            continue;
-        };
-        let header = &msg[..mp];
-        let after = &msg[mp + "<|message|>".len()..];
-        let (body, complete) = match BODY_ENDS.iter().filter_map(|e| after.find(e)).min() {
-            Some(e) => (&after[..e], true),
-            None => (after, false),
-        };
+/// What the messages read so far say.
+#[derive(Default)]
+struct Messages {
+    out: Parsed,
+    content: String,
+    reasoning: String,
+}
+
+impl Messages {
+    /// One message: its header (channel, recipient) and body; `raw` is its whole text.
+    fn message(&mut self, raw: &str, header: &str, body: &str, complete: bool, ctx: &Ctx) {
+        let out = &mut self.out;
         let recipient = word_after(header, "to=");
         let channel = word_after(header, "<|channel|>");
         match recipient {
@@ -86,15 +73,69 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
             _ => match channel {
                 Some("analysis") => {
                     if ctx.opts.reasoning == ReasoningMode::Keep {
-                        content.push_str(msg);
+                        self.content.push_str(raw);
                     } else {
-                        reasoning.push_str(body.trim());
+                        self.reasoning.push_str(body.trim());
                     }
                 }
-                _ => content.push_str(body),
+                _ => self.content.push_str(body),
             },
         }
     }
+}
+
+/// Parse harmony output; `None` if there is no message structure at all.
+pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
+    if !t.contains("<|message|>") {
+        if t.contains("<|channel|>") {
+            // Header only, nothing said yet.
+            return Some(Parsed::default());
+        }
+        return None;
+    }
+    let mut acc = Messages::default();
+    for segment in t.split("<|start|>") {
+        // Messages may follow each other without `<|start|>` (`…<|end|><|channel|>…`).
+        let mut rest = segment;
+        let mut first = true;
+        loop {
+            let Some(mp) = rest.find("<|message|>") else {
+                if first
+                    && !rest.trim().is_empty()
+                    && !rest.contains("<|channel|>")
+                    && !rest.contains("to=")
+                {
+                    acc.content.push_str(rest);
+                }
+                break;
+            };
+            first = false;
+            let header = &rest[..mp];
+            let after = &rest[mp + "<|message|>".len()..];
+            let end = BODY_ENDS
+                .iter()
+                .filter_map(|e| after.find(e).map(|p| (p, e.len())))
+                .min();
+            let (body, complete) = match end {
+                Some((e, _)) => (&after[..e], true),
+                None => (after, false),
+            };
+            let used = match end {
+                Some((e, len)) => mp + "<|message|>".len() + e + len,
+                None => rest.len(),
+            };
+            acc.message(&rest[..used], header, body, complete, ctx);
+            if end.is_none() {
+                break;
+            }
+            rest = &rest[used..];
+        }
+    }
+    let Messages {
+        mut out,
+        content,
+        reasoning,
+    } = acc;
     out.content = non_empty(content.trim().to_string());
     out.reasoning = non_empty(reasoning);
     if out.calls.is_empty() {

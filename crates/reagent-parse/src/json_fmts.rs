@@ -194,6 +194,14 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         ("<response>", "</response>", Family::Hermes),
         ("<xml>", "</xml>", Family::Hermes),
         ("<function_call>", "</function_call>", Family::Hermes),
+        // LongCat: Hermes JSON under its own tag.
+        (
+            "<longcat_tool_call>",
+            "</longcat_tool_call>",
+            Family::Hermes,
+        ),
+        // GigaChat 3.1's header; 3.0 writes `function call<|role_sep|>` (below).
+        ("<|function_call|>", "", Family::Gigachat),
     ];
     for (open, close, fam) in simple {
         if rest.starts_with(open) {
