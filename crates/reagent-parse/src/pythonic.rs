@@ -184,15 +184,28 @@ fn olmo3(t: &str, i: usize) -> Option<Hit> {
     let mut p = Lenient::new(region);
     p.pos = j;
     let mut calls = Vec::new();
+    let mut errors = Vec::new();
     loop {
         p.ws();
         if p.pos >= region.len() {
             break;
         }
+        let line = p.pos;
         match call(&mut p) {
             Some(c) => calls.push(c),
             None if limit.is_none() => return Some(Hit::truncated(i, t.len(), fam)),
-            None => return None,
+            // One call per line: a malformed one is skipped, its siblings kept.
+            None => {
+                let line_end = region[line..].find('\n').map(|n| line + n);
+                errors.push(format!(
+                    "malformed call skipped: {:?}",
+                    &region[line..line_end.unwrap_or(region.len())]
+                ));
+                match line_end {
+                    Some(n) => p.pos = n + 1,
+                    None => break,
+                }
+            }
         }
         p.eat(b',');
     }
@@ -200,7 +213,9 @@ fn olmo3(t: &str, i: usize) -> Option<Hit> {
         return Some(Hit::truncated(i, t.len(), fam));
     }
     let end = limit.map_or(t.len(), |l| l + close.len());
-    Some(Hit::new(i, end, fam, calls))
+    let mut hit = Hit::new(i, end, fam, calls);
+    hit.errors = errors;
+    Some(hit)
 }
 
 /// Gemma: `open call:NAME{k:v,…} close`, repeated; strings use a delimiter token.

@@ -359,11 +359,10 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
                 break;
             };
             let raw = &body[vs..ve];
+            // DSML's `string="true"` marks text; `string="false"` (or no mark) is typed
+            // against the schema, or read as JSON without one.
             let v = if attrs.contains("string=\"true\"") {
                 Value::String(raw.to_string())
-            } else if attrs.contains("string=\"false\"") {
-                crate::scan::parse_json_lenient(raw)
-                    .unwrap_or_else(|| Value::String(raw.to_string()))
             } else {
                 typed(ctx, fam, name, key, raw)
             };
