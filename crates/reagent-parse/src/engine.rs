@@ -119,6 +119,7 @@ const STRIP_TOKENS: &[&str] = &[
     "<|eom_id|>",
     "<|endoftext|>",
     "<|end_of_text|>",
+    "<|end|>",
     "<|user|>",
     "<|tool_calls_section_end|>",
 ];

@@ -2,7 +2,8 @@
 //! DeepSeek V3/V3.1/R1 (fullwidth `｜`/`▁` tokens and their ASCII spellings).
 
 use crate::engine::{Ctx, Hit};
-use crate::json_fmts::{json_at, list_calls, skip_close, JsonAt};
+use crate::json_fmts::{json_at, skip_close, JsonAt};
+use crate::json_list::list_hit;
 use crate::scan::{parse_json_lenient, skip_ws};
 use crate::{calls::calls_from_owned, Family, ParsedCall};
 use serde_json::Value;
@@ -72,13 +73,12 @@ fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => match calls_from_owned(v, ctx.rules(fam)) {
             Some(calls) => Some(Hit::new(i, e, fam, calls)),
-            None => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
+            None => list_hit(ctx, t, i, j, "", fam),
         },
-        JsonAt::Truncated => Some(match list_calls(ctx, t, j, fam) {
-            Some(list) => list.into_hit(i, t.len(), fam),
-            None => Hit::truncated(i, t.len(), fam),
-        }),
-        JsonAt::Bad(_) => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
+        JsonAt::Truncated => {
+            Some(list_hit(ctx, t, i, j, "", fam).unwrap_or_else(|| Hit::truncated(i, t.len(), fam)))
+        }
+        JsonAt::Bad(_) => list_hit(ctx, t, i, j, "", fam),
     }
 }
 

@@ -25,7 +25,7 @@
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
 //! `scan` (string-aware bracket matching, tolerant JSON/Python-literal parser, SWAR
 //! trigger scan), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
+//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
 //! (typing and [`coerce_arguments`]), `stream`, `render`.
 //!
 //! A [`ParseOptions::format`] hint selects that family's rules where upstream projects
@@ -50,6 +50,7 @@ mod engine;
 mod family;
 mod harmony;
 mod json_fmts;
+mod json_list;
 mod json_tokens;
 mod pythonic;
 mod react;

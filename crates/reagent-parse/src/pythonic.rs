@@ -46,6 +46,7 @@ fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
 /// completed before the point where it stopped parsing.
 fn list(t: &str, j: usize) -> Result<(Vec<ParsedCall>, usize), Vec<ParsedCall>> {
     let mut p = Lenient::new(t);
+    p.python = true;
     p.pos = j;
     let mut calls = Vec::new();
     if !p.eat(b'[') {
@@ -88,8 +89,64 @@ pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Fami
             Some(Hit::new(start, end, fam, calls))
         }
         Err(calls) if cut_off(t, j) => Some(Hit::cut_after(start, t.len(), fam, calls)),
-        Err(_) => None,
+        // A complete list with a malformed element: keep the calls that parse.
+        Err(_) => {
+            let (calls, bad, e) = list_skipping_bad(t, j)?;
+            let mut h = Hit::new(start, crate::json_fmts::skip_close(t, e, close), fam, calls);
+            h.errors
+                .push(format!("{bad} malformed call(s) in the list skipped"));
+            Some(h)
+        }
     }
+}
+
+/// Read the balanced list at `j` element by element, skipping the elements that are not
+/// calls; returns (calls, skipped, end). `None` when no element is a call.
+fn list_skipping_bad(t: &str, j: usize) -> Option<(Vec<ParsedCall>, usize, usize)> {
+    let b = t.as_bytes();
+    let mut calls = Vec::new();
+    let mut bad = 0;
+    let mut k = j + 1;
+    loop {
+        k = skip_ws(b, k);
+        if b.get(k) == Some(&b']') {
+            break;
+        }
+        let e = element_end(b, k)?;
+        let mut p = Lenient::new(&t[..e]);
+        p.python = true;
+        p.pos = k;
+        match call(&mut p) {
+            Some(c) if skip_ws(b, p.pos) == e => calls.push(c),
+            _ => bad += 1,
+        }
+        k = e;
+        if b.get(k) == Some(&b',') {
+            k += 1;
+        }
+    }
+    (!calls.is_empty()).then_some((calls, bad, k + 1))
+}
+
+/// End of the list element starting at `k`: the next `,` or `]` outside brackets and quotes.
+fn element_end(b: &[u8], mut k: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while k < b.len() {
+        match b[k] {
+            b'\'' | b'"' => {
+                k = crate::scan::string_end(b, k, b[k])?;
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b'}' => depth = depth.checked_sub(1)?,
+            b']' if depth == 0 => return Some(k),
+            b']' => depth -= 1,
+            b',' if depth == 0 => return Some(k),
+            _ => {}
+        }
+        k += 1;
+    }
+    None
 }
 
 /// A bare pythonic list in running text: only when it parses completely.
@@ -122,6 +179,7 @@ pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
     let fam = Family::Llama3PythonTag;
     let mut p = Lenient::new(t);
+    p.python = true;
     p.pos = j;
     match call(&mut p) {
         Some(mut c) => {
@@ -182,6 +240,7 @@ fn olmo3(t: &str, i: usize) -> Option<Hit> {
     let limit = t[j..].find(close).map(|p| j + p);
     let region = &t[..limit.unwrap_or(t.len())];
     let mut p = Lenient::new(region);
+    p.python = true;
     p.pos = j;
     let mut calls = Vec::new();
     let mut errors = Vec::new();

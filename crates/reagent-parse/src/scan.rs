@@ -202,6 +202,10 @@ pub(crate) struct Lenient<'a> {
     pub(crate) str_delim: Option<&'static str>,
     /// Object keys may be bare identifiers.
     pub(crate) bare_keys: bool,
+    /// Python call syntax: zero-padded integers (`07`), sets (`{'a', 'b'}`, read as
+    /// lists), and a quote of the string's own kind inside it when it is not followed by
+    /// what may follow a value (`'sed -n '1,5p' f'`).
+    pub(crate) python: bool,
 }
 
 impl<'a> Lenient<'a> {
@@ -213,6 +217,7 @@ impl<'a> Lenient<'a> {
             depth: 0,
             str_delim: None,
             bare_keys: false,
+            python: false,
         }
     }
 
@@ -299,7 +304,11 @@ impl<'a> Lenient<'a> {
             }
             let key = self.key()?;
             if !self.eat(b':') {
-                return None;
+                return if self.python && map.is_empty() {
+                    self.set_rest(key)
+                } else {
+                    None
+                };
             }
             let v = self.value()?;
             map.insert(key, v);
@@ -313,6 +322,25 @@ impl<'a> Lenient<'a> {
         }
         self.depth -= 1;
         Some(Value::Object(map))
+    }
+
+    /// The rest of a Python set whose first (string) element was read, as a list.
+    fn set_rest(&mut self, first: String) -> Option<Value> {
+        let mut items = vec![Value::String(first)];
+        loop {
+            if self.eat(b'}') {
+                break;
+            }
+            if !self.eat(b',') {
+                return None;
+            }
+            if self.eat(b'}') {
+                break;
+            }
+            items.push(self.value()?);
+        }
+        self.depth -= 1;
+        Some(Value::Array(items))
     }
 
     fn key(&mut self) -> Option<String> {
@@ -360,10 +388,27 @@ impl<'a> Lenient<'a> {
     /// Parse a quoted string (either quote), decoding JSON and Python escapes.
     pub(crate) fn string(&mut self) -> Option<String> {
         let quote = self.peek()?;
-        let end = string_end(self.b(), self.pos, quote)?;
+        let mut end = string_end(self.b(), self.pos, quote)?;
+        if self.python {
+            // A quote followed by something no value is followed by is inside the string.
+            while !self.may_follow_value(end) {
+                match string_end(self.b(), end - 1, quote) {
+                    Some(e) => end = e,
+                    None => break,
+                }
+            }
+        }
         let raw = &self.s[self.pos + 1..end - 1];
         self.pos = end;
         Some(unescape(raw))
+    }
+
+    fn may_follow_value(&self, at: usize) -> bool {
+        let k = skip_ws(self.b(), at);
+        matches!(
+            self.b().get(k),
+            None | Some(b',' | b')' | b']' | b'}' | b':')
+        )
     }
 
     fn number(&mut self) -> Option<Value> {
@@ -384,9 +429,25 @@ impl<'a> Lenient<'a> {
         }
         self.pos = i;
         let numeral = self.s[start..i].trim_start_matches(['+', '-']).as_bytes();
-        // `007` is no number in JSON or Python: a zip code or id, left for text.
+        // `007` is no number in JSON: a zip code or id, left for text. In a Python call
+        // a bare `07` can only be the number.
         if numeral.len() > 1 && numeral[0] == b'0' && numeral[1].is_ascii_digit() {
-            return None;
+            if !self.python {
+                return None;
+            }
+            let digits = self.s[start..i].trim_start_matches(['+', '-']);
+            let unpadded = digits.trim_start_matches('0');
+            let unpadded = if unpadded.is_empty() || unpadded.starts_with('.') {
+                &digits[digits.len() - unpadded.len() - 1..]
+            } else {
+                unpadded
+            };
+            let sign = if self.s[start..].starts_with('-') {
+                "-"
+            } else {
+                ""
+            };
+            return number_value(&format!("{sign}{unpadded}"));
         }
         number_value(self.s[start..i].trim_start_matches('+'))
     }
@@ -478,6 +539,25 @@ mod tests {
         assert_eq!(container_end(s, 0, false), End::Complete(28));
         assert_eq!(container_end(br#"{"a": "x"#, 0, false), End::Incomplete);
         assert_eq!(container_end(br#"{"a": ]"#, 0, false), End::Invalid);
+    }
+
+    #[test]
+    fn python_mode_reads_sets_padded_integers_and_inner_quotes() {
+        let read = |s: &str| {
+            let mut p = Lenient::new(s);
+            p.python = true;
+            p.value()
+        };
+        assert_eq!(read("{'a', 'b'}"), Some(serde_json::json!(["a", "b"])));
+        assert_eq!(read("07"), Some(serde_json::json!(7)));
+        assert_eq!(read("-00.5"), Some(serde_json::json!(-0.5)));
+        assert_eq!(
+            read("'sed -n '1,5p' f'"),
+            Some(serde_json::json!("sed -n '1,5p' f"))
+        );
+        // Outside Python calls none of this applies.
+        assert_eq!(Lenient::new("07").value(), None);
+        assert_eq!(Lenient::new("{'a', 'b'}").value(), None);
     }
 
     #[test]
