@@ -204,7 +204,8 @@ pub(crate) struct Lenient<'a> {
     pub(crate) bare_keys: bool,
     /// Python call syntax: zero-padded integers (`07`), sets (`{'a', 'b'}`, read as
     /// lists), and a quote of the string's own kind inside it when it is not followed by
-    /// what may follow a value (`'sed -n '1,5p' f'`).
+    /// what may follow a value (`'sed -n '1,5p' f'`) or sits inside a quotation of the
+    /// other kind (`'python -c "f('x')"'`).
     pub(crate) python: bool,
 }
 
@@ -389,9 +390,20 @@ impl<'a> Lenient<'a> {
     pub(crate) fn string(&mut self) -> Option<String> {
         let quote = self.peek()?;
         let mut end = string_end(self.b(), self.pos, quote)?;
-        if self.python {
-            // A quote followed by something no value is followed by is inside the string.
-            while !self.may_follow_value(end) {
+        if self.python && !self.may_follow_value(end) {
+            // A quote followed by something no value is followed by is inside the string,
+            // and so is one inside a quotation of the other kind (`'python -c "f('x')"'`).
+            let other = if quote == b'\'' { b'"' } else { b'\'' };
+            let start = self.pos;
+            let open_quotation = |end: usize| {
+                self.b()[start + 1..end - 1]
+                    .iter()
+                    .filter(|&&c| c == other)
+                    .count()
+                    % 2
+                    == 1
+            };
+            while !self.may_follow_value(end) || open_quotation(end) {
                 match string_end(self.b(), end - 1, quote) {
                     Some(e) => end = e,
                     None => break,
@@ -554,6 +566,10 @@ mod tests {
         assert_eq!(
             read("'sed -n '1,5p' f'"),
             Some(serde_json::json!("sed -n '1,5p' f"))
+        );
+        assert_eq!(
+            read("'python -c \"f('x')\"'"),
+            Some(serde_json::json!("python -c \"f('x')\""))
         );
         // Outside Python calls none of this applies.
         assert_eq!(Lenient::new("07").value(), None);
