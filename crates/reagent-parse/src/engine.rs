@@ -397,6 +397,30 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     Some(hit)
 }
 
+/// Cohere Command's citation tags, `<co>cited text</co: 0:[1,2]>`, reduced to the cited
+/// text. Only the exact `</co: …>` closer counts, so prose is left alone.
+fn strip_citations(s: String) -> String {
+    if !s.contains("</co:") {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(open) = rest.find("<co>") {
+        let inner = &rest[open + "<co>".len()..];
+        let Some(close) = inner.find("</co:") else {
+            break;
+        };
+        let Some(gt) = inner[close..].find('>') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&inner[..close]);
+        rest = &inner[close + gt + 1..];
+    }
+    out.push_str(rest);
+    out
+}
+
 /// Turn the accumulator into the result, applying the family quirks.
 fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     let n = acc.calls.len();
@@ -442,7 +466,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }
-    let content = strip_json_fence(content);
+    let content = strip_citations(strip_json_fence(content));
     let mut calls = acc.calls;
     let mut errors = acc.errors;
     if calls.iter().any(|c| c.name.trim().is_empty()) {
@@ -466,7 +490,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     };
     Parsed {
         content: non_empty(content),
-        reasoning: non_empty(acc.reasoning),
+        reasoning: non_empty(strip_citations(acc.reasoning)),
         calls,
         format,
         truncated: acc.truncated,

@@ -27,7 +27,13 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
     let name = &t[j..k];
     let mut id = None;
-    let mut a = k;
+    // Devstral may put spaces around the name (`[TOOL_CALLS] f [ARGS]{…}`).
+    let after_ws = skip_ws(b, k);
+    let mut a = if t[after_ws..].starts_with("[ARGS]") || t[after_ws..].starts_with("[CALL_ID]") {
+        after_ws
+    } else {
+        k
+    };
     if t[a..].starts_with("[CALL_ID]") {
         let s = a + "[CALL_ID]".len();
         let Some(e) = t[s..].find("[ARGS]").map(|p| s + p) else {
@@ -36,10 +42,20 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         id = Some(t[s..e].to_string());
         a = e;
     }
-    if t[a..].starts_with("[ARGS]") {
+    let args_marked = t[a..].starts_with("[ARGS]");
+    if args_marked {
         a += "[ARGS]".len();
     }
     let a2 = skip_ws(b, a);
+    if args_marked && !name.is_empty() && t[a2..].starts_with("</s>") {
+        // `[ARGS]` and then the end of the turn: a call without arguments.
+        let call = ParsedCall {
+            name: name.to_string(),
+            arguments: Value::Object(serde_json::Map::new()),
+            id,
+        };
+        return Some(Hit::new(i, a2, fam, vec![call]));
+    }
     if a2 >= t.len() || name.is_empty() {
         // Name but no arguments yet.
         let mut h = Hit::truncated(i, t.len(), fam);

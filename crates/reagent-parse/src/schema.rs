@@ -42,7 +42,9 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
     let t = raw.trim();
     for ty in types {
         let v = match *ty {
-            "integer" | "int" => number_value(t).filter(|v| v.is_i64() || v.is_u64()),
+            "integer" | "int" => {
+                number_value(&padding_dropped(t)).filter(|v| v.is_i64() || v.is_u64())
+            }
             "number" | "float" | "double" => number_value(t).map(whole_as_integer),
             "boolean" | "bool" => match t.to_ascii_lowercase().as_str() {
                 "true" => Some(Value::Bool(true)),
@@ -59,6 +61,20 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
         }
     }
     None
+}
+
+/// A zero-padded integer without its padding (`018956` → `18956`), for an integer schema.
+fn padding_dropped(t: &str) -> std::borrow::Cow<'_, str> {
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("", t),
+    };
+    if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|c| c.is_ascii_digit()) {
+        let kept = digits.trim_start_matches('0');
+        let kept = if kept.is_empty() { "0" } else { kept };
+        return format!("{sign}{kept}").into();
+    }
+    t.into()
 }
 
 /// A float with no fraction as an integer (`5.0` → `5`), as Python-based servers write a

@@ -413,6 +413,24 @@ fn parameter_end(body: &str, vs: usize, pclose: &str, popen: &str) -> Option<usi
     }
 }
 
+/// Child elements as an object; a tag that repeats becomes a list of its values
+/// (`<tag>a</tag><tag>b</tag>` → `"tag": ["a", "b"]`).
+fn grouped(kids: Vec<(String, Value)>) -> Map<String, Value> {
+    let repeats = |k: &str| kids.iter().filter(|(other, _)| other == k).count() > 1;
+    let repeated: Vec<bool> = kids.iter().map(|(k, _)| repeats(k)).collect();
+    let mut map = Map::new();
+    for ((k, v), many) in kids.into_iter().zip(repeated) {
+        if !many {
+            map.insert(k, v);
+            continue;
+        }
+        if let Value::Array(list) = map.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+            list.push(v);
+        }
+    }
+    map
+}
+
 /// A nested element `<tag>…</tag>`: children become an object (or an array when all are
 /// `<item>`), text becomes a JSON-typed scalar. Returns (tag, value, end).
 fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
@@ -436,7 +454,7 @@ fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
                 let v = if all_items {
                     Value::Array(kids.into_iter().map(|(_, v)| v).collect())
                 } else {
-                    Value::Object(kids.into_iter().collect())
+                    Value::Object(grouped(kids))
                 };
                 return Some((tag.to_string(), v, end));
             }

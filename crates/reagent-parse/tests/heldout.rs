@@ -116,10 +116,6 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
 /// fix lands, and each must still miss (`awaiting_fix_records_still_miss`), so the list
 /// cannot hide a pass. Emptied as the fixes land.
 const AWAITING_FIX: &[&str] = &[
-    "ov-devstral-missing-end",
-    "ov-devstral-empty-args",
-    "vllm-cohere-citations",
-    "vllm-minimax-m3-nested",
     "vllm-minimax-m3-partial-start",
     "sgl-mf-minimax-dialect",
     "sgl-mf-dsv32-dialect-unknown-tool",

@@ -13,6 +13,8 @@ fn fields() -> Vec<(&'static str, Value, &'static str, Value)> {
     vec![
         ("count", json!({"type": "integer"}), "42", json!(42)),
         ("offset", json!({"type": "integer"}), "-3", json!(-3)),
+        // Zero padding is dropped where the schema says integer (vLLM's MiniMax M3 test).
+        ("padded", json!({"type": "integer"}), "018956", json!(18956)),
         ("ratio", json!({"type": "number"}), "2.5", json!(2.5)),
         ("whole", json!({"type": "number"}), "7", json!(7)),
         // A whole float is the integer (vLLM's DSML test: `5.0` → `5`).
