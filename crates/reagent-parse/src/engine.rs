@@ -385,6 +385,13 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with("<invoke") {
         return xml_fmts::minimax_block(t, i, j, "</tool_call>", ctx);
     }
+    // SGLang's prompted dialects: a harmony header, or pythonic calls, inside the tag.
+    if rest.starts_with("assistant to=") || rest.starts_with("to=") {
+        return crate::harmony::tagged_call(t, i, j, ctx);
+    }
+    if crate::pythonic::starts_call(rest) {
+        return crate::pythonic::line_calls(t, i, j, "</tool_call>", Family::Pythonic);
+    }
     // Cheap name check first, so repeated unclosed tags stay linear.
     if !xml_fmts::glm_name_ok(&t[j..]) {
         return None;

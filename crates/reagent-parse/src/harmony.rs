@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::engine::{non_empty, Ctx};
+use crate::engine::{non_empty, Ctx, Hit};
 use crate::scan::parse_json_lenient;
 use crate::{Family, Parsed, ParsedCall, ReasoningMode};
 
@@ -142,4 +142,24 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
         out.format = None;
     }
     Some(out)
+}
+
+/// SGLang's gptoss dialect: a harmony header inside `<tool_call>` (`<tool_call>assistant
+/// to=functions.f json\n{…}\n</tool_call>`); `j` is after the tag. JSON that does not
+/// parse gives no call and an error.
+pub(crate) fn tagged_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let close = "</tool_call>";
+    let header_end = j + t[j..].find(['\n', '{'])?;
+    let name = word_after(&t[j..header_end], "to=functions.")?;
+    if name.is_empty() {
+        return None;
+    }
+    let fam = Family::GptOss;
+    crate::json_fmts::named_json(ctx, t, i, header_end, name, close, fam).or_else(|| {
+        let end = t[j..].find(close).map_or(t.len(), |p| j + p + close.len());
+        let mut h = Hit::new(i, end, fam, Vec::new());
+        h.errors
+            .push(format!("call to {name:?}: arguments are not JSON"));
+        Some(h)
+    })
 }

@@ -227,6 +227,10 @@ pub(crate) fn named_json(
 /// `<tool_calls>`: a JSON list (Jamba, Apriel) or JSON objects one per line (MiniMax M1).
 fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), i + "<tool_calls>".len());
+    if t[j..].starts_with("<invoke") {
+        // SGLang's minimax and dsv32 dialects: invoke XML without a namespace.
+        return crate::xml_fmts::minimax_block(t, i, j, "</tool_calls>", ctx);
+    }
     if t[j..].starts_with('[') {
         let fam = ctx
             .hint()

@@ -207,7 +207,13 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
 pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
     if rest.starts_with("<function_calls>") {
-        return olmo3(t, i);
+        return line_calls(
+            t,
+            i,
+            i + "<function_calls>".len(),
+            "</function_calls>",
+            Family::Olmo3Pythonic,
+        );
     }
     if rest.starts_with("<|tool_call>") {
         return gemma(
@@ -232,11 +238,19 @@ pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
     None
 }
 
-/// OLMo 3: `<function_calls>f(a=1)\ng(b=2)</function_calls>`.
-fn olmo3(t: &str, i: usize) -> Option<Hit> {
-    let fam = Family::Olmo3Pythonic;
-    let close = "</function_calls>";
-    let j = i + "<function_calls>".len();
+/// Whether `s` starts with `name(`.
+pub(crate) fn starts_call(s: &str) -> bool {
+    let b = s.as_bytes();
+    let n = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'.')
+        .count();
+    n > 0 && !b[0].is_ascii_digit() && b.get(n) == Some(&b'(')
+}
+
+/// Pythonic calls one per line from `j` up to `close` (OLMo 3's `<function_calls>`, and
+/// SGLang's python dialect inside `<tool_call>`).
+pub(crate) fn line_calls(t: &str, i: usize, j: usize, close: &str, fam: Family) -> Option<Hit> {
     let limit = t[j..].find(close).map(|p| j + p);
     let region = &t[..limit.unwrap_or(t.len())];
     let mut p = Lenient::new(region);

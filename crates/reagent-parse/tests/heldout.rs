@@ -117,15 +117,6 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
 /// cannot hide a pass. Emptied as the fixes land.
 const AWAITING_FIX: &[&str] = &[
     "vllm-minimax-m3-partial-start",
-    "sgl-mf-minimax-dialect",
-    "sgl-mf-dsv32-dialect-unknown-tool",
-    "sgl-mf-dsv32-dialect-string-flag",
-    "sgl-mf-gptoss-in-tool-call",
-    "sgl-mf-gptoss-no-assistant",
-    "sgl-mf-python-basic",
-    "sgl-mf-python-dict",
-    "sgl-mf-python-json-literals",
-    "sgl-mf-python-expression",
     "vllm-fgemma-no-commas",
 ];
 
