@@ -319,6 +319,10 @@ impl<'a> Lenient<'a> {
             if self.eat(b'}') {
                 break;
             }
+            // Gemma's delimited values are sometimes written with no comma between them.
+            if self.str_delim.is_some() && self.peek().is_some_and(|c| c.is_ascii_alphabetic()) {
+                continue;
+            }
             return None;
         }
         self.depth -= 1;

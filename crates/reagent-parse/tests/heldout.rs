@@ -111,21 +111,11 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
 ];
 
-/// Records of the newest batch (issue 15, third widening, batch C) that the parser missed
-/// when they were written: scored before any further fix, kept out of the rate until their
-/// fix lands, and each must still miss (`awaiting_fix_records_still_miss`), so the list
-/// cannot hide a pass. Emptied as the fixes land.
-const AWAITING_FIX: &[&str] = &[
-    "vllm-minimax-m3-partial-start",
-    "vllm-fgemma-no-commas",
-];
-
 /// Parse every counted case with or without the family hint; returns (checked, misses).
 fn run(hint: bool) -> (usize, Vec<String>) {
     let cases: Vec<Case> = heldout()
         .into_iter()
         .filter(|c| !DISAGREEMENTS.iter().any(|(id, _)| *id == c.id))
-        .filter(|c| !AWAITING_FIX.contains(&c.id.as_str()))
         .collect();
     let mut misses = Vec::new();
     for case in &cases {
@@ -154,11 +144,7 @@ fn assert_rate(hint: bool, min: f64) {
     } else {
         "auto-detection"
     };
-    eprintln!(
-        "held-out {mode}: {ok}/{checked} = {:.1}% ({} records awaiting a fix not counted)",
-        100.0 * rate,
-        AWAITING_FIX.len()
-    );
+    eprintln!("held-out {mode}: {ok}/{checked} = {:.1}%", 100.0 * rate);
     for miss in &misses {
         eprintln!("miss ({mode}): {miss}");
     }
@@ -179,22 +165,6 @@ fn heldout_auto_detection_at_least_99_percent() {
 #[test]
 fn heldout_with_family_hint_at_least_99_percent() {
     assert_rate(true, 0.99);
-}
-
-#[test]
-fn awaiting_fix_records_still_miss() {
-    let cases = heldout();
-    for id in AWAITING_FIX {
-        let case = cases
-            .iter()
-            .find(|c| c.id == *id)
-            .unwrap_or_else(|| panic!("{id} is listed as awaiting a fix but is not in the corpus"));
-        let got = parse(&case.output, &options_for(case, false));
-        assert!(
-            check_with(case, &got, true).is_err(),
-            "{id} passes now: take it off AWAITING_FIX"
-        );
-    }
 }
 
 #[test]
