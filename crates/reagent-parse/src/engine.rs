@@ -203,10 +203,23 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned.push_str(text);
         t = &owned;
     }
-    if t.contains("]<]minimax[>[") {
-        owned = t.replace("]<]minimax[>[", "");
-        t = &owned;
+    if t.contains(MINIMAX_NOISE) {
+        // MiniMax M3 prefixes every tag with noise: read the text without it, but a text
+        // that holds no call after all keeps what it said.
+        let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
+        if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
+            return parse_text(t, opts);
+        }
+        return parsed;
     }
+    parse_text(t, opts)
+}
+
+/// The noise MiniMax M3 writes before each of its tags.
+const MINIMAX_NOISE: &str = "]<]minimax[>[";
+
+/// [`parse_full`] after the prefill is in place.
+fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
     // Fast path: prose with no byte that can start a call, reasoning or agent step.
     if plain_prose(
         t,
