@@ -1,7 +1,11 @@
 //! The held-out corpus, `tests/corpus/heldout.jsonl`: model outputs from sources the main
 //! corpus does not use (SGLang's Python and Rust parser tests, vLLM's Seed-OSS and
 //! Qwen3-XML tests, mistral-common's tokenizer tests and samples, text-generation-inference's
-//! tool grammar, LM Studio's documented formats, OpenVINO Model Server's output-parser tests,
+//! tool grammar, LM Studio's documented formats, OpenVINO Model Server's output-parser tests
+//! (Hermes, Mistral, Llama 3, Phi-4, Qwen3-Coder, GPT-OSS, DeepSeek, Devstral), vLLM's
+//! Hunyuan, LongCat, OLMo 3, ERNIE, GigaChat, GLM-4.7, DeepSeek V3.1/V3.2, MiniMax M2/M3,
+//! Granite 4, LFM2.5, Cohere, Step-3.5, Apertus and FunctionGemma tests, SGLang's GPT-OSS,
+//! MiniCPM4, DeepSeek V3.2 and multi-format detector tests,
 //! outputs of the embedded SmolLM2 model) plus
 //! robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
