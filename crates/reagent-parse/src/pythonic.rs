@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::{container_end, skip_ws, End, Lenient};
+use crate::lenient::Lenient;
+use crate::scan::{container_end, skip_ws, End};
 use crate::{Family, ParsedCall};
 
 /// Parse `name(k=v, …)` at the parser's position.
