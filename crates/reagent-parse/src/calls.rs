@@ -10,11 +10,13 @@ use crate::ParsedCall;
 /// Rules for accepting a call object.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct CallRules {
-    /// Keep `arguments` that are a plain (non-JSON) string as that string.
+    /// Keep `arguments` that are a plain (non-JSON) string or a list as written.
     pub(crate) keep_string_args: bool,
 }
 
 /// Normalise an `arguments` value: objects pass, JSON-encoded strings are decoded once.
+/// Under `keep_string_args` a plain string or a list is kept as written, so the loop can
+/// tell the model its arguments have the wrong shape.
 fn normalize_args(v: Value, rules: CallRules) -> Option<Value> {
     match v {
         Value::Object(_) => Some(v),
@@ -23,6 +25,7 @@ fn normalize_args(v: Value, rules: CallRules) -> Option<Value> {
             _ if rules.keep_string_args => Some(Value::String(s)),
             _ => None,
         },
+        Value::Array(_) if rules.keep_string_args => Some(v),
         _ => None,
     }
 }

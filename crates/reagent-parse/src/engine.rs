@@ -119,6 +119,7 @@ const STRIP_TOKENS: &[&str] = &[
     "<|eom_id|>",
     "<|endoftext|>",
     "<|end_of_text|>",
+    "<|end|>",
     "<|user|>",
     "<|tool_calls_section_end|>",
 ];
@@ -130,6 +131,7 @@ const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
 /// (its opener was missing) is noise, not text.
 const ORPHAN_CLOSERS: &[&str] = &[
     "</tool_call>",
+    "</longcat_tool_call>",
     "</seed:tool_call>",
     "</minimax:tool_call>",
     "[END_TOOL_REQUEST]",
@@ -139,7 +141,9 @@ const ORPHAN_CLOSERS: &[&str] = &[
 fn marker_at(t: &str, i: usize) -> bool {
     const MARKERS: &[&str] = &[
         "<tool_call>",
+        "<longcat_tool_call>",
         "<|tool_call|>",
+        "<|function_call|>",
         "<tool_calls>",
         "<function=",
         "<|tool_call_begin|>",
@@ -199,10 +203,23 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned.push_str(text);
         t = &owned;
     }
-    if t.contains("]<]minimax[>[") {
-        owned = t.replace("]<]minimax[>[", "");
-        t = &owned;
+    if t.contains(MINIMAX_NOISE) {
+        // MiniMax M3 prefixes every tag with noise: read the text without it, but a text
+        // that holds no call after all keeps what it said.
+        let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
+        if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
+            return parse_text(t, opts);
+        }
+        return parsed;
     }
+    parse_text(t, opts)
+}
+
+/// The noise MiniMax M3 writes before each of its tags.
+const MINIMAX_NOISE: &str = "]<]minimax[>[";
+
+/// [`parse_full`] after the prefill is in place.
+fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
     // Fast path: prose with no byte that can start a call, reasoning or agent step.
     if plain_prose(
         t,
@@ -381,6 +398,13 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with("<invoke") {
         return xml_fmts::minimax_block(t, i, j, "</tool_call>", ctx);
     }
+    // SGLang's prompted dialects: a harmony header, or pythonic calls, inside the tag.
+    if rest.starts_with("assistant to=") || rest.starts_with("to=") {
+        return crate::harmony::tagged_call(t, i, j, ctx);
+    }
+    if crate::pythonic::starts_call(rest) {
+        return crate::pythonic::line_calls(t, i, j, "</tool_call>", Family::Pythonic);
+    }
     // Cheap name check first, so repeated unclosed tags stay linear.
     if !xml_fmts::glm_name_ok(&t[j..]) {
         return None;
@@ -391,6 +415,30 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     hit.start = i;
     hit.end = close.map_or(t.len(), |c| c + "</tool_call>".len());
     Some(hit)
+}
+
+/// Cohere Command's citation tags, `<co>cited text</co: 0:[1,2]>`, reduced to the cited
+/// text. Only the exact `</co: …>` closer counts, so prose is left alone.
+fn strip_citations(s: String) -> String {
+    if !s.contains("</co:") {
+        return s;
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s.as_str();
+    while let Some(open) = rest.find("<co>") {
+        let inner = &rest[open + "<co>".len()..];
+        let Some(close) = inner.find("</co:") else {
+            break;
+        };
+        let Some(gt) = inner[close..].find('>') else {
+            break;
+        };
+        out.push_str(&rest[..open]);
+        out.push_str(&inner[..close]);
+        rest = &inner[close + gt + 1..];
+    }
+    out.push_str(rest);
+    out
 }
 
 /// Turn the accumulator into the result, applying the family quirks.
@@ -438,7 +486,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }
-    let content = strip_json_fence(content);
+    let content = strip_citations(strip_json_fence(content));
     let mut calls = acc.calls;
     let mut errors = acc.errors;
     if calls.iter().any(|c| c.name.trim().is_empty()) {
@@ -462,7 +510,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     };
     Parsed {
         content: non_empty(content),
-        reasoning: non_empty(acc.reasoning),
+        reasoning: non_empty(strip_citations(acc.reasoning)),
         calls,
         format,
         truncated: acc.truncated,

@@ -3,7 +3,7 @@
 
 use serde_json::Value;
 
-use crate::engine::{non_empty, Ctx};
+use crate::engine::{non_empty, Ctx, Hit};
 use crate::scan::parse_json_lenient;
 use crate::{Family, Parsed, ParsedCall, ReasoningMode};
 
@@ -24,31 +24,18 @@ fn word_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {
     Some(&rest[..end])
 }
 
-/// Parse harmony output; `None` if there is no message structure at all.
-pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
-    if !t.contains("<|message|>") {
-        if t.contains("<|channel|>") {
-            // Header only, nothing said yet.
-            return Some(Parsed::default());
-        }
-        return None;
-    }
-    let mut out = Parsed::default();
-    let mut content = String::new();
-    let mut reasoning = String::new();
-    for msg in t.split("<|start|>") {
-        let Some(mp) = msg.find("<|message|>") else {
-            if !msg.trim().is_empty() && !msg.contains("<|channel|>") && !msg.contains("to=") {
-                content.push_str(msg);
-            }
-            continue;
-        };
-        let header = &msg[..mp];
-        let after = &msg[mp + "<|message|>".len()..];
-        let (body, complete) = match BODY_ENDS.iter().filter_map(|e| after.find(e)).min() {
-            Some(e) => (&after[..e], true),
-            None => (after, false),
-        };
+/// What the messages read so far say.
+#[derive(Default)]
+struct Messages {
+    out: Parsed,
+    content: String,
+    reasoning: String,
+}
+
+impl Messages {
+    /// One message: its header (channel, recipient) and body; `raw` is its whole text.
+    fn message(&mut self, raw: &str, header: &str, body: &str, complete: bool, ctx: &Ctx) {
+        let out = &mut self.out;
         let recipient = word_after(header, "to=");
         let channel = word_after(header, "<|channel|>");
         match recipient {
@@ -86,19 +73,93 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
             _ => match channel {
                 Some("analysis") => {
                     if ctx.opts.reasoning == ReasoningMode::Keep {
-                        content.push_str(msg);
+                        self.content.push_str(raw);
                     } else {
-                        reasoning.push_str(body.trim());
+                        self.reasoning.push_str(body.trim());
                     }
                 }
-                _ => content.push_str(body),
+                _ => self.content.push_str(body),
             },
         }
     }
+}
+
+/// Parse harmony output; `None` if there is no message structure at all.
+pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
+    if !t.contains("<|message|>") {
+        if t.contains("<|channel|>") {
+            // Header only, nothing said yet.
+            return Some(Parsed::default());
+        }
+        return None;
+    }
+    let mut acc = Messages::default();
+    for segment in t.split("<|start|>") {
+        // Messages may follow each other without `<|start|>` (`…<|end|><|channel|>…`).
+        let mut rest = segment;
+        let mut first = true;
+        loop {
+            let Some(mp) = rest.find("<|message|>") else {
+                if first
+                    && !rest.trim().is_empty()
+                    && !rest.contains("<|channel|>")
+                    && !rest.contains("to=")
+                {
+                    acc.content.push_str(rest);
+                }
+                break;
+            };
+            first = false;
+            let header = &rest[..mp];
+            let after = &rest[mp + "<|message|>".len()..];
+            let end = BODY_ENDS
+                .iter()
+                .filter_map(|e| after.find(e).map(|p| (p, e.len())))
+                .min();
+            let (body, complete) = match end {
+                Some((e, _)) => (&after[..e], true),
+                None => (after, false),
+            };
+            let used = match end {
+                Some((e, len)) => mp + "<|message|>".len() + e + len,
+                None => rest.len(),
+            };
+            acc.message(&rest[..used], header, body, complete, ctx);
+            if end.is_none() {
+                break;
+            }
+            rest = &rest[used..];
+        }
+    }
+    let Messages {
+        mut out,
+        content,
+        reasoning,
+    } = acc;
     out.content = non_empty(content.trim().to_string());
     out.reasoning = non_empty(reasoning);
     if out.calls.is_empty() {
         out.format = None;
     }
     Some(out)
+}
+
+/// SGLang's gptoss dialect: a harmony header inside `<tool_call>` (`<tool_call>assistant
+/// to=functions.f json\n{…}\n</tool_call>`); `j` is after the tag. JSON that does not
+/// parse gives no call and an error.
+pub(crate) fn tagged_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let close = "</tool_call>";
+    let header_end = j + t[j..].find(['\n', '{'])?;
+    let name = word_after(&t[j..header_end], "to=functions.")?;
+    if name.is_empty() {
+        return None;
+    }
+    let fam = Family::GptOss;
+    crate::json_fmts::named_json(ctx, t, i, header_end, name, close, fam).or_else(|| {
+        let end = t[j..].find(close).map_or(t.len(), |p| j + p + close.len());
+        let mut h = Hit::new(i, end, fam, Vec::new());
+        h.errors
+            .push(format!("call to {name:?}: arguments are not JSON"));
+        Some(h)
+    })
 }

@@ -4,8 +4,9 @@
 
 use serde_json::Value;
 
-use crate::calls::{call_from_object, calls_from_owned, calls_from_value, looks_like_named_object};
+use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object};
 use crate::engine::{Brace, Ctx, Hit};
+use crate::json_list::{list_calls, list_hit};
 use crate::scan::{parse_json_html_escaped, parse_json_lenient, skip_ws, End};
 use crate::{pythonic, Family, ParsedCall};
 
@@ -42,86 +43,6 @@ pub(crate) fn json_at(ctx: &Ctx, t: &str, j: usize) -> JsonAt {
     }
 }
 
-/// A JSON list of call objects read one element at a time.
-pub(crate) struct ListCalls {
-    /// The elements that are complete call objects, in order.
-    pub(crate) calls: Vec<ParsedCall>,
-    /// Elements that are not valid JSON or not a call.
-    pub(crate) bad: usize,
-    /// The offset after `]`; `None` when the input ends inside the list.
-    pub(crate) end: Option<usize>,
-}
-
-impl ListCalls {
-    /// The hit for this list: a cut list keeps the calls completed before the cut.
-    pub(crate) fn into_hit(self, start: usize, len: usize, fam: Family) -> Hit {
-        let mut h = match self.end {
-            Some(e) => Hit::new(start, e, fam, self.calls),
-            None => Hit::cut_after(start, len, fam, self.calls),
-        };
-        if self.bad > 0 {
-            h.errors.push(format!(
-                "{} tool call(s) in the list are not valid",
-                self.bad
-            ));
-        }
-        h
-    }
-}
-
-/// Read the list of call objects at `j` element by element, so that one malformed element
-/// or a cut at the end does not lose the good calls. `None` when it is not a list of
-/// objects.
-pub(crate) fn list_calls(ctx: &Ctx, t: &str, j: usize, fam: Family) -> Option<ListCalls> {
-    let b = t.as_bytes();
-    let j = skip_ws(b, j);
-    if b.get(j) != Some(&b'[') {
-        return None;
-    }
-    let mut out = ListCalls {
-        calls: Vec::new(),
-        bad: 0,
-        end: None,
-    };
-    let mut k = j + 1;
-    loop {
-        k = skip_ws(b, k);
-        match b.get(k) {
-            None => return Some(out),
-            Some(b']') => {
-                out.end = Some(k + 1);
-                return Some(out);
-            }
-            Some(b'{') => {}
-            Some(_) => return None,
-        }
-        let end = ctx.memo.borrow_mut().end(t, k);
-        let e = match end {
-            End::Complete(e) => e,
-            End::Incomplete => return Some(out),
-            End::Invalid => return None,
-        };
-        let item = &t[k..e];
-        match parse_json_lenient(item).or_else(|| parse_json_html_escaped(item)) {
-            Some(Value::Object(m)) => match call_from_object(m, ctx.rules(fam)) {
-                Some(c) => out.calls.push(c),
-                None => out.bad += 1,
-            },
-            _ => out.bad += 1,
-        }
-        k = skip_ws(b, e);
-        match b.get(k) {
-            Some(b',') => k += 1,
-            Some(b']') => {
-                out.end = Some(k + 1);
-                return Some(out);
-            }
-            None => return Some(out),
-            Some(_) => return None,
-        }
-    }
-}
-
 /// Skip whitespace and an optional closing tag; returns the new offset.
 pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
     let k = skip_ws(t.as_bytes(), j);
@@ -141,22 +62,26 @@ fn wrapped_json(
     family: Family,
     ctx: &Ctx,
 ) -> Option<Hit> {
+    // A list that does not parse whole keeps the elements that are calls.
+    let good_list = || list_hit(ctx, t, start, j, close, family).filter(|h| !h.calls.is_empty());
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
             let calls = calls_from_owned(v, ctx.rules(family));
             let end = skip_close(t, e, close);
             match calls {
                 Some(calls) => Some(Hit::new(start, end, family, calls)),
-                None => {
+                None => good_list().or_else(|| {
                     let mut h = Hit::new(start, end, family, Vec::new());
                     h.errors
                         .push(format!("not a valid tool call: {}", &t[j..e].trim()));
                     Some(h)
-                }
+                }),
             }
         }
-        JsonAt::Truncated => Some(Hit::truncated(start, t.len(), family)),
-        JsonAt::Bad(e) => {
+        JsonAt::Truncated => {
+            Some(good_list().unwrap_or_else(|| Hit::truncated(start, t.len(), family)))
+        }
+        JsonAt::Bad(e) => good_list().or_else(|| {
             let end = match e {
                 Some(e) => skip_close(t, e, close),
                 None => t[j..].find(close).map_or(t.len(), |p| j + p + close.len()),
@@ -164,7 +89,7 @@ fn wrapped_json(
             let mut h = Hit::new(start, end, family, Vec::new());
             h.errors.push("tool call is not valid JSON".to_string());
             Some(h)
-        }
+        }),
     }
 }
 
@@ -194,6 +119,14 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         ("<response>", "</response>", Family::Hermes),
         ("<xml>", "</xml>", Family::Hermes),
         ("<function_call>", "</function_call>", Family::Hermes),
+        // LongCat: Hermes JSON under its own tag.
+        (
+            "<longcat_tool_call>",
+            "</longcat_tool_call>",
+            Family::Hermes,
+        ),
+        // GigaChat 3.1's header; 3.0 writes `function call<|role_sep|>` (below).
+        ("<|function_call|>", "", Family::Gigachat),
     ];
     for (open, close, fam) in simple {
         if rest.starts_with(open) {
@@ -294,6 +227,10 @@ pub(crate) fn named_json(
 /// `<tool_calls>`: a JSON list (Jamba, Apriel) or JSON objects one per line (MiniMax M1).
 fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), i + "<tool_calls>".len());
+    if t[j..].starts_with("<invoke") {
+        // SGLang's minimax and dsv32 dialects: invoke XML without a namespace.
+        return crate::xml_fmts::minimax_block(t, i, j, "</tool_calls>", ctx);
+    }
     if t[j..].starts_with('[') {
         let fam = ctx
             .hint()

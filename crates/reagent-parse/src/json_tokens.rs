@@ -2,7 +2,8 @@
 //! DeepSeek V3/V3.1/R1 (fullwidth `｜`/`▁` tokens and their ASCII spellings).
 
 use crate::engine::{Ctx, Hit};
-use crate::json_fmts::{json_at, list_calls, skip_close, JsonAt};
+use crate::json_fmts::{json_at, skip_close, JsonAt};
+use crate::json_list::list_hit;
 use crate::scan::{parse_json_lenient, skip_ws};
 use crate::{calls::calls_from_owned, Family, ParsedCall};
 use serde_json::Value;
@@ -26,7 +27,13 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
     let name = &t[j..k];
     let mut id = None;
-    let mut a = k;
+    // Devstral may put spaces around the name (`[TOOL_CALLS] f [ARGS]{…}`).
+    let after_ws = skip_ws(b, k);
+    let mut a = if t[after_ws..].starts_with("[ARGS]") || t[after_ws..].starts_with("[CALL_ID]") {
+        after_ws
+    } else {
+        k
+    };
     if t[a..].starts_with("[CALL_ID]") {
         let s = a + "[CALL_ID]".len();
         let Some(e) = t[s..].find("[ARGS]").map(|p| s + p) else {
@@ -35,10 +42,20 @@ pub(crate) fn mistral(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         id = Some(t[s..e].to_string());
         a = e;
     }
-    if t[a..].starts_with("[ARGS]") {
+    let args_marked = t[a..].starts_with("[ARGS]");
+    if args_marked {
         a += "[ARGS]".len();
     }
     let a2 = skip_ws(b, a);
+    if args_marked && !name.is_empty() && t[a2..].starts_with("</s>") {
+        // `[ARGS]` and then the end of the turn: a call without arguments.
+        let call = ParsedCall {
+            name: name.to_string(),
+            arguments: Value::Object(serde_json::Map::new()),
+            id,
+        };
+        return Some(Hit::new(i, a2, fam, vec![call]));
+    }
     if a2 >= t.len() || name.is_empty() {
         // Name but no arguments yet.
         let mut h = Hit::truncated(i, t.len(), fam);
@@ -72,13 +89,12 @@ fn list_call(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => match calls_from_owned(v, ctx.rules(fam)) {
             Some(calls) => Some(Hit::new(i, e, fam, calls)),
-            None => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
+            None => list_hit(ctx, t, i, j, "", fam),
         },
-        JsonAt::Truncated => Some(match list_calls(ctx, t, j, fam) {
-            Some(list) => list.into_hit(i, t.len(), fam),
-            None => Hit::truncated(i, t.len(), fam),
-        }),
-        JsonAt::Bad(_) => list_calls(ctx, t, j, fam).map(|l| l.into_hit(i, t.len(), fam)),
+        JsonAt::Truncated => {
+            Some(list_hit(ctx, t, i, j, "", fam).unwrap_or_else(|| Hit::truncated(i, t.len(), fam)))
+        }
+        JsonAt::Bad(_) => list_hit(ctx, t, i, j, "", fam),
     }
 }
 

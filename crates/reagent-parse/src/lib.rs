@@ -23,9 +23,9 @@
 //! to [`parse`] on the whole text.
 //!
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
-//! `scan` (string-aware bracket matching, tolerant JSON/Python-literal parser, SWAR
-//! trigger scan), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
+//! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
+//! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
+//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
 //! (typing and [`coerce_arguments`]), `stream`, `render`.
 //!
 //! A [`ParseOptions::format`] hint selects that family's rules where upstream projects
@@ -50,7 +50,9 @@ mod engine;
 mod family;
 mod harmony;
 mod json_fmts;
+mod json_list;
 mod json_tokens;
+mod lenient;
 mod pythonic;
 mod react;
 mod render;

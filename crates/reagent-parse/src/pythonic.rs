@@ -4,7 +4,8 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::{container_end, skip_ws, End, Lenient};
+use crate::lenient::Lenient;
+use crate::scan::{container_end, skip_ws, End};
 use crate::{Family, ParsedCall};
 
 /// Parse `name(k=v, …)` at the parser's position.
@@ -46,6 +47,7 @@ fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
 /// completed before the point where it stopped parsing.
 fn list(t: &str, j: usize) -> Result<(Vec<ParsedCall>, usize), Vec<ParsedCall>> {
     let mut p = Lenient::new(t);
+    p.python = true;
     p.pos = j;
     let mut calls = Vec::new();
     if !p.eat(b'[') {
@@ -88,8 +90,64 @@ pub(crate) fn list_block(t: &str, start: usize, j: usize, close: &str, fam: Fami
             Some(Hit::new(start, end, fam, calls))
         }
         Err(calls) if cut_off(t, j) => Some(Hit::cut_after(start, t.len(), fam, calls)),
-        Err(_) => None,
+        // A complete list with a malformed element: keep the calls that parse.
+        Err(_) => {
+            let (calls, bad, e) = list_skipping_bad(t, j)?;
+            let mut h = Hit::new(start, crate::json_fmts::skip_close(t, e, close), fam, calls);
+            h.errors
+                .push(format!("{bad} malformed call(s) in the list skipped"));
+            Some(h)
+        }
     }
+}
+
+/// Read the balanced list at `j` element by element, skipping the elements that are not
+/// calls; returns (calls, skipped, end). `None` when no element is a call.
+fn list_skipping_bad(t: &str, j: usize) -> Option<(Vec<ParsedCall>, usize, usize)> {
+    let b = t.as_bytes();
+    let mut calls = Vec::new();
+    let mut bad = 0;
+    let mut k = j + 1;
+    loop {
+        k = skip_ws(b, k);
+        if b.get(k) == Some(&b']') {
+            break;
+        }
+        let e = element_end(b, k)?;
+        let mut p = Lenient::new(&t[..e]);
+        p.python = true;
+        p.pos = k;
+        match call(&mut p) {
+            Some(c) if skip_ws(b, p.pos) == e => calls.push(c),
+            _ => bad += 1,
+        }
+        k = e;
+        if b.get(k) == Some(&b',') {
+            k += 1;
+        }
+    }
+    (!calls.is_empty()).then_some((calls, bad, k + 1))
+}
+
+/// End of the list element starting at `k`: the next `,` or `]` outside brackets and quotes.
+fn element_end(b: &[u8], mut k: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    while k < b.len() {
+        match b[k] {
+            b'\'' | b'"' => {
+                k = crate::scan::string_end(b, k, b[k])?;
+                continue;
+            }
+            b'(' | b'[' | b'{' => depth += 1,
+            b')' | b'}' => depth = depth.checked_sub(1)?,
+            b']' if depth == 0 => return Some(k),
+            b']' => depth -= 1,
+            b',' if depth == 0 => return Some(k),
+            _ => {}
+        }
+        k += 1;
+    }
+    None
 }
 
 /// A bare pythonic list in running text: only when it parses completely.
@@ -122,6 +180,7 @@ pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
     let fam = Family::Llama3PythonTag;
     let mut p = Lenient::new(t);
+    p.python = true;
     p.pos = j;
     match call(&mut p) {
         Some(mut c) => {
@@ -149,7 +208,13 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
 pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
     if rest.starts_with("<function_calls>") {
-        return olmo3(t, i);
+        return line_calls(
+            t,
+            i,
+            i + "<function_calls>".len(),
+            "</function_calls>",
+            Family::Olmo3Pythonic,
+        );
     }
     if rest.starts_with("<|tool_call>") {
         return gemma(
@@ -174,25 +239,47 @@ pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
     None
 }
 
-/// OLMo 3: `<function_calls>f(a=1)\ng(b=2)</function_calls>`.
-fn olmo3(t: &str, i: usize) -> Option<Hit> {
-    let fam = Family::Olmo3Pythonic;
-    let close = "</function_calls>";
-    let j = i + "<function_calls>".len();
+/// Whether `s` starts with `name(`.
+pub(crate) fn starts_call(s: &str) -> bool {
+    let b = s.as_bytes();
+    let n = b
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_' || **c == b'.')
+        .count();
+    n > 0 && !b[0].is_ascii_digit() && b.get(n) == Some(&b'(')
+}
+
+/// Pythonic calls one per line from `j` up to `close` (OLMo 3's `<function_calls>`, and
+/// SGLang's python dialect inside `<tool_call>`).
+pub(crate) fn line_calls(t: &str, i: usize, j: usize, close: &str, fam: Family) -> Option<Hit> {
     let limit = t[j..].find(close).map(|p| j + p);
     let region = &t[..limit.unwrap_or(t.len())];
     let mut p = Lenient::new(region);
+    p.python = true;
     p.pos = j;
     let mut calls = Vec::new();
+    let mut errors = Vec::new();
     loop {
         p.ws();
         if p.pos >= region.len() {
             break;
         }
+        let line = p.pos;
         match call(&mut p) {
             Some(c) => calls.push(c),
             None if limit.is_none() => return Some(Hit::truncated(i, t.len(), fam)),
-            None => return None,
+            // One call per line: a malformed one is skipped, its siblings kept.
+            None => {
+                let line_end = region[line..].find('\n').map(|n| line + n);
+                errors.push(format!(
+                    "malformed call skipped: {:?}",
+                    &region[line..line_end.unwrap_or(region.len())]
+                ));
+                match line_end {
+                    Some(n) => p.pos = n + 1,
+                    None => break,
+                }
+            }
         }
         p.eat(b',');
     }
@@ -200,7 +287,9 @@ fn olmo3(t: &str, i: usize) -> Option<Hit> {
         return Some(Hit::truncated(i, t.len(), fam));
     }
     let end = limit.map_or(t.len(), |l| l + close.len());
-    Some(Hit::new(i, end, fam, calls))
+    let mut hit = Hit::new(i, end, fam, calls);
+    hit.errors = errors;
+    Some(hit)
 }
 
 /// Gemma: `open call:NAME{k:v,…} close`, repeated; strings use a delimiter token.

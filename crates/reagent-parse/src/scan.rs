@@ -1,13 +1,12 @@
-//! The shared string-aware scanner: bracket matching that respects string state, and a
-//! tolerant value parser for JSON, Python literals and the Gemma-style dialects.
+//! The shared string-aware scanner: bracket matching that respects string state, the
+//! trigger-byte scan, and JSON read strictly then tolerantly (through [`Lenient`]).
 //!
 //! Everything here is iterative or depth-limited, moves strictly forward, and returns
 //! `None`/[`End::Invalid`] instead of panicking.
 
-use serde_json::{Map, Number, Value};
+use serde_json::{Number, Value};
 
-/// Maximum nesting accepted by the tolerant parser (deeper input is rejected).
-const MAX_DEPTH: usize = 128;
+use crate::lenient::Lenient;
 
 /// Where a bracketed value ends.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -192,206 +191,6 @@ pub(crate) fn parse_json_html_escaped(text: &str) -> Option<Value> {
     parse_json_lenient(&t)
 }
 
-/// A tolerant recursive-descent value parser over a string.
-pub(crate) struct Lenient<'a> {
-    s: &'a str,
-    /// Current byte offset.
-    pub(crate) pos: usize,
-    depth: usize,
-    /// Extra raw-string delimiter (`<|"|>` for Gemma 4, `<escape>` for FunctionGemma).
-    pub(crate) str_delim: Option<&'static str>,
-    /// Object keys may be bare identifiers.
-    pub(crate) bare_keys: bool,
-}
-
-impl<'a> Lenient<'a> {
-    /// A parser at the start of `s`.
-    pub(crate) fn new(s: &'a str) -> Self {
-        Lenient {
-            s,
-            pos: 0,
-            depth: 0,
-            str_delim: None,
-            bare_keys: false,
-        }
-    }
-
-    fn b(&self) -> &'a [u8] {
-        self.s.as_bytes()
-    }
-
-    fn peek(&self) -> Option<u8> {
-        self.b().get(self.pos).copied()
-    }
-
-    /// Skip whitespace.
-    pub(crate) fn ws(&mut self) {
-        self.pos = skip_ws(self.b(), self.pos);
-    }
-
-    /// Consume `c` (after whitespace) if present.
-    pub(crate) fn eat(&mut self, c: u8) -> bool {
-        self.ws();
-        if self.peek() == Some(c) {
-            self.pos += 1;
-            true
-        } else {
-            false
-        }
-    }
-
-    /// Parse an identifier (letters, digits, `_`, `-`, `.`, non-ASCII).
-    pub(crate) fn ident(&mut self) -> Option<&'a str> {
-        self.ws();
-        let start = self.pos;
-        let b = self.b();
-        while self.pos < b.len() {
-            let c = b[self.pos];
-            if c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.' || c >= 0x80 {
-                self.pos += 1;
-            } else {
-                break;
-            }
-        }
-        // Non-ASCII bytes are consumed whole, so `pos` stays on a char boundary.
-        (self.pos > start).then(|| &self.s[start..self.pos])
-    }
-
-    /// Parse one value.
-    pub(crate) fn value(&mut self) -> Option<Value> {
-        self.ws();
-        if let Some(d) = self.str_delim {
-            if self.s[self.pos..].starts_with(d) {
-                return self.delim_string(d).map(Value::String);
-            }
-        }
-        match self.peek()? {
-            b'{' => self.object(),
-            b'[' => self.array(b']'),
-            b'(' => self.array(b')'),
-            b'"' | b'\'' => self.string().map(Value::String),
-            b'-' | b'+' | b'0'..=b'9' | b'.' => self.number(),
-            _ => {
-                let word = self.ident()?;
-                match word {
-                    "true" | "True" => Some(Value::Bool(true)),
-                    "false" | "False" => Some(Value::Bool(false)),
-                    "null" | "None" => Some(Value::Null),
-                    _ => None,
-                }
-            }
-        }
-    }
-
-    fn nest(&mut self) -> Option<()> {
-        self.depth += 1;
-        (self.depth <= MAX_DEPTH).then_some(())
-    }
-
-    fn object(&mut self) -> Option<Value> {
-        self.nest()?;
-        self.pos += 1;
-        let mut map = Map::new();
-        loop {
-            self.ws();
-            if self.eat(b'}') {
-                break;
-            }
-            let key = self.key()?;
-            if !self.eat(b':') {
-                return None;
-            }
-            let v = self.value()?;
-            map.insert(key, v);
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(b'}') {
-                break;
-            }
-            return None;
-        }
-        self.depth -= 1;
-        Some(Value::Object(map))
-    }
-
-    fn key(&mut self) -> Option<String> {
-        self.ws();
-        if let Some(d) = self.str_delim {
-            if self.s[self.pos..].starts_with(d) {
-                return self.delim_string(d);
-            }
-        }
-        match self.peek()? {
-            b'"' | b'\'' => self.string(),
-            _ if self.bare_keys => self.ident().map(str::to_string),
-            _ => None,
-        }
-    }
-
-    fn array(&mut self, close: u8) -> Option<Value> {
-        self.nest()?;
-        self.pos += 1;
-        let mut items = Vec::new();
-        loop {
-            if self.eat(close) {
-                break;
-            }
-            items.push(self.value()?);
-            if self.eat(b',') {
-                continue;
-            }
-            if self.eat(close) {
-                break;
-            }
-            return None;
-        }
-        self.depth -= 1;
-        Some(Value::Array(items))
-    }
-
-    fn delim_string(&mut self, d: &str) -> Option<String> {
-        let start = self.pos + d.len();
-        let len = self.s[start..].find(d)?;
-        self.pos = start + len + d.len();
-        Some(self.s[start..start + len].to_string())
-    }
-
-    /// Parse a quoted string (either quote), decoding JSON and Python escapes.
-    pub(crate) fn string(&mut self) -> Option<String> {
-        let quote = self.peek()?;
-        let end = string_end(self.b(), self.pos, quote)?;
-        let raw = &self.s[self.pos + 1..end - 1];
-        self.pos = end;
-        Some(unescape(raw))
-    }
-
-    fn number(&mut self) -> Option<Value> {
-        let b = self.b();
-        let start = self.pos;
-        let mut i = self.pos;
-        if i < b.len() && (b[i] == b'-' || b[i] == b'+') {
-            i += 1;
-        }
-        while i < b.len()
-            && (b[i].is_ascii_digit()
-                || b[i] == b'.'
-                || b[i] == b'e'
-                || b[i] == b'E'
-                || ((b[i] == b'-' || b[i] == b'+') && matches!(b[i - 1], b'e' | b'E')))
-        {
-            i += 1;
-        }
-        self.pos = i;
-        let numeral = self.s[start..i].trim_start_matches(['+', '-']).as_bytes();
-        // `007` is no number in JSON or Python: a zip code or id, left for text.
-        if numeral.len() > 1 && numeral[0] == b'0' && numeral[1].is_ascii_digit() {
-            return None;
-        }
-        number_value(self.s[start..i].trim_start_matches('+'))
-    }
-}
-
 /// A JSON number from a numeral such as `42`, `-2.5`, `1.5e10`, `.5`.
 pub(crate) fn number_value(t: &str) -> Option<Value> {
     if t.is_empty() {
@@ -478,16 +277,6 @@ mod tests {
         assert_eq!(container_end(s, 0, false), End::Complete(28));
         assert_eq!(container_end(br#"{"a": "x"#, 0, false), End::Incomplete);
         assert_eq!(container_end(br#"{"a": ]"#, 0, false), End::Invalid);
-    }
-
-    #[test]
-    fn lenient_accepts_python_literals_and_trailing_comma() {
-        let v = parse_json_lenient("{'a': True, 'b': None, 'c': [1, 2,], 'd': 'it\\'s',}");
-        assert_eq!(
-            v,
-            Some(serde_json::json!({"a": true, "b": null, "c": [1, 2], "d": "it's"}))
-        );
-        assert_eq!(parse_json_lenient("{'a': }"), None);
     }
 
     #[test]

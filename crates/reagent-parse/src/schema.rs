@@ -42,8 +42,10 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
     let t = raw.trim();
     for ty in types {
         let v = match *ty {
-            "integer" | "int" => number_value(t).filter(|v| v.is_i64() || v.is_u64()),
-            "number" | "float" | "double" => number_value(t),
+            "integer" | "int" => {
+                number_value(&padding_dropped(t)).filter(|v| v.is_i64() || v.is_u64())
+            }
+            "number" | "float" | "double" => number_value(t).map(whole_as_integer),
             "boolean" | "bool" => match t.to_ascii_lowercase().as_str() {
                 "true" => Some(Value::Bool(true)),
                 "false" => Some(Value::Bool(false)),
@@ -59,6 +61,34 @@ fn convert(raw: &str, types: &[&str]) -> Option<Value> {
         }
     }
     None
+}
+
+/// A zero-padded integer without its padding (`018956` → `18956`), for an integer schema.
+fn padding_dropped(t: &str) -> std::borrow::Cow<'_, str> {
+    let (sign, digits) = match t.strip_prefix('-') {
+        Some(d) => ("-", d),
+        None => ("", t),
+    };
+    if digits.len() > 1 && digits.starts_with('0') && digits.bytes().all(|c| c.is_ascii_digit()) {
+        let kept = digits.trim_start_matches('0');
+        let kept = if kept.is_empty() { "0" } else { kept };
+        return format!("{sign}{kept}").into();
+    }
+    t.into()
+}
+
+/// A float with no fraction as an integer (`5.0` → `5`), as Python-based servers write a
+/// whole `number`; other values unchanged.
+fn whole_as_integer(v: Value) -> Value {
+    const EXACT: f64 = 9_007_199_254_740_992.0; // 2^53: every integer below is exact
+    match v.as_f64() {
+        Some(f) if !v.is_i64() && !v.is_u64() && f.fract() == 0.0 && f.abs() < EXACT => {
+            // The guard makes the cast exact.
+            #[allow(clippy::cast_possible_truncation)]
+            Value::from(f as i64)
+        }
+        _ => v,
+    }
 }
 
 /// JSON inside parameter text; also when every quote came backslash-escaped
@@ -104,10 +134,39 @@ pub(crate) fn property_schema<'a>(
 
 /// Coerce argument values against a JSON Schema in place: `"true"`→`true`, `"30"`→`30`
 /// (integer/number), a JSON string holding an object/array → the object/array,
-/// `"null"`→`null` where nullable. Values that already fit, or that cannot be converted,
-/// are left alone; this never fails.
+/// `"null"`→`null` where nullable. A lone `arguments`, `input` or `parameters` key that
+/// the schema does not name, wrapping an object whose keys the schema does name, is
+/// unwrapped (`{"arguments": {"city": "x"}}` → `{"city": "x"}`). Values that already fit,
+/// or that cannot be converted, are left alone; this never fails.
 pub fn coerce_arguments(args: &mut Value, schema: &Value) {
+    unwrap_wrapper(args, schema);
     coerce(args, schema, 0);
+}
+
+/// The wrapper keys models put around the real arguments.
+const WRAPPER_KEYS: &[&str] = &["arguments", "input", "parameters"];
+
+fn unwrap_wrapper(args: &mut Value, schema: &Value) {
+    let Some(Value::Object(props)) = schema.get("properties") else {
+        return;
+    };
+    let Value::Object(map) = args else { return };
+    if map.len() != 1 {
+        return;
+    }
+    let Some((key, inner)) = map.iter().next() else {
+        return;
+    };
+    let wraps = WRAPPER_KEYS.contains(&key.as_str())
+        && !props.contains_key(key)
+        && inner
+            .as_object()
+            .is_some_and(|o| !o.is_empty() && o.keys().all(|k| props.contains_key(k)));
+    if wraps {
+        if let Some(inner) = map.values_mut().next().map(Value::take) {
+            *args = inner;
+        }
+    }
 }
 
 fn coerce(v: &mut Value, schema: &Value, depth: usize) {
@@ -162,6 +221,38 @@ mod tests {
             args,
             json!({"n": 30, "b": true, "s": "30", "o": {"a": 1}, "z": "x", "f": "x"})
         );
+    }
+
+    #[test]
+    fn unwraps_a_lone_wrapper_key_the_schema_does_not_name() {
+        let schema = json!({"type": "object", "properties": {"city": {"type": "string"}, "days": {"type": "integer"}}});
+        let mut args = json!({"arguments": {"city": "Paris", "days": "2"}});
+        coerce_arguments(&mut args, &schema);
+        assert_eq!(args, json!({"city": "Paris", "days": 2}));
+        // Kept: the wrapper holds a key the schema does not name, or sits beside others,
+        // or the schema names the key itself.
+        for kept in [
+            json!({"input": {"city": "Paris", "other": 1}}),
+            json!({"input": {"city": "Paris"}, "days": 2}),
+            json!({"parameters": {}}),
+        ] {
+            let mut args = kept.clone();
+            coerce_arguments(&mut args, &schema);
+            assert_eq!(args, kept);
+        }
+        let named = json!({"type": "object", "properties": {"input": {"type": "object"}}});
+        let mut args = json!({"input": {"input": {}}});
+        coerce_arguments(&mut args, &named);
+        assert_eq!(args, json!({"input": {"input": {}}}));
+    }
+
+    #[test]
+    fn whole_floats_of_number_type_become_integers() {
+        let n = json!({"type": "number"});
+        assert_eq!(type_raw("5.0", Some(&n), false), json!(5));
+        assert_eq!(type_raw("-2.0", Some(&n), false), json!(-2));
+        assert_eq!(type_raw("2.5", Some(&n), false), json!(2.5));
+        assert_eq!(type_raw("1e300", Some(&n), false), json!(1e300));
     }
 
     #[test]

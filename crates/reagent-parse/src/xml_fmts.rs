@@ -306,6 +306,7 @@ fn invoke_region(
     let open = format!("<{ns}invoke name=\"");
     let end_tag = format!("</{ns}invoke>");
     let mut calls = Vec::new();
+    let mut errors = Vec::new();
     let mut p = 0;
     while let Some(q) = region[p..].find(&open) {
         let s = p + q + open.len();
@@ -320,22 +321,35 @@ fn invoke_region(
         let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
             return Some(Hit::cut_after(start, t.len(), fam, calls));
         };
-        let args = invoke_args(&region[body_start..be], ns, name, fam, ctx);
-        calls.push(ParsedCall {
-            name: name.to_string(),
-            arguments: Value::Object(args),
-            id: None,
-        });
+        match invoke_args(&region[body_start..be], ns, name, fam, ctx) {
+            Some(args) => calls.push(ParsedCall {
+                name: name.to_string(),
+                arguments: Value::Object(args),
+                id: None,
+            }),
+            None => errors.push(format!(
+                "call to {name:?} skipped: a parameter never closes"
+            )),
+        }
         p = be + end_tag.len();
     }
-    if calls.is_empty() && close_at.is_none() {
+    if calls.is_empty() && errors.is_empty() && close_at.is_none() {
         return Some(Hit::truncated(start, t.len(), fam));
     }
     let end = close_at.map_or(t.len(), |c| c + close.len());
-    Some(Hit::new(start, end, fam, calls))
+    let mut hit = Hit::new(start, end, fam, calls);
+    hit.errors = errors;
+    Some(hit)
 }
 
-fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<String, Value> {
+/// The arguments of one complete invoke; `None` when a parameter in it never closes.
+fn invoke_args(
+    body: &str,
+    ns: &str,
+    name: &str,
+    fam: Family,
+    ctx: &Ctx,
+) -> Option<Map<String, Value>> {
     let popen = format!("<{ns}parameter name=\"");
     let pclose = format!("</{ns}parameter>");
     let mut args = Map::new();
@@ -355,15 +369,12 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
             };
             let attrs = &body[s + nq + 1..s + nq + gt];
             let vs = s + nq + gt + 1;
-            let Some(ve) = parameter_end(body, vs, &pclose, &popen) else {
-                break;
-            };
+            let ve = parameter_end(body, vs, &pclose, &popen)?;
             let raw = &body[vs..ve];
+            // DSML's `string="true"` marks text; `string="false"` (or no mark) is typed
+            // against the schema, or read as JSON without one.
             let v = if attrs.contains("string=\"true\"") {
                 Value::String(raw.to_string())
-            } else if attrs.contains("string=\"false\"") {
-                crate::scan::parse_json_lenient(raw)
-                    .unwrap_or_else(|| Value::String(raw.to_string()))
             } else {
                 typed(ctx, fam, name, key, raw)
             };
@@ -381,7 +392,7 @@ fn invoke_args(body: &str, ns: &str, name: &str, fam: Family, ctx: &Ctx) -> Map<
             break;
         }
     }
-    args
+    Some(args)
 }
 
 /// Where the value starting at `vs` ends: the first `pclose` followed (after whitespace) by
@@ -400,6 +411,24 @@ fn parameter_end(body: &str, vs: usize, pclose: &str, popen: &str) -> Option<usi
             None => return Some(first),
         }
     }
+}
+
+/// Child elements as an object; a tag that repeats becomes a list of its values
+/// (`<tag>a</tag><tag>b</tag>` → `"tag": ["a", "b"]`).
+fn grouped(kids: Vec<(String, Value)>) -> Map<String, Value> {
+    let repeats = |k: &str| kids.iter().filter(|(other, _)| other == k).count() > 1;
+    let repeated: Vec<bool> = kids.iter().map(|(k, _)| repeats(k)).collect();
+    let mut map = Map::new();
+    for ((k, v), many) in kids.into_iter().zip(repeated) {
+        if !many {
+            map.insert(k, v);
+            continue;
+        }
+        if let Value::Array(list) = map.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
+            list.push(v);
+        }
+    }
+    map
 }
 
 /// A nested element `<tag>…</tag>`: children become an object (or an array when all are
@@ -425,7 +454,7 @@ fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
                 let v = if all_items {
                     Value::Array(kids.into_iter().map(|(_, v)| v).collect())
                 } else {
-                    Value::Object(kids.into_iter().collect())
+                    Value::Object(grouped(kids))
                 };
                 return Some((tag.to_string(), v, end));
             }

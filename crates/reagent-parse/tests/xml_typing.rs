@@ -1,8 +1,9 @@
 //! XML-parameter formats carry text: with the tool schemas given, each value is typed
 //! against its property's schema (integer, number, boolean, null, array, object; strings
 //! stay strings even when they look like numbers), the same in Qwen3-Coder
-//! `<parameter=k>`, Seed-OSS and GLM `<arg_key>/<arg_value>`, in [`parse`] and in the
-//! streaming parser for any chunking.
+//! `<parameter=k>`, Seed-OSS and GLM `<arg_key>/<arg_value>`, MiniMax and Step-3
+//! `<invoke>/<parameter name>`, and DeepSeek's DSML (`string="false"` values), in [`parse`]
+//! and in the streaming parser for any chunking.
 
 use reagent_parse::{parse, Family, ParseOptions, StreamParser, ToolSchema};
 use serde_json::{json, Value};
@@ -12,8 +13,12 @@ fn fields() -> Vec<(&'static str, Value, &'static str, Value)> {
     vec![
         ("count", json!({"type": "integer"}), "42", json!(42)),
         ("offset", json!({"type": "integer"}), "-3", json!(-3)),
+        // Zero padding is dropped where the schema says integer (vLLM's MiniMax M3 test).
+        ("padded", json!({"type": "integer"}), "018956", json!(18956)),
         ("ratio", json!({"type": "number"}), "2.5", json!(2.5)),
         ("whole", json!({"type": "number"}), "7", json!(7)),
+        // A whole float is the integer (vLLM's DSML test: `5.0` → `5`).
+        ("whole_float", json!({"type": "number"}), "5.0", json!(5)),
         ("flag", json!({"type": "boolean"}), "true", json!(true)),
         ("off", json!({"type": "boolean"}), "False", json!(false)),
         ("nothing", json!({"type": "null"}), "null", Value::Null),
@@ -110,11 +115,47 @@ fn glm() -> String {
     s
 }
 
-fn formats() -> [(Family, String); 3] {
+/// `<{ns}invoke name="configure">` with one `<{ns}parameter name="k"{attr}>` per field.
+fn invoke(ns: &str, attr: &str) -> String {
+    let mut s = format!("<{ns}invoke name=\"configure\">\n");
+    for (k, _, raw, _) in fields() {
+        s.push_str(&format!(
+            "<{ns}parameter name=\"{k}\"{attr}>{raw}</{ns}parameter>\n"
+        ));
+    }
+    s.push_str(&format!("</{ns}invoke>\n"));
+    s
+}
+
+fn minimax() -> String {
+    format!(
+        "Checking.\n<minimax:tool_call>\n{}</minimax:tool_call>",
+        invoke("", "")
+    )
+}
+
+fn dsml() -> String {
+    format!(
+        "<｜DSML｜function_calls>\n{}</｜DSML｜function_calls>",
+        invoke("｜DSML｜", " string=\"false\"")
+    )
+}
+
+fn step3() -> String {
+    format!(
+        "<｜tool_calls_begin｜><｜tool_call_begin｜>{}<｜tool_call_end｜><｜tool_calls_end｜>",
+        invoke("steptml:", "").trim_end()
+    )
+}
+
+fn formats() -> [(Family, String); 6] {
     [
         (Family::Qwen3CoderXml, qwen3_coder()),
         (Family::SeedOss, seed_oss()),
         (Family::GlmXml, glm()),
+        (Family::MinimaxXml, minimax()),
+        (Family::DeepseekDsml, dsml()),
+        (Family::Step3, step3()),
     ]
 }
 

@@ -9,6 +9,7 @@ const LT_MARKERS: &[&str] = &[
     "<|",
     "<｜",
     "<tool",
+    "<longcat_tool_call>",
     "<function",
     "<think",
     "</think",
@@ -27,6 +28,7 @@ const LT_MARKERS: &[&str] = &[
     "<channel|>",
     "<tools>",
     "</tool_call>",
+    "</longcat_tool_call>",
 ];
 const BRACKET_MARKERS: &[&str] = &[
     "[TOOL_CALLS]",
