@@ -233,10 +233,12 @@ async fn a_long_session_resumes_from_its_snapshot_and_answers_a_follow_up() {
         num_ctx: None,
     };
     let report = run_resume(&config).await.unwrap();
-    // The stored session holds the task and 30 rounds (some folded into a digest by compaction).
+    // The session holds the task and 30 rounds (some folded into a digest by compaction); its
+    // events hold every 4 KB result, and the snapshot leaves the messages to them.
     assert!(report.messages > 10, "{}", report.messages);
+    assert!(report.event_bytes > 30 * 4096, "{}", report.event_bytes);
     assert!(
-        report.snapshot_bytes > 30 * 1000,
+        report.snapshot_bytes * 4 < report.event_bytes,
         "{}",
         report.snapshot_bytes
     );

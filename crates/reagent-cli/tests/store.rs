@@ -331,18 +331,14 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
     assert!(said.contains("the same 3 decisions"), "{said}");
 
     // --resume continues the session: model and workspace come from the stored run.
-    let resumed = reagent()
-        .args([
-            "run",
-            "--host",
-            &server.base_url(),
-            "--store",
-            &store,
-            "--json",
-        ])
-        .args(["--resume", &id[..8], "and what is it called?"])
-        .output()
-        .unwrap();
+    let resume = |id: &str, message: &str| {
+        reagent()
+            .args(["run", "--host", &server.base_url(), "--store", &store])
+            .args(["--json", "--resume", id, message])
+            .output()
+            .unwrap()
+    };
+    let resumed = resume(&id[..8], "and what is it called?");
     assert_eq!(resumed.status.code(), Some(0), "{}", stderr(&resumed));
     let r = json_out(&resumed);
     assert_eq!(r["answer"], "It is called a.txt.");
@@ -383,18 +379,7 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         "{saved}"
     );
     drop(opened);
-    let again = reagent()
-        .args([
-            "run",
-            "--host",
-            &server.base_url(),
-            "--store",
-            &store,
-            "--json",
-        ])
-        .args(["--resume", r["run_id"].as_str().unwrap(), "sure?"])
-        .output()
-        .unwrap();
+    let again = resume(r["run_id"].as_str().unwrap(), "sure?");
     assert_eq!(again.status.code(), Some(0), "{}", stderr(&again));
     assert_eq!(json_out(&again)["answer"], "Still a.txt.");
     let users: Vec<String> = server.requests().last().unwrap()["messages"]

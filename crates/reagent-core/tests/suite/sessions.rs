@@ -47,6 +47,19 @@ pub(super) async fn fixture_with(script: ScriptBuilder, config: AgentConfig) -> 
     }
 }
 
+/// A new session of `f` run to a completed end on `task`, with the events it emitted.
+pub(super) async fn completed_run(
+    f: &Fixture,
+    task: &str,
+) -> (Session, Vec<reagent_protocol::Event>) {
+    let mut session = Session::new(f.agent.clone(), f.workspace.clone());
+    let (sink, events) = recording_sink();
+    let result = session.run(task, &sink, &CancellationToken::new()).await;
+    assert_eq!(result.outcome, Outcome::Completed);
+    let events = events.lock().unwrap().clone();
+    (session, events)
+}
+
 /// The chat requests the server saw (`/api/chat` bodies).
 fn chats(server: &ScriptedOllama) -> Vec<Value> {
     server.requests()
@@ -226,13 +239,7 @@ async fn a_recorded_run_replays_identically_and_a_changed_guardrail_is_reported(
         .turns((0..3).map(|_| Turn::tool_call("read_file", json!({"path": "notes.txt"}))))
         .turn(Turn::text("It says orchid."));
     let f = fixture(script).await;
-    let mut session = Session::new(f.agent.clone(), f.workspace.clone());
-    let (sink, events) = recording_sink();
-    let result = session
-        .run("Read notes.txt.", &sink, &CancellationToken::new())
-        .await;
-    assert_eq!(result.outcome, Outcome::Completed);
-    let events = events.lock().unwrap().clone();
+    let (_session, events) = completed_run(&f, "Read notes.txt.").await;
     assert!(
         events
             .iter()

@@ -9,7 +9,7 @@ use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::json;
 
 use super::harness::{recording_sink, MODEL};
-use super::sessions::{fixture_with, Fixture};
+use super::sessions::{completed_run, fixture_with, Fixture};
 
 fn read_then_answer() -> ScriptBuilder {
     ScriptBuilder::new()
@@ -21,13 +21,7 @@ fn read_then_answer() -> ScriptBuilder {
 /// A finished first run: the session and the events it emitted.
 async fn first_run(config: AgentConfig) -> (Fixture, Session, Vec<Event>) {
     let f = fixture_with(read_then_answer(), config).await;
-    let mut session = Session::new(f.agent.clone(), f.workspace.clone());
-    let (sink, events) = recording_sink();
-    let result = session
-        .run("Read notes.txt.", &sink, &CancellationToken::new())
-        .await;
-    assert_eq!(result.outcome, Outcome::Completed);
-    let events = events.lock().unwrap().clone();
+    let (session, events) = completed_run(&f, "Read notes.txt.").await;
     (f, session, events)
 }
 
