@@ -4,6 +4,7 @@ use std::io::Write;
 use std::time::Duration;
 
 use anyhow::Context;
+use reagent_core::SessionSnapshot;
 use reagent_protocol::{Event, EventKind};
 use reagent_store::{RunFilter, RunRecord, Store, StoredEvent};
 
@@ -65,11 +66,48 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
         }
         RunsCommand::Delete { id } => {
             let id = store.resolve_id(id).await?;
+            keep_session_whole(&store, &id).await?;
             store.delete_run(&id).await?;
             eprintln!("reagent: run {id} deleted from {}", store.location());
         }
     }
     Ok(ExitCode::Completed)
+}
+
+/// Before run `id` is deleted: a saved session of it that leaves its messages to the events
+/// gets them back, so `--resume` still works without the deleted run's events.
+async fn keep_session_whole(store: &Store, id: &str) -> anyhow::Result<()> {
+    let Some(session_id) = store.run(id).await?.and_then(|r| r.session_id) else {
+        return Ok(());
+    };
+    let Some(text) = store
+        .load_session(&session_id)
+        .await?
+        .and_then(|s| s.snapshot)
+    else {
+        return Ok(());
+    };
+    let Ok(mut snapshot) = serde_json::from_str::<SessionSnapshot>(&text) else {
+        return Ok(()); // Not readable by this version: nothing to keep.
+    };
+    if !snapshot.needs_events() {
+        return Ok(());
+    }
+    let events = store
+        .session_events(&session_id)
+        .await?
+        .iter()
+        .map(StoredEvent::parse)
+        .collect::<Result<Vec<Event>, _>>()
+        .with_context(|| format!("session {session_id} has an event that cannot be read"))?;
+    snapshot.restore_messages(&events).with_context(|| {
+        format!("session {session_id} cannot be kept whole; the run was not deleted")
+    })?;
+    snapshot.detach_from_events();
+    store
+        .save_session(&session_id, &serde_json::to_string(&snapshot)?)
+        .await?;
+    Ok(())
 }
 
 /// `reagent runs replay`: today's loop on the recorded replies and results.

@@ -312,7 +312,8 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
     let server = ScriptedOllama::start(
         two_turns()
             .turn(Turn::text("It is called a.txt."))
-            .turn(Turn::text("Still a.txt.")),
+            .turn(Turn::text("Still a.txt."))
+            .turn(Turn::text("Yes.")),
     )
     .await
     .unwrap();
@@ -393,6 +394,23 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         users,
         ["what is here?", "and what is it called?", "sure?"],
         "every run's messages, in order"
+    );
+    // Deleting the first run first puts the session's messages back into its snapshot, so
+    // the session still resumes whole.
+    let last_id = json_out(&again)["run_id"].as_str().unwrap().to_owned();
+    let deleted = runs(&store, &["delete", &id[..8]]);
+    assert!(deleted.status.success(), "{}", stderr(&deleted));
+    let after_delete = resume(&last_id, "really?");
+    assert_eq!(
+        after_delete.status.code(),
+        Some(0),
+        "{}",
+        stderr(&after_delete)
+    );
+    let sent = serde_json::to_string(server.requests().last().unwrap()).unwrap();
+    assert!(
+        sent.contains("what is here?") && sent.contains("really?"),
+        "{sent}"
     );
 
     // Both runs are listed; the follow-up's events say it continues the session.

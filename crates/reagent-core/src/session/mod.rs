@@ -235,6 +235,13 @@ impl SessionSnapshot {
         self.run.as_ref().map(|r| r.run_id.as_str())
     }
 
+    /// From now on the session's events do not hold its whole conversation (a run of it is
+    /// about to be deleted): every later snapshot keeps its messages. Call it after
+    /// [`SessionSnapshot::restore_messages`] and save the snapshot again.
+    pub fn detach_from_events(&mut self) {
+        self.events_whole = false;
+    }
+
     /// Whether the messages were left to the events: give them with
     /// [`SessionSnapshot::restore_messages`] before [`Session::resume`].
     pub fn needs_events(&self) -> bool {
