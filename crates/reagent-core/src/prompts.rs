@@ -25,11 +25,12 @@ tools. Give your final answer now, based on what you have found so far.";
 const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
 
 /// The system prompt for a run; `files` (the workspace's first files) are listed in the
-/// constrained mode.
+/// constrained mode, whose example calls `example_tool`.
 pub(crate) fn system_prompt(
     custom: Option<&str>,
     mode: ToolMode,
     specs: &[ToolSpec],
+    example_tool: &str,
     hint: Option<&str>,
     files: Option<&WorkspaceFiles>,
 ) -> String {
@@ -41,7 +42,11 @@ pub(crate) fn system_prompt(
     match mode {
         ToolMode::Constrained => {
             prompt.push_str("\n\n");
-            prompt.push_str(&tool_mode::constrained_instructions(specs, files));
+            prompt.push_str(&tool_mode::constrained_instructions(
+                specs,
+                example_tool,
+                files,
+            ));
         }
         ToolMode::Prompt => {
             prompt.push_str("\n\n");
@@ -163,7 +168,14 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
                 }
                 "find_files" => format!("Files matching {}:", arg("pattern")),
                 "grep_search" => format!("Lines matching {}:", arg("pattern")),
-                "run_command" => format!("The command `{}` printed:", arg("command")),
+                "run_command" => {
+                    // "exit code 0\n--- stdout ---\n391" reads as "exit code 0" to a weak
+                    // model: a clean run is given as what it printed, nothing else.
+                    if let Some(stdout) = clean_stdout(&text) {
+                        return format!("The command `{}` printed:\n{stdout}", arg("command"));
+                    }
+                    format!("The command `{}` printed:", arg("command"))
+                }
                 _ => format!("Result of {name}:"),
             };
             if text.is_empty() {
@@ -173,6 +185,12 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
             }
         }
     }
+}
+
+/// The standard output of a `run_command` result that exited 0 and wrote only to it.
+fn clean_stdout(output: &str) -> Option<&str> {
+    let stdout = output.strip_prefix("exit code 0\n--- stdout ---\n")?;
+    (!stdout.contains("\n--- stderr ---\n")).then(|| stdout.trim_end())
 }
 
 /// "1 line", "5 lines".
@@ -374,6 +392,27 @@ mod tests {
         assert_eq!(
             plain_tool_result("list_directory", &json!({}), &ok("(empty directory)")),
             "The folder . contains:\n(empty directory)"
+        );
+        let command = json!({"command": "sh code.sh"});
+        assert_eq!(
+            plain_tool_result(
+                "run_command",
+                &command,
+                &ok("exit code 0\n--- stdout ---\n391\n")
+            ),
+            "The command `sh code.sh` printed:\n391"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "run_command",
+                &command,
+                &ok("exit code 0\n--- stdout ---\n1\n--- stderr ---\nwarn\n")
+            ),
+            "The command `sh code.sh` printed:\nexit code 0\n--- stdout ---\n1\n--- stderr ---\nwarn"
+        );
+        assert_eq!(
+            plain_tool_result("run_command", &command, &ok("exit code 0\n(no output)")),
+            "The command `sh code.sh` printed:\nexit code 0\n(no output)"
         );
         assert_eq!(
             plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
