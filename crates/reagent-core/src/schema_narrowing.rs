@@ -36,6 +36,9 @@ const EDIT_TEXTS_MAX: usize = 200;
 pub struct Narrowing {
     /// The only paths `write_file` may write.
     pub write_paths: Vec<String>,
+    /// The only contents `write_file` may write: the task's own texts (see [`task_texts`]).
+    #[serde(default)]
+    pub write_contents: Vec<String>,
     /// Per small text file, the texts `edit_file` may replace in it.
     pub edit_texts: Vec<EditTexts>,
     /// Files too large (or not text) to offer their texts: `edit_file` may name them with a
@@ -150,6 +153,7 @@ pub(crate) fn narrowing(
     }
     Narrowing {
         write_paths: write_paths(task, &files.paths),
+        write_contents: task_texts(task),
         edit_texts: editable,
         free_edit_paths,
         search_words,
@@ -179,6 +183,36 @@ fn is_path_like(word: &str) -> bool {
         .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
         .map(|(_, ext)| ext);
     word.contains('/') || extension.is_some_and(|e| e.chars().any(char::is_alphabetic))
+}
+
+/// The texts a task gives to be written: what follows its first colon, what it quotes (`'…'`,
+/// `"…"`, `` `…` ``), and each of its words, each once. A small task states its content in
+/// one of these forms ("with the text: Hello, world", "the number 42").
+fn task_texts(task: &str) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut add = |text: &str| {
+        let text = text.trim();
+        if !text.is_empty() && !texts.iter().any(|t| t == text) {
+            texts.push(text.to_owned());
+        }
+    };
+    if let Some((_, after)) = task.split_once(": ") {
+        add(after.trim().trim_end_matches('.'));
+    }
+    for quote in ['\'', '"', '`'] {
+        let parts: Vec<&str> = task.split(quote).collect();
+        // Odd-numbered parts lie between a pair of quotes; a lone quote (an apostrophe) opens
+        // nothing.
+        if parts.len() >= 3 {
+            for inside in parts.iter().skip(1).step_by(2).take(parts.len() / 2) {
+                add(inside);
+            }
+        }
+    }
+    for word in task_words(task) {
+        add(&word);
+    }
+    texts
 }
 
 /// The paths the task names, and each bare name inside each folder of the workspace.
@@ -255,7 +289,17 @@ pub(crate) fn narrow(name: &str, parameters: &Value, narrowing: &Narrowing) -> O
         Some(p)
     };
     match name {
-        "write_file" if !narrowing.write_paths.is_empty() => with("path", &narrowing.write_paths),
+        "write_file" if !narrowing.write_paths.is_empty() => {
+            let mut p = with("path", &narrowing.write_paths)?;
+            if !narrowing.write_contents.is_empty() {
+                set(
+                    &mut p,
+                    "content",
+                    json!({ "enum": narrowing.write_contents }),
+                )?;
+            }
+            Some(p)
+        }
         "list_directory" if !narrowing.folders.is_empty() => with("path", &narrowing.folders),
         "grep_search" if !narrowing.search_words.is_empty() => {
             with("pattern", &narrowing.search_words)
@@ -348,6 +392,32 @@ mod tests {
         assert!(narrowed("Write a haiku", &[], Vec::new())
             .write_paths
             .is_empty());
+    }
+
+    #[test]
+    fn the_texts_to_write_are_what_the_task_states_after_a_colon_quotes_or_as_a_word() {
+        assert_eq!(
+            task_texts("Create hello.txt with the text: Hello, world"),
+            [
+                "Hello, world",
+                "Create",
+                "hello.txt",
+                "with",
+                "the",
+                "text",
+                "Hello",
+                "world"
+            ]
+        );
+        assert_eq!(
+            task_texts("Create settings.json containing exactly this JSON: {\"debug\": true}")[0],
+            "{\"debug\": true}"
+        );
+        let quoted = task_texts("Add the line 'reviewed' to a.md, don't wait; run `make all`.");
+        assert!(quoted.contains(&"reviewed".to_owned()), "{quoted:?}");
+        assert!(quoted.contains(&"make all".to_owned()), "{quoted:?}");
+        assert!(task_texts("Make answer.txt hold the number 42.").contains(&"42".to_owned()));
+        assert!(task_texts("").is_empty());
     }
 
     #[test]
@@ -479,8 +549,22 @@ mod tests {
             branches[2]["properties"]["old_string"],
             json!({"type": "string"})
         );
-        let write = narrow("write_file", &params, &n).unwrap();
+        let write_params = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}}
+        });
+        let write = narrow("write_file", &write_params, &n).unwrap();
         assert_eq!(write["properties"]["path"]["enum"], json!(["out.txt"]));
+        assert!(
+            write["properties"]["content"].get("enum").is_none(),
+            "no texts: free"
+        );
+        let with_texts = Narrowing {
+            write_contents: vec!["hi".into()],
+            ..n.clone()
+        };
+        let write = narrow("write_file", &write_params, &with_texts).unwrap();
+        assert_eq!(write["properties"]["content"]["enum"], json!(["hi"]));
         let n = Narrowing {
             folders: vec![".".into(), "src".into()],
             ..n

@@ -490,10 +490,15 @@ async fn a_new_file_s_path_is_one_the_task_names_and_the_run_ends_once_it_is_wri
     assert_eq!(o.file("src/notes.txt"), "checked");
     let system = content(&o.messages(0)[0]).to_owned();
     assert!(system.contains("You can use these tools:\n- write_file: "));
+    let write = arguments_of(&o.requests[0], "write_file");
     assert_eq!(
-        arguments_of(&o.requests[0], "write_file")["properties"]["path"]["enum"],
+        write["properties"]["path"]["enum"],
         json!(["notes.txt", "src/notes.txt"])
     );
+    // The content is a text of the task: what follows its colon first, then its words.
+    let contents = write["properties"]["content"]["enum"].as_array().unwrap();
+    assert_eq!(contents[0], "checked");
+    assert!(contents.contains(&json!("Create")), "{contents:?}");
     assert_eq!(
         arguments_of(&o.requests[0], "read_file")["properties"]["path"]["enum"],
         json!(["src/main.c"])
