@@ -233,7 +233,8 @@ const ERROR_LABEL: &str = "Error from ";
 
 /// A fresh, plain question for a weak model: the task, the workspace's folders, each distinct
 /// tool result once, in plain text under its label (only the successful ones, when there are
-/// any), then the workspace's other small files (`view`). Measured with SmolLM2-135M: given
+/// any), then — when those found nothing to answer from (no file read, search match or command
+/// output) — the workspace's other small files (`view`). Measured with SmolLM2-135M: given
 /// the JSON envelope, repeated once per identical call, it answers nonsense; given the task and
 /// then the plain results, it answers from them (3 of 3 small tasks, where the results followed
 /// by a short question got 1 of 3; BENCHMARKS.md). Everything restated stays within
@@ -282,9 +283,12 @@ pub(crate) fn narrow_question(
     ]
 }
 
-/// The distinct tool results (only the successful ones, when there are any), then the
-/// workspace's other small files, within [`RESTATED_RESULTS_MAX_BYTES`] (the results first),
-/// those sharing more words with the task first.
+/// The distinct tool results (only the successful ones, when there are any), then, when none
+/// of them found anything ([`is_informative`]), the workspace's other small files, within
+/// [`RESTATED_RESULTS_MAX_BYTES`] (the results first), those sharing more words with the task
+/// first. Measured with SmolLM2-135M (BENCHMARKS.md, third round): once it picks the fitting
+/// tool, the other files only offer it distractors (`100` from `a/value.txt` for the number in
+/// `a/b/c/value.txt`, which it had read).
 fn restated_material<'a>(
     task: &str,
     history: &'a [Arc<Message>],
@@ -307,9 +311,13 @@ fn restated_material<'a>(
             results.push(text);
         }
     }
+    let informative = history.iter().any(|m| is_informative(m));
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    for file in &view.files {
+    // The model's own findings answer the question; the rest of the workspace, with its
+    // distractors, is shown only when it found nothing.
+    let files: &[String] = if informative { &[] } else { &view.files };
+    for file in files {
         let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
         if !already && file.len() <= budget {
             budget -= file.len();
@@ -318,6 +326,20 @@ fn restated_material<'a>(
     }
     answer_focus::most_relevant_first(task, &mut shown);
     shown
+}
+
+/// Whether `m` is a successful result that found something: a file read, search matches or a
+/// command's output (a listing, a write or an empty search finds nothing to answer from).
+fn is_informative(m: &Message) -> bool {
+    let finds = matches!(
+        m.tool_name.as_deref(),
+        Some("read_file" | "grep_search" | "find_files" | "run_command")
+    );
+    let text = m.content.as_str();
+    finds
+        && !text.starts_with(ERROR_LABEL)
+        && !text.ends_with("(nothing)")
+        && !text.contains("\nno matches for ")
 }
 
 #[cfg(test)]
@@ -462,12 +484,14 @@ mod tests {
         );
     }
 
+    fn result_of(tool: &str, text: &str) -> Arc<Message> {
+        let mut m = Message::user(text);
+        m.tool_name = Some(tool.into());
+        Arc::new(m)
+    }
+
     #[test]
-    fn the_workspace_view_follows_the_task_and_its_files_follow_the_results_once() {
-        let history = vec![
-            Arc::new(Message::user("How many files?")),
-            result("The file a.txt contains:\nfirst"),
-        ];
+    fn the_workspace_s_files_follow_only_when_the_model_found_nothing_itself() {
         let view = WorkspaceView {
             overview: "The workspace holds 2 files: a.txt, b.txt.".into(),
             files: vec![
@@ -476,12 +500,43 @@ mod tests {
                 "x".repeat(RESTATED_RESULTS_MAX_BYTES),
             ],
         };
-        let q = restated_question("How many files?", &history, &view);
+        let ask = |result: Arc<Message>| {
+            let history = vec![Arc::new(Message::user("How many files?")), result];
+            restated_question("How many files?", &history, &view)[1]
+                .content
+                .clone()
+        };
+        // A listing, an empty search or an error found nothing to answer from: the files
+        // follow (those that fit).
         assert_eq!(
-            q[1].content,
+            ask(result_of(
+                "list_directory",
+                "The folder . holds 2 files:\na.txt\nb.txt"
+            )),
             "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
+             The folder . holds 2 files:\na.txt\nb.txt\n\n\
              The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
         );
+        for nothing in [
+            result_of("grep_search", "Lines matching z:\nno matches for z"),
+            result_of("grep_search", "Lines matching z: (nothing)"),
+            result_of("read_file", "Error from read_file: no such file"),
+        ] {
+            assert!(ask(nothing).ends_with("The file b.txt contains:\nsecond"));
+        }
+        // A file read (or search matches, or a command's output) is what the answer rests on:
+        // the other files, with their distractors, are left out.
+        assert_eq!(
+            ask(result_of("read_file", "The file b.txt contains:\nsecond")),
+            "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
+             The file b.txt contains:\nsecond"
+        );
+        for found in [
+            result_of("grep_search", "Lines matching s:\nb.txt:1: second"),
+            result_of("run_command", "The command `ls` printed:\na.txt"),
+        ] {
+            assert!(!ask(found).contains("The file a.txt"));
+        }
     }
 
     #[test]

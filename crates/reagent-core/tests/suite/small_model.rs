@@ -56,16 +56,15 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
     assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
     assert_eq!(guard[0]["action"], "final_answer");
     assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
-    // The question: a fresh conversation, the task, the workspace's files, the result once,
-    // then the other small file; no schema.
+    // The question: a fresh conversation, the task, the workspace's files, the result once
+    // (the file read is what the answer rests on: the other file is left out); no schema.
     let question = o.messages(2);
     assert_eq!(question.len(), 2);
     assert_eq!(question[0]["role"], "system");
     assert_eq!(
         content(&question[1]),
         "do the task\n\nThe workspace holds 2 files: notes.txt, other.md.\n\n\
-         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line\n\n\
-         The file other.md has 1 line:\n# other"
+         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
     );
     assert!(
         o.requests[2].get("format").is_none(),
