@@ -167,7 +167,10 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
                     }
                 }
                 "find_files" => format!("Files matching {}:", arg("pattern")),
-                "grep_search" => format!("Lines matching {}:", arg("pattern")),
+                "grep_search" => match matched_files(&text)[..] {
+                    [] => format!("Lines matching {}:", arg("pattern")),
+                    ref files => format!("{} is found in {}:", arg("pattern"), files.join(", ")),
+                },
                 "run_command" => {
                     // "exit code 0\n--- stdout ---\n391" reads as "exit code 0" to a weak
                     // model: a clean run is given as what it printed, nothing else.
@@ -191,6 +194,23 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
 fn clean_stdout(output: &str) -> Option<&str> {
     let stdout = output.strip_prefix("exit code 0\n--- stdout ---\n")?;
     (!stdout.contains("\n--- stderr ---\n")).then(|| stdout.trim_end())
+}
+
+/// The files named by `grep_search`'s `path:line: text` lines, each once, in order.
+fn matched_files(output: &str) -> Vec<&str> {
+    let mut files: Vec<&str> = Vec::new();
+    for line in output.lines() {
+        let Some((path, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let numbered = rest
+            .split_once(": ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if numbered && !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// "1 line", "5 lines".
@@ -435,6 +455,23 @@ mod tests {
         assert_eq!(
             plain_tool_result("run_command", &command, &ok("exit code 0\n(no output)")),
             "The command `sh code.sh` printed:\nexit code 0\n(no output)"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "grep_search",
+                &json!({"pattern": "INVOICE"}),
+                &ok("letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x")
+            ),
+            "INVOICE is found in letters/two.txt, b.txt:\n\
+             letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "grep_search",
+                &json!({"pattern": "x"}),
+                &ok("no matches for x")
+            ),
+            "Lines matching x:\nno matches for x"
         );
         assert_eq!(
             plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
