@@ -281,10 +281,50 @@ fn edit_texts(text: &str) -> Vec<String> {
 }
 
 /// `parameters` (a tool's argument schema) narrowed for the tool `name`, or `None` when
-/// nothing is narrowed for it.
+/// nothing is narrowed for it. Optional arguments are left out (but `list_directory`'s path,
+/// which is narrowed to real folders): a weak model fills them with junk (measured:
+/// `read_file` with `start_line` 1234567890, `end_line` 10^12; `grep_search` with `include`
+/// set to a file name).
 pub(crate) fn narrow(name: &str, parameters: &Value, narrowing: &Narrowing) -> Option<Value> {
+    let keep: &[&str] = if name == "list_directory" {
+        &["path"]
+    } else {
+        &[]
+    };
+    let essential = required_only(parameters, keep);
+    let narrowed = narrow_values(name, &essential, parameters, narrowing).unwrap_or(essential);
+    (narrowed != *parameters).then_some(narrowed)
+}
+
+/// `parameters` with only its required properties (and those in `keep`).
+fn required_only(parameters: &Value, keep: &[&str]) -> Value {
+    let mut p = parameters.clone();
+    let required: Vec<String> = p
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default();
+    if let Some(properties) = p.get_mut("properties").and_then(Value::as_object_mut) {
+        properties.retain(|key, _| required.contains(key) || keep.contains(&key.as_str()));
+    }
+    p
+}
+
+/// The values narrowed in `essential` (the required arguments of `original`) for the tool
+/// `name`; `None` when the narrowing holds nothing for it.
+fn narrow_values(
+    name: &str,
+    essential: &Value,
+    original: &Value,
+    narrowing: &Narrowing,
+) -> Option<Value> {
     let with = |key: &str, values: &[String]| {
-        let mut p = parameters.clone();
+        let mut p = essential.clone();
         set(&mut p, key, json!({ "enum": values }))?;
         Some(p)
     };
@@ -315,14 +355,20 @@ pub(crate) fn narrow(name: &str, parameters: &Value, narrowing: &Narrowing) -> O
                 if !file.repeated.is_empty() {
                     let mut p = with("old_string", &file.repeated)?;
                     set(&mut p, "path", json!({"enum": [file.path]}))?;
-                    set(&mut p, "replace_all", json!({"const": true}))?;
-                    let required = p.get_mut("required")?.as_array_mut()?;
-                    required.push(json!("replace_all"));
+                    // A repeated text is replaced everywhere or not at all.
+                    let mut all = original.pointer("/properties/replace_all")?.clone();
+                    all.as_object_mut()?.insert("const".to_owned(), json!(true));
+                    p.get_mut("properties")?
+                        .as_object_mut()?
+                        .insert("replace_all".to_owned(), all);
+                    p.get_mut("required")?
+                        .as_array_mut()?
+                        .push(json!("replace_all"));
                     branches.push(p);
                 }
             }
             if !narrowing.free_edit_paths.is_empty() {
-                let mut p = parameters.clone();
+                let mut p = essential.clone();
                 set(&mut p, "path", json!({"enum": narrowing.free_edit_paths}))?;
                 branches.push(p);
             }
@@ -551,7 +597,8 @@ mod tests {
         );
         let write_params = json!({
             "type": "object",
-            "properties": {"path": {"type": "string"}, "content": {"type": "string"}}
+            "properties": {"path": {"type": "string"}, "content": {"type": "string"}},
+            "required": ["path", "content"]
         });
         let write = narrow("write_file", &write_params, &n).unwrap();
         assert_eq!(write["properties"]["path"]["enum"], json!(["out.txt"]));
@@ -569,13 +616,39 @@ mod tests {
             folders: vec![".".into(), "src".into()],
             ..n
         };
-        let list = json!({"type": "object", "properties": {"path": {"type": "string"}}});
+        let list = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "recursive": {"type": "boolean"}},
+            "required": []
+        });
         let list = narrow("list_directory", &list, &n).unwrap();
         assert_eq!(list["properties"]["path"]["enum"], json!([".", "src"]));
-        let grep = json!({"type": "object", "properties": {"pattern": {"type": "string"}}});
+        assert!(list["properties"].get("recursive").is_none());
+        let grep = json!({
+            "type": "object",
+            "properties": {"pattern": {"type": "string"}, "include": {"type": "string"}},
+            "required": ["pattern"]
+        });
         let grep = narrow("grep_search", &grep, &n).unwrap();
         assert_eq!(grep["properties"]["pattern"]["enum"], json!(["penguin"]));
-        assert_eq!(narrow("read_file", &params, &n), None);
-        assert_eq!(narrow("write_file", &params, &Narrowing::default()), None);
+        // Optional arguments are left out; a tool with nothing else to narrow keeps the rest.
+        let read = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "end_line": {"type": "integer"}},
+            "required": ["path"]
+        });
+        assert_eq!(
+            narrow("read_file", &read, &n),
+            Some(
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": ["path"]})
+            )
+        );
+        let all_required = json!({"type": "object", "properties": {"a": {}}, "required": ["a"]});
+        assert_eq!(narrow("other", &all_required, &n), None);
+        assert!(branches[0]["properties"].get("replace_all").is_none());
+        assert_eq!(
+            narrow("write_file", &write_params, &Narrowing::default()),
+            None
+        );
     }
 }
