@@ -27,6 +27,10 @@ use crate::answer_focus;
 /// Most bytes a file may have for its lines and words to be offered as `old_string`.
 const EDITABLE_FILE_MAX_BYTES: u64 = 2_000;
 
+/// Most files a workspace may hold for their texts to be offered as `old_string` (the schema
+/// stays small; a larger workspace's edits keep a free `old_string`).
+const EDITABLE_FILES_MAX: usize = 12;
+
 /// Most texts offered as one file's `old_string`.
 const EDIT_TEXTS_MAX: usize = 200;
 
@@ -120,8 +124,12 @@ pub(crate) fn narrowing(
         }
     }
     let mut free_edit_paths = Vec::new();
-    let mut editable: Vec<EditTexts> = files
-        .paths
+    let offered = if files.paths.len() <= EDITABLE_FILES_MAX {
+        files.paths.as_slice()
+    } else {
+        &[]
+    };
+    let mut editable: Vec<EditTexts> = offered
         .iter()
         .filter_map(|path| {
             let Some(text) = small_text(workspace, path) else {
@@ -204,7 +212,8 @@ fn task_texts(task: &str) -> Vec<String> {
         // Odd-numbered parts lie between a pair of quotes; a lone quote (an apostrophe) opens
         // nothing.
         if parts.len() >= 3 {
-            for inside in parts.iter().skip(1).step_by(2).take(parts.len() / 2) {
+            let pairs = (parts.len() - 1) / 2;
+            for inside in parts.iter().skip(1).step_by(2).take(pairs) {
                 add(inside);
             }
         }
@@ -461,6 +470,10 @@ mod tests {
         );
         let quoted = task_texts("Add the line 'reviewed' to a.md, don't wait; run `make all`.");
         assert!(quoted.contains(&"reviewed".to_owned()), "{quoted:?}");
+        assert!(
+            !quoted.iter().any(|t| t.starts_with("t wait")),
+            "an apostrophe opens nothing: {quoted:?}"
+        );
         assert!(quoted.contains(&"make all".to_owned()), "{quoted:?}");
         assert!(task_texts("Make answer.txt hold the number 42.").contains(&"42".to_owned()));
         assert!(task_texts("").is_empty());
@@ -510,6 +523,26 @@ mod tests {
                 "Search",
                 "FOX"
             ]
+        );
+    }
+
+    #[test]
+    fn a_larger_workspace_s_texts_are_not_offered() {
+        let many: Vec<(String, &str)> = (0..=EDITABLE_FILES_MAX)
+            .map(|i| (format!("f{i:02}.txt"), "x\n"))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        let n = narrowed("Replace x with y in f00.txt", &many, Vec::new());
+        assert!(n.edit_texts.is_empty() && n.free_edit_paths.is_empty());
+        let params = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "old_string": {"type": "string"}},
+            "required": ["path", "old_string"]
+        });
+        assert_eq!(
+            narrow("edit_file", &params, &n),
+            None,
+            "edit_file stays as it was"
         );
     }
 
