@@ -18,7 +18,7 @@ use reagent_protocol::{
     CancellationToken, ErrorKind, EventKind, Guardrail, GuardrailAction, Message, ModelOptions,
     Outcome, ProviderError, UserMessageReason, WireCache,
 };
-use reagent_tools::{workspace_files, Workspace, WorkspaceFiles};
+use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
 use tracing::{Instrument, Span};
 
@@ -28,11 +28,12 @@ use crate::events::EventSink;
 use crate::guardrails::{CallTally, RepetitionDetector};
 use crate::history::{History, OPENING_MESSAGES};
 use crate::result::{RunError, RunResult};
-use crate::schema_narrowing::{self, Narrowing};
+use crate::schema_narrowing::Narrowing;
 use crate::spans;
 use crate::tool_mode;
 use crate::turn::TurnSetup;
 
+mod follow;
 mod iteration;
 mod steps;
 
@@ -88,42 +89,6 @@ impl Settled {
             }),
             settings,
         }
-    }
-}
-
-impl Settled {
-    /// After a call changed the workspace: in the constrained mode the schema's paths (and a
-    /// narrowing's texts) follow the workspace as it is now, so a file just written can be
-    /// read, and text just replaced is no longer offered for replacing.
-    /// `written` is the file and text a call wrote, if it says.
-    fn follow_workspace(
-        &mut self,
-        agent: &Agent,
-        workspace: &Workspace,
-        task: &str,
-        written: Option<(&str, &str)>,
-    ) {
-        if self.settings.mode != ToolMode::Constrained {
-            return;
-        }
-        let files = workspace_files(workspace, tool_mode::LISTED_FILES_MAX);
-        if let Some(mut old) = self.settings.narrowing.take() {
-            if let Some((path, text)) = written {
-                old.record_written(path, text);
-            }
-            self.settings.narrowing = Some(schema_narrowing::narrowing(
-                task,
-                workspace,
-                &files,
-                old.written,
-            ));
-        }
-        self.settings.files = Some(files);
-        self.constrained_schema = Some(tool_mode::constrained_schema(
-            &agent.read_first_specs,
-            self.settings.files.as_ref(),
-            self.settings.narrowing.as_ref(),
-        ));
     }
 }
 
@@ -523,23 +488,6 @@ impl Session {
             );
         }
         Ok(RunState::new(events.run_id(), message))
-    }
-
-    /// The settled schema follows the workspace after a call changed it
-    /// ([`Settled::follow_workspace`]); `task` is the run's, `written` what the call wrote.
-    pub(crate) fn follow_workspace(&mut self, task: &str, written: Option<(&str, &str)>) {
-        if let Some(settled) = self.settled.as_mut() {
-            settled.follow_workspace(&self.agent, &self.workspace, task, written);
-        }
-    }
-
-    /// Whether the session narrows the schema and every path the run's task names has been
-    /// changed by the run (see [`Narrowing::all_named_changed`]).
-    pub(crate) fn named_files_changed(&self, run: &RunState) -> bool {
-        self.settled
-            .as_ref()
-            .and_then(|s| s.settings.narrowing.as_ref())
-            .is_some_and(|n| n.all_named_changed(run.files_changed.iter()))
     }
 
     /// Append a user message of the loop's own (nudge, hint, final-answer request, follow-up)
