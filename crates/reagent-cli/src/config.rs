@@ -76,6 +76,10 @@ pub(crate) struct ProfileConfig {
     /// Constrained runs end with the plain question (weak models).
     #[serde(default)]
     pub(crate) plain_final_question: bool,
+    /// The constrained schema narrows free-text arguments to the task and workspace (weak
+    /// models).
+    #[serde(default)]
+    pub(crate) narrow_schema: bool,
 }
 
 /// `[options]`: generation options.

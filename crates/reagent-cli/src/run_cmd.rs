@@ -132,6 +132,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             system_hint: p.system_hint.clone(),
             tool_mode: p.tool_mode,
             plain_final_question: p.plain_final_question,
+            narrow_schema: p.narrow_schema,
         })
         .collect();
     agent.parse_format = args.format.clone().or_else(|| file.format.clone());

@@ -16,7 +16,7 @@ use crate::events::EventSink;
 use crate::profiles::profile_for;
 use crate::result::RunResult;
 use crate::session::{Session, SessionSettings};
-use crate::{prompts, tool_mode};
+use crate::{prompts, schema_narrowing, tool_mode, tool_retrieval};
 
 /// An agent: a provider, the tools and a configuration. Sessions (conversations over a
 /// workspace) are started from it; many may run at once.
@@ -89,10 +89,12 @@ impl Agent {
     }
 
     /// Ask the server about the model, and settle what stays fixed for a session: the tool
-    /// mode, the context window, the generation options and the system prompt.
+    /// mode, the context window, the generation options and the system prompt (in the
+    /// constrained mode, its tool list ranked for `task`, the session's first message).
     pub(crate) async fn settle(
         &self,
         workspace: &Workspace,
+        task: &str,
         cancel: &CancellationToken,
     ) -> Result<SessionSettings, ProviderError> {
         let info = match self.model_info.get() {
@@ -142,14 +144,25 @@ impl Agent {
         // Small models copy example paths: in the constrained mode they are shown the real ones.
         let files = (mode == ToolMode::Constrained)
             .then(|| workspace_files(workspace, tool_mode::LISTED_FILES_MAX));
+        // A weak model takes the tool listed first or shown in the example: in the
+        // constrained mode the list is ranked by the task's words (the read-only tools first
+        // among equals), and the example calls the tool the task points to.
+        let ranked: Vec<ToolSpec>;
+        let (specs, example): (&[ToolSpec], &str) = if mode == ToolMode::Constrained {
+            let pointed;
+            (ranked, pointed) = tool_retrieval::rank_tools(task, &self.read_first_specs);
+            match ranked.first() {
+                Some(top) if pointed => (&ranked, top.name.as_str()),
+                _ => (&ranked, "read_file"),
+            }
+        } else {
+            (&self.specs, "read_file")
+        };
         let system_prompt = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
-            if mode == ToolMode::Constrained {
-                &self.read_first_specs
-            } else {
-                &self.specs
-            },
+            specs,
+            example,
             profile.system_hint.as_deref(),
             files.as_ref(),
         );
@@ -158,6 +171,10 @@ impl Agent {
             .parse_format
             .clone()
             .or(profile.parse_format.clone());
+        let narrowing = files
+            .as_ref()
+            .filter(|_| profile.narrow_schema)
+            .map(|files| schema_narrowing::narrowing(task, workspace, files, Vec::new()));
         Ok(SessionSettings {
             mode,
             options,
@@ -166,6 +183,7 @@ impl Agent {
             system_prompt,
             files,
             plain_final_question: mode == ToolMode::Constrained && profile.plain_final_question,
+            narrowing,
         })
     }
 

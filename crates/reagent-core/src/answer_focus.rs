@@ -27,7 +27,7 @@ const ECHO_MIN_SHARE: f64 = 0.6;
 
 /// The lowercase words of `text`: letters and digits, with `.`, `_`, `-` and `/` kept inside
 /// a word (`notes.txt`, `eu-north-7`, `docs/guide.md`).
-fn words(text: &str) -> Vec<String> {
+pub(crate) fn words(text: &str) -> Vec<String> {
     let inner = |c: char| c.is_alphanumeric() || "._-/".contains(c);
     text.split(|c: char| !inner(c))
         .map(|w| {

@@ -51,9 +51,11 @@ mod prompts;
 mod rebuild;
 mod replay;
 mod result;
+pub mod schema_narrowing;
 mod session;
 pub mod spans;
 pub mod tool_mode;
+mod tool_retrieval;
 mod turn;
 mod workspace_view;
 

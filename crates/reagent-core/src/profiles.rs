@@ -27,6 +27,10 @@ pub struct ModelProfile {
     /// a JSON string (SmolLM2, BENCHMARKS.md); a model that answers well in JSON keeps its own
     /// answer and saves the call.
     pub plain_final_question: bool,
+    /// In the constrained mode, narrow the schema's free-text arguments to what the task and a
+    /// small workspace hold (`crate::schema_narrowing`): for models that fill a chosen tool
+    /// with whatever text they see nearby (SmolLM2). A capable model keeps free arguments.
+    pub narrow_schema: bool,
 }
 
 impl ModelProfile {
@@ -44,6 +48,7 @@ impl ModelProfile {
             system_hint: None,
             tool_mode: None,
             plain_final_question: false,
+            narrow_schema: false,
         }
     }
 }
@@ -68,6 +73,7 @@ fn builtin() -> Vec<ModelProfile> {
             // forced by a schema it calls the right tool (BENCHMARKS.md).
             tool_mode: Some(ToolMode::Constrained),
             plain_final_question: true,
+            narrow_schema: true,
             ..ModelProfile::builtin("smollm", Some(0.0), None, None)
         },
     ]
@@ -106,6 +112,8 @@ mod tests {
         );
         assert!(profile_for("smollm2:135m", &[]).plain_final_question);
         assert!(!profile_for("qwen3:8b", &[]).plain_final_question);
+        assert!(profile_for("smollm2:135m", &[]).narrow_schema);
+        assert!(!profile_for("qwen3:8b", &[]).narrow_schema);
         assert_eq!(profile_for("unknown-model", &[]), ModelProfile::default());
     }
 

@@ -25,11 +25,12 @@ tools. Give your final answer now, based on what you have found so far.";
 const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
 
 /// The system prompt for a run; `files` (the workspace's first files) are listed in the
-/// constrained mode.
+/// constrained mode, whose example calls `example_tool`.
 pub(crate) fn system_prompt(
     custom: Option<&str>,
     mode: ToolMode,
     specs: &[ToolSpec],
+    example_tool: &str,
     hint: Option<&str>,
     files: Option<&WorkspaceFiles>,
 ) -> String {
@@ -41,7 +42,11 @@ pub(crate) fn system_prompt(
     match mode {
         ToolMode::Constrained => {
             prompt.push_str("\n\n");
-            prompt.push_str(&tool_mode::constrained_instructions(specs, files));
+            prompt.push_str(&tool_mode::constrained_instructions(
+                specs,
+                example_tool,
+                files,
+            ));
         }
         ToolMode::Prompt => {
             prompt.push_str("\n\n");
@@ -162,8 +167,18 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
                     }
                 }
                 "find_files" => format!("Files matching {}:", arg("pattern")),
-                "grep_search" => format!("Lines matching {}:", arg("pattern")),
-                "run_command" => format!("The command `{}` printed:", arg("command")),
+                "grep_search" => match matched_files(&text)[..] {
+                    [] => format!("Lines matching {}:", arg("pattern")),
+                    ref files => format!("{} is found in {}:", arg("pattern"), files.join(", ")),
+                },
+                "run_command" => {
+                    // "exit code 0\n--- stdout ---\n391" reads as "exit code 0" to a weak
+                    // model: a clean run is given as what it printed, nothing else.
+                    if let Some(stdout) = clean_stdout(&text) {
+                        return format!("The command `{}` printed:\n{stdout}", arg("command"));
+                    }
+                    format!("The command `{}` printed:", arg("command"))
+                }
                 _ => format!("Result of {name}:"),
             };
             if text.is_empty() {
@@ -173,6 +188,29 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
             }
         }
     }
+}
+
+/// The standard output of a `run_command` result that exited 0 and wrote only to it.
+fn clean_stdout(output: &str) -> Option<&str> {
+    let stdout = output.strip_prefix("exit code 0\n--- stdout ---\n")?;
+    (!stdout.contains("\n--- stderr ---\n")).then(|| stdout.trim_end())
+}
+
+/// The files named by `grep_search`'s `path:line: text` lines, each once, in order.
+fn matched_files(output: &str) -> Vec<&str> {
+    let mut files: Vec<&str> = Vec::new();
+    for line in output.lines() {
+        let Some((path, rest)) = line.split_once(':') else {
+            continue;
+        };
+        let numbered = rest
+            .split_once(": ")
+            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
+        if numbered && !files.contains(&path) {
+            files.push(path);
+        }
+    }
+    files
 }
 
 /// "1 line", "5 lines".
@@ -215,7 +253,8 @@ const ERROR_LABEL: &str = "Error from ";
 
 /// A fresh, plain question for a weak model: the task, the workspace's folders, each distinct
 /// tool result once, in plain text under its label (only the successful ones, when there are
-/// any), then the workspace's other small files (`view`). Measured with SmolLM2-135M: given
+/// any), then — when those found nothing to answer from (no file read, search match or command
+/// output) — the workspace's other small files (`view`). Measured with SmolLM2-135M: given
 /// the JSON envelope, repeated once per identical call, it answers nonsense; given the task and
 /// then the plain results, it answers from them (3 of 3 small tasks, where the results followed
 /// by a short question got 1 of 3; BENCHMARKS.md). Everything restated stays within
@@ -264,9 +303,12 @@ pub(crate) fn narrow_question(
     ]
 }
 
-/// The distinct tool results (only the successful ones, when there are any), then the
-/// workspace's other small files, within [`RESTATED_RESULTS_MAX_BYTES`] (the results first),
-/// those sharing more words with the task first.
+/// The distinct tool results (only the successful ones, when there are any), then, when none
+/// of them found anything ([`is_informative`]), the workspace's other small files, within
+/// [`RESTATED_RESULTS_MAX_BYTES`] (the results first), those sharing more words with the task
+/// first. Measured with SmolLM2-135M (BENCHMARKS.md, third round): once it picks the fitting
+/// tool, the other files only offer it distractors (`100` from `a/value.txt` for the number in
+/// `a/b/c/value.txt`, which it had read).
 fn restated_material<'a>(
     task: &str,
     history: &'a [Arc<Message>],
@@ -289,9 +331,13 @@ fn restated_material<'a>(
             results.push(text);
         }
     }
+    let informative = history.iter().any(|m| is_informative(m));
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    for file in &view.files {
+    // The model's own findings answer the question; the rest of the workspace, with its
+    // distractors, is shown only when it found nothing.
+    let files: &[String] = if informative { &[] } else { &view.files };
+    for file in files {
         let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
         if !already && file.len() <= budget {
             budget -= file.len();
@@ -300,6 +346,20 @@ fn restated_material<'a>(
     }
     answer_focus::most_relevant_first(task, &mut shown);
     shown
+}
+
+/// Whether `m` is a successful result that found something: a file read, search matches or a
+/// command's output (a listing, a write or an empty search finds nothing to answer from).
+fn is_informative(m: &Message) -> bool {
+    let finds = matches!(
+        m.tool_name.as_deref(),
+        Some("read_file" | "grep_search" | "find_files" | "run_command")
+    );
+    let text = m.content.as_str();
+    finds
+        && !text.starts_with(ERROR_LABEL)
+        && !text.ends_with("(nothing)")
+        && !text.contains("\nno matches for ")
 }
 
 #[cfg(test)]
@@ -375,6 +435,44 @@ mod tests {
             plain_tool_result("list_directory", &json!({}), &ok("(empty directory)")),
             "The folder . contains:\n(empty directory)"
         );
+        let command = json!({"command": "sh code.sh"});
+        assert_eq!(
+            plain_tool_result(
+                "run_command",
+                &command,
+                &ok("exit code 0\n--- stdout ---\n391\n")
+            ),
+            "The command `sh code.sh` printed:\n391"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "run_command",
+                &command,
+                &ok("exit code 0\n--- stdout ---\n1\n--- stderr ---\nwarn\n")
+            ),
+            "The command `sh code.sh` printed:\nexit code 0\n--- stdout ---\n1\n--- stderr ---\nwarn"
+        );
+        assert_eq!(
+            plain_tool_result("run_command", &command, &ok("exit code 0\n(no output)")),
+            "The command `sh code.sh` printed:\nexit code 0\n(no output)"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "grep_search",
+                &json!({"pattern": "INVOICE"}),
+                &ok("letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x")
+            ),
+            "INVOICE is found in letters/two.txt, b.txt:\n\
+             letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x"
+        );
+        assert_eq!(
+            plain_tool_result(
+                "grep_search",
+                &json!({"pattern": "x"}),
+                &ok("no matches for x")
+            ),
+            "Lines matching x:\nno matches for x"
+        );
         assert_eq!(
             plain_tool_result("grep_search", &json!({"pattern": "ERROR"}), &ok("")),
             "Lines matching ERROR: (nothing)"
@@ -423,12 +521,14 @@ mod tests {
         );
     }
 
+    fn result_of(tool: &str, text: &str) -> Arc<Message> {
+        let mut m = Message::user(text);
+        m.tool_name = Some(tool.into());
+        Arc::new(m)
+    }
+
     #[test]
-    fn the_workspace_view_follows_the_task_and_its_files_follow_the_results_once() {
-        let history = vec![
-            Arc::new(Message::user("How many files?")),
-            result("The file a.txt contains:\nfirst"),
-        ];
+    fn the_workspace_s_files_follow_only_when_the_model_found_nothing_itself() {
         let view = WorkspaceView {
             overview: "The workspace holds 2 files: a.txt, b.txt.".into(),
             files: vec![
@@ -437,12 +537,43 @@ mod tests {
                 "x".repeat(RESTATED_RESULTS_MAX_BYTES),
             ],
         };
-        let q = restated_question("How many files?", &history, &view);
+        let ask = |result: Arc<Message>| {
+            let history = vec![Arc::new(Message::user("How many files?")), result];
+            restated_question("How many files?", &history, &view)[1]
+                .content
+                .clone()
+        };
+        // A listing, an empty search or an error found nothing to answer from: the files
+        // follow (those that fit).
         assert_eq!(
-            q[1].content,
+            ask(result_of(
+                "list_directory",
+                "The folder . holds 2 files:\na.txt\nb.txt"
+            )),
             "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
+             The folder . holds 2 files:\na.txt\nb.txt\n\n\
              The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
         );
+        for nothing in [
+            result_of("grep_search", "Lines matching z:\nno matches for z"),
+            result_of("grep_search", "Lines matching z: (nothing)"),
+            result_of("read_file", "Error from read_file: no such file"),
+        ] {
+            assert!(ask(nothing).ends_with("The file b.txt contains:\nsecond"));
+        }
+        // A file read (or search matches, or a command's output) is what the answer rests on:
+        // the other files, with their distractors, are left out.
+        assert_eq!(
+            ask(result_of("read_file", "The file b.txt contains:\nsecond")),
+            "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
+             The file b.txt contains:\nsecond"
+        );
+        for found in [
+            result_of("grep_search", "Lines matching s:\nb.txt:1: second"),
+            result_of("run_command", "The command `ls` printed:\na.txt"),
+        ] {
+            assert!(!ask(found).contains("The file a.txt"));
+        }
     }
 
     #[test]

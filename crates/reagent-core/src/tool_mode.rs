@@ -13,6 +13,7 @@ use reagent_tools::WorkspaceFiles;
 use serde_json::{json, Value};
 
 use crate::config::ToolMode;
+use crate::schema_narrowing::{self, Narrowing};
 
 /// The mode `auto` resolves to, given what the server says.
 pub fn resolve(mode: ToolMode, caps: &Capabilities) -> ToolMode {
@@ -35,8 +36,14 @@ pub const LISTED_FILES_MAX: usize = 50;
 
 /// The JSON Schema a constrained reply must match: one of the tool calls, or a final answer.
 /// With the complete file list of a small workspace (`files` not cut short), the `path` of a
-/// file-reading tool may only be one of those files: a small model cannot invent a path.
-pub fn constrained_schema(specs: &[ToolSpec], files: Option<&WorkspaceFiles>) -> Value {
+/// file-reading tool may only be one of those files: a small model cannot invent a path. A
+/// [`Narrowing`] (weak models' profiles) limits more arguments to what the task and the
+/// workspace hold.
+pub fn constrained_schema(
+    specs: &[ToolSpec],
+    files: Option<&WorkspaceFiles>,
+    narrowing: Option<&Narrowing>,
+) -> Value {
     let allowed = files.filter(|f| !f.more && !f.paths.is_empty());
     let mut choices: Vec<Value> = specs
         .iter()
@@ -48,6 +55,11 @@ pub fn constrained_schema(specs: &[ToolSpec], files: Option<&WorkspaceFiles>) ->
                         obj.insert("enum".to_owned(), json!(files.paths));
                     }
                 }
+            }
+            if let Some(narrowed) =
+                narrowing.and_then(|n| schema_narrowing::narrow(&s.name, &parameters, n))
+            {
+                parameters = narrowed;
             }
             json!({
                 "type": "object",
@@ -107,16 +119,26 @@ pub fn tool_catalogue(specs: &[ToolSpec]) -> String {
 }
 
 /// Instructions and an example for the constrained mode, with the workspace's first files.
-/// The example's path is a placeholder that names where the real one comes from: small models
-/// copy a concrete sample file name instead of the task's (SmolLM2-135M read `README.md` three
-/// times for a task naming `keeper.txt`), and a bare `"..."` was copied literally too; with no
-/// example at all they pick the wrong tool.
-pub fn constrained_instructions(specs: &[ToolSpec], files: Option<&WorkspaceFiles>) -> String {
+/// The example is a call of `example_tool` (the tool the task points to, see
+/// [`crate::tool_retrieval`]; `read_file` when it points to none) whose arguments are
+/// placeholders naming where the real ones come from: small models copy a concrete sample file
+/// name instead of the task's (SmolLM2-135M read `README.md` three times for a task naming
+/// `keeper.txt`), and a bare `"..."` was copied literally too; with no example at all they pick
+/// the wrong tool.
+pub fn constrained_instructions(
+    specs: &[ToolSpec],
+    example_tool: &str,
+    files: Option<&WorkspaceFiles>,
+) -> String {
+    let example = specs
+        .iter()
+        .find(|s| s.name == example_tool)
+        .map_or_else(|| READ_EXAMPLE.to_owned(), example_call);
     let mut out = format!(
         "You can use these tools:\n{}\nReply with one JSON object and nothing else: either \
          {{\"tool\": \"<name>\", \"arguments\": {{...}}}} to use a tool, or \
          {{\"final_answer\": \"<your answer>\"}} when the task is done.\n\
-         Example: {{\"tool\": \"read_file\", \"arguments\": {{\"path\": \"<file named in the task>\"}}}}",
+         Example: {example}",
         tool_catalogue(specs)
     );
     if let Some(files) = files.filter(|f| !f.paths.is_empty()) {
@@ -129,6 +151,60 @@ pub fn constrained_instructions(specs: &[ToolSpec], files: Option<&WorkspaceFile
         }
     }
     out
+}
+
+/// The example call when the example tool is not among the tools.
+const READ_EXAMPLE: &str =
+    r#"{"tool": "read_file", "arguments": {"path": "<file named in the task>"}}"#;
+
+/// An example call of `spec`: its required arguments (or its `path`, when nothing is required)
+/// with placeholders that say where each value comes from.
+fn example_call(spec: &ToolSpec) -> String {
+    let properties = spec.parameters.get("properties").and_then(Value::as_object);
+    let required: Vec<&str> = spec
+        .parameters
+        .get("required")
+        .and_then(Value::as_array)
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let names: Vec<&str> = if required.is_empty() {
+        properties
+            .filter(|p| p.contains_key("path"))
+            .map(|_| vec!["path"])
+            .unwrap_or_default()
+    } else {
+        required
+    };
+    let quoted = |text: &str| Value::from(text).to_string();
+    let arguments: Vec<String> = names
+        .iter()
+        .map(|name| {
+            format!(
+                "{}: {}",
+                quoted(name),
+                quoted(&placeholder(&spec.name, name))
+            )
+        })
+        .collect();
+    format!(
+        "{{\"tool\": {}, \"arguments\": {{{}}}}}",
+        quoted(&spec.name),
+        arguments.join(", ")
+    )
+}
+
+/// The placeholder for argument `name` of tool `tool` in an example call.
+fn placeholder(tool: &str, name: &str) -> String {
+    match (tool, name) {
+        ("list_directory" | "grep_search", "path") => "<folder named in the task>".to_owned(),
+        (_, "path") => "<file named in the task>".to_owned(),
+        (_, "content") => "<text from the task>".to_owned(),
+        (_, "old_string") => "<text in the file to change>".to_owned(),
+        (_, "new_string") => "<the new text the task gives>".to_owned(),
+        (_, "command") => "<the command the task names>".to_owned(),
+        (_, "pattern") => "<the word to look for>".to_owned(),
+        (_, other) => format!("<{other}>"),
+    }
 }
 
 /// Instructions and few-shot examples for the prompt mode.
@@ -195,7 +271,7 @@ mod tests {
             description: "d".into(),
             parameters: json!({"type": "object"}),
         }];
-        let schema = constrained_schema(&specs, None);
+        let schema = constrained_schema(&specs, None, None);
         let choices = schema["oneOf"].as_array().unwrap();
         assert_eq!(choices.len(), 2);
         assert_eq!(choices[0]["properties"]["tool"]["const"], "read_file");
@@ -221,22 +297,62 @@ mod tests {
             schema["oneOf"][i]["properties"]["arguments"]["properties"]["path"].clone()
         };
         let all = files(&["a.txt", "b/c.md"], false);
-        let schema = constrained_schema(&specs, Some(&all));
+        let schema = constrained_schema(&specs, Some(&all), None);
         assert_eq!(path(&schema, 0)["enum"], json!(["a.txt", "b/c.md"]));
         assert_eq!(path(&schema, 1), json!({"type": "string"}));
         for partial in [files(&["a.txt"], true), files(&[], false)] {
-            let schema = constrained_schema(&specs, Some(&partial));
+            let schema = constrained_schema(&specs, Some(&partial), None);
             assert_eq!(path(&schema, 0), json!({"type": "string"}));
         }
     }
 
     #[test]
     fn the_constrained_prompt_lists_files_and_says_when_there_are_more() {
-        let text = constrained_instructions(&[], Some(&files(&["a.txt"], true)));
+        let text = constrained_instructions(&[], "read_file", Some(&files(&["a.txt"], true)));
         assert!(text
             .ends_with("Files in the workspace:\n- a.txt\n(and more; use find_files to search)\n"));
         assert!(!text.contains("\"...\""));
-        let text = constrained_instructions(&[], Some(&files(&[], false)));
+        let text = constrained_instructions(&[], "read_file", Some(&files(&[], false)));
         assert!(!text.contains("Files in the workspace"));
+    }
+
+    #[test]
+    fn the_example_calls_the_given_tool_with_placeholders_for_its_arguments() {
+        let spec = |name: &str, params: Value| ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: params,
+        };
+        let specs = vec![
+            spec(
+                "read_file",
+                json!({"type": "object", "properties": {"path": {"type": "string"}, "start_line": {"type": "integer"}}, "required": ["path"]}),
+            ),
+            spec(
+                "write_file",
+                json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}, "required": ["path", "content"]}),
+            ),
+            spec(
+                "list_directory",
+                json!({"type": "object", "properties": {"path": {"type": "string"}}, "required": []}),
+            ),
+        ];
+        let example = |tool: &str| {
+            let text = constrained_instructions(&specs, tool, None);
+            text.lines()
+                .find_map(|l| l.strip_prefix("Example: "))
+                .unwrap()
+                .to_owned()
+        };
+        assert_eq!(example("read_file"), READ_EXAMPLE);
+        assert_eq!(
+            example("write_file"),
+            r#"{"tool": "write_file", "arguments": {"path": "<file named in the task>", "content": "<text from the task>"}}"#
+        );
+        assert_eq!(
+            example("list_directory"),
+            r#"{"tool": "list_directory", "arguments": {"path": "<folder named in the task>"}}"#
+        );
+        assert_eq!(example("not_a_tool"), READ_EXAMPLE);
     }
 }

@@ -5,7 +5,8 @@
 //! Measured with SmolLM2-135M (BENCHMARKS.md): it cannot choose between tools from a task's
 //! meaning (asked to pick one, it picks by position), so it reads some file and the answer
 //! rests on that one file; shown the workspace's listing and its few small files in plain text,
-//! it answers listing, counting and "which file" questions from them.
+//! it answers listing, counting and "which file" questions from them. The files are shown
+//! only when the run's own results found nothing to answer from (`prompts::restated_material`).
 
 use std::collections::BTreeMap;
 

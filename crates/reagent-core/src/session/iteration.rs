@@ -9,6 +9,7 @@ use reagent_protocol::{
     ToolCall, UserMessageReason,
 };
 use reagent_tools::ToolResult;
+use serde_json::Value;
 use tracing::Instrument;
 
 use super::{Ending, RunState, Session};
@@ -263,6 +264,11 @@ impl Session {
             run.tally.record(&call.name, result.is_ok());
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
+                if !changed.is_empty() {
+                    let text = |key: &str| args.get(key).and_then(Value::as_str);
+                    let written = text("path").zip(text("new_string").or(text("content")));
+                    self.follow_workspace(&run.task, written);
+                }
             }
             let result_json = prompts::tool_result_json(&result);
             spans::finish_tool(&span, &args, &result, &result_json);
@@ -294,6 +300,12 @@ impl Session {
                 let summary = args.get("summary").and_then(|s| s.as_str());
                 return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));
             }
+        }
+        // A weak model does not stop once the change is made (it repeats or undoes it): with
+        // every file the task names changed, the run asks for the answer.
+        if self.named_files_changed(run) {
+            tracing::debug!("every file the task names was changed; asking for the answer");
+            return Break(Ending::new(Outcome::Completed, run.last_text.clone()));
         }
         Continue(repeated)
     }

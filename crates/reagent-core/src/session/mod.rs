@@ -28,10 +28,12 @@ use crate::events::EventSink;
 use crate::guardrails::{CallTally, RepetitionDetector};
 use crate::history::{History, OPENING_MESSAGES};
 use crate::result::{RunError, RunResult};
+use crate::schema_narrowing::Narrowing;
 use crate::spans;
 use crate::tool_mode;
 use crate::turn::TurnSetup;
 
+mod follow;
 mod iteration;
 mod steps;
 
@@ -60,6 +62,10 @@ pub struct SessionSettings {
     /// the model's own answer (the profile's [`crate::ModelProfile::plain_final_question`]).
     #[serde(default)]
     pub plain_final_question: bool,
+    /// What the constrained schema narrows to the task and workspace (the profile's
+    /// [`crate::ModelProfile::narrow_schema`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub narrowing: Option<Narrowing>,
 }
 
 /// [`SessionSettings`] plus what is derived from them for every request.
@@ -75,7 +81,11 @@ impl Settled {
         Settled {
             parse: TurnSetup::parse_options(&agent.specs, format),
             constrained_schema: (settings.mode == ToolMode::Constrained).then(|| {
-                tool_mode::constrained_schema(&agent.read_first_specs, settings.files.as_ref())
+                tool_mode::constrained_schema(
+                    &agent.read_first_specs,
+                    settings.files.as_ref(),
+                    settings.narrowing.as_ref(),
+                )
             }),
             settings,
         }
@@ -555,7 +565,7 @@ impl Session {
             None => {
                 let settings = self
                     .agent
-                    .settle(&self.workspace, cancel)
+                    .settle(&self.workspace, message, cancel)
                     .await
                     .map_err(|e| Ending::failed(&e, String::new()))?;
                 Settled::new(&self.agent, settings)

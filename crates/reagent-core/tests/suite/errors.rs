@@ -11,7 +11,7 @@ use reagent_protocol::ToolSpec;
 use reagent_tools::{Tool, ToolContext, ToolRegistry, ToolResult};
 use serde_json::{json, Value};
 
-use super::harness::{client, run, run_with, run_with_tools};
+use super::harness::{client, run, run_with, run_with_tools, TASK};
 
 #[tokio::test]
 async fn server_down_says_how_to_start_it() {
@@ -144,6 +144,7 @@ async fn a_panicking_tool_is_a_tool_error_not_a_crash() {
         let o = run_with_tools(
             Arc::new(provider),
             tools,
+            TASK,
             |_| {},
             |_| {},
             &CancellationToken::new(),

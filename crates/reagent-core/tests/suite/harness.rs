@@ -56,16 +56,32 @@ pub(crate) fn client(timeout: Duration) -> ClientOptions {
     }
 }
 
-/// Run `task` with `script`, a workspace prepared by `prepare`, and a config adjusted by `tune`.
+/// The task most tests give.
+pub(crate) const TASK: &str = "do the task";
+
+/// Run [`TASK`] with `script`, a workspace prepared by `prepare`, and a config adjusted by
+/// `tune`.
 pub(crate) async fn run(
     script: ScriptBuilder,
+    prepare: impl FnOnce(&Path),
+    tune: impl FnOnce(&mut AgentConfig),
+) -> Outcome {
+    run_task(script, TASK, prepare, tune).await
+}
+
+/// Run `task` with `script`, a workspace prepared by `prepare`, and a config adjusted by `tune`.
+pub(crate) async fn run_task(
+    script: ScriptBuilder,
+    task: &str,
     prepare: impl FnOnce(&Path),
     tune: impl FnOnce(&mut AgentConfig),
 ) -> Outcome {
     let server = ScriptedOllama::start(script).await.unwrap();
     let provider =
         OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
-    run_with(Arc::new(provider), prepare, tune, &CancellationToken::new())
+    let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
+    let cancel = CancellationToken::new();
+    run_with_tools(Arc::new(provider), tools, task, prepare, tune, &cancel)
         .await
         .with_requests(server.requests())
 }
@@ -78,13 +94,14 @@ pub(crate) async fn run_with(
     cancel: &CancellationToken,
 ) -> Outcome {
     let tools = ToolRegistry::workspace_tools(&ToolsConfig::default());
-    run_with_tools(provider, tools, prepare, tune, cancel).await
+    run_with_tools(provider, tools, TASK, prepare, tune, cancel).await
 }
 
-/// Run against any provider with these tools.
+/// Run `task` against any provider with these tools.
 pub(crate) async fn run_with_tools(
     provider: Arc<dyn reagent_protocol::Provider>,
     tools: ToolRegistry,
+    task: &str,
     prepare: impl FnOnce(&Path),
     tune: impl FnOnce(&mut AgentConfig),
     cancel: &CancellationToken,
@@ -97,7 +114,7 @@ pub(crate) async fn run_with_tools(
     let agent = Arc::new(Agent::new(provider, Arc::new(tools), config));
     let mut session = Session::new(agent, Arc::new(workspace));
     let (sink, events) = recording_sink();
-    let result = session.run("do the task", &sink, cancel).await;
+    let result = session.run(task, &sink, cancel).await;
     let events = events.lock().unwrap().clone();
     check_event_invariants(&events, &result);
     check_events_rebuild(&events, &session);

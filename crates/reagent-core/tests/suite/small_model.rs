@@ -8,7 +8,7 @@ use reagent_protocol::Outcome;
 use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::{json, Value};
 
-use super::harness::{files, run};
+use super::harness::{files, run, run_task};
 
 const NOTES: &str = "orchid\nsecond line\nthird line\n";
 
@@ -56,16 +56,15 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
     assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
     assert_eq!(guard[0]["action"], "final_answer");
     assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
-    // The question: a fresh conversation, the task, the workspace's files, the result once,
-    // then the other small file; no schema.
+    // The question: a fresh conversation, the task, the workspace's files, the result once
+    // (the file read is what the answer rests on: the other file is left out); no schema.
     let question = o.messages(2);
     assert_eq!(question.len(), 2);
     assert_eq!(question[0]["role"], "system");
     assert_eq!(
         content(&question[1]),
         "do the task\n\nThe workspace holds 2 files: notes.txt, other.md.\n\n\
-         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line\n\n\
-         The file other.md has 1 line:\n# other"
+         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
     );
     assert!(
         o.requests[2].get("format").is_none(),
@@ -365,4 +364,200 @@ async fn an_answer_that_copies_the_restated_files_is_asked_once_more_narrowly() 
          Question: do the task\nAnswer in a few words. Do not repeat the files."
     );
     assert!(o.requests[2].get("format").is_none());
+}
+
+/// SmolLM2's built-in profile in the constrained mode (plain question, narrowed schema).
+fn smollm2_constrained(c: &mut AgentConfig) {
+    c.tool_mode = ToolMode::Constrained;
+    c.model = "SmolLM2-135M-Instruct".into();
+}
+
+/// The tool names of a constrained schema, in order.
+fn schema_tools(request: &Value) -> Vec<String> {
+    request["format"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| {
+            c["properties"]["tool"]["const"]
+                .as_str()
+                .unwrap_or("final_answer")
+                .to_owned()
+        })
+        .collect()
+}
+
+/// The argument schema of `tool` in a constrained request.
+fn arguments_of(request: &Value, tool: &str) -> Value {
+    request["format"]["oneOf"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|c| c["properties"]["tool"]["const"] == tool)
+        .unwrap()["properties"]["arguments"]
+        .clone()
+}
+
+#[tokio::test]
+async fn the_tool_the_task_names_is_listed_and_shown_first_and_the_run_ends_once_its_file_changed()
+{
+    let task = "Replace the word draft with final in both one.txt and two.txt.";
+    let edit = |path: &str| {
+        Turn::text(
+            json!({"tool": "edit_file", "arguments": {"path": path, "old_string": "draft", "new_string": "final"}})
+                .to_string(),
+        )
+    };
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(edit("one.txt"))
+            .turn(edit("two.txt"))
+            .turn(Turn::text("Both files now say final."))
+            .turn(Turn::text("never asked")),
+        task,
+        |dir| {
+            files(
+                dir,
+                &[("one.txt", "status: draft\n"), ("two.txt", "this draft\n")],
+            )
+        },
+        smollm2_constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "Both files now say final.");
+    assert_eq!(o.file("one.txt"), "status: final\n");
+    assert_eq!(o.file("two.txt"), "this final\n");
+    // Two edits, then at once the plain question: every file the task names was changed.
+    assert_eq!(o.requests.len(), 3);
+    assert!(o.requests[2].get("format").is_none());
+
+    // The prompt lists edit_file first and its example calls it; the schema keeps its order.
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(
+        system.contains("You can use these tools:\n- edit_file: "),
+        "{system}"
+    );
+    assert!(system.contains(
+        r#"Example: {"tool": "edit_file", "arguments": {"path": "<file named in the task>", "old_string": "<text in the file to change>", "new_string": "<the new text the task gives>"}}"#
+    ));
+    assert_eq!(schema_tools(&o.requests[0])[3], "read_file");
+
+    // old_string is text that is in the file: one branch per file.
+    let first = arguments_of(&o.requests[0], "edit_file");
+    let branches = first["oneOf"].as_array().unwrap();
+    assert_eq!(branches.len(), 2, "{first}");
+    assert_eq!(
+        branches[0]["properties"]["path"]["enum"],
+        json!(["one.txt"])
+    );
+    assert_eq!(
+        branches[0]["properties"]["old_string"]["enum"],
+        json!(["status: draft", "status:", "status", "draft"])
+    );
+    assert_eq!(
+        branches[1]["properties"]["path"]["enum"],
+        json!(["two.txt"])
+    );
+    // After one.txt changed, only two.txt is offered for editing.
+    let second = arguments_of(&o.requests[1], "edit_file");
+    let branches = second["oneOf"].as_array().unwrap();
+    assert_eq!(branches.len(), 1, "{second}");
+    assert_eq!(
+        branches[0]["properties"]["path"]["enum"],
+        json!(["two.txt"])
+    );
+}
+
+#[tokio::test]
+async fn a_new_file_s_path_is_one_the_task_names_and_the_run_ends_once_it_is_written() {
+    let task = "Create a file named notes.txt inside the src folder with the text: checked";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                json!({"tool": "write_file", "arguments": {"path": "src/notes.txt", "content": "checked"}})
+                    .to_string(),
+            ))
+            .turn(Turn::text("Done: src/notes.txt says checked."))
+            .turn(Turn::text("never asked")),
+        task,
+        |dir| files(dir, &[("src/main.c", "int main(void) { return 0; }\n")]),
+        smollm2_constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.file("src/notes.txt"), "checked");
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(system.contains("You can use these tools:\n- write_file: "));
+    let write = arguments_of(&o.requests[0], "write_file");
+    assert_eq!(
+        write["properties"]["path"]["enum"],
+        json!(["notes.txt", "src/notes.txt"])
+    );
+    // The content is a text of the task: what follows its colon first, then its words.
+    let contents = write["properties"]["content"]["enum"].as_array().unwrap();
+    assert_eq!(contents[0], "checked");
+    assert!(contents.contains(&json!("Create")), "{contents:?}");
+    let read = arguments_of(&o.requests[0], "read_file");
+    assert_eq!(read["properties"]["path"]["enum"], json!(["src/main.c"]));
+    // Optional arguments are left out for a weak model (it fills them with junk).
+    assert!(read["properties"].get("start_line").is_none(), "{read}");
+    // The file the task names was written: the plain question comes next.
+    assert_eq!(o.requests.len(), 2);
+    assert!(o.requests[1].get("format").is_none());
+}
+
+#[tokio::test]
+async fn a_model_without_the_narrowing_profile_keeps_free_arguments() {
+    let task = "Replace the word draft with final in one.txt.";
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "done"}"#)),
+        task,
+        |dir| files(dir, &[("one.txt", "status: draft\n")]),
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    assert_eq!(o.result.answer, "done");
+    // The list is still ranked for the task (a pure reordering helps any model that reads
+    // the list top down) but no argument is narrowed beyond the existing paths.
+    let system = content(&o.messages(0)[0]).to_owned();
+    assert!(system.contains("You can use these tools:\n- edit_file: "));
+    let edit = arguments_of(&o.requests[0], "edit_file");
+    assert!(edit.get("oneOf").is_none(), "{edit}");
+    assert_eq!(
+        edit["properties"]["old_string"],
+        json!({"type": "string", "description": "Exact text to find"})
+    );
+    assert!(
+        arguments_of(&o.requests[0], "write_file")["properties"]["path"]
+            .get("enum")
+            .is_none()
+    );
+    assert!(arguments_of(&o.requests[0], "read_file")["properties"]
+        .get("start_line")
+        .is_some());
+}
+
+#[tokio::test]
+async fn a_file_written_in_the_constrained_mode_can_be_read_from_the_next_step_on() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                json!({"tool": "write_file", "arguments": {"path": "new.txt", "content": "fresh"}})
+                    .to_string(),
+            ))
+            .turn(constrained_call("new.txt"))
+            .turn(constrained_call("new.txt"))
+            .turn(Turn::text("new.txt says fresh.")),
+        |dir| files(dir, &[("old.txt", "x\n")]),
+        weak_constrained,
+    )
+    .await;
+    assert_eq!(o.result.answer, "new.txt says fresh.");
+    let read_path =
+        |i: usize| arguments_of(&o.requests[i], "read_file")["properties"]["path"]["enum"].clone();
+    assert_eq!(read_path(0), json!(["old.txt"]));
+    assert_eq!(read_path(1), json!(["new.txt", "old.txt"]));
+    let results = o.events_of("tool_result");
+    assert_eq!(results[1]["ok"], true, "{results:?}");
 }

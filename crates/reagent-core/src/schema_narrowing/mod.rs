@@ -1,0 +1,474 @@
+//! Narrowing the constrained schema to what the task and a small workspace name, for models
+//! too weak to fill free-text arguments (a profile's `narrow_schema`; SmolLM2's has it).
+//!
+//! The constrained mode already allows only the workspace's real paths for the tools that read
+//! or edit an existing file. Measured with SmolLM2-135M (BENCHMARKS.md), once the fitting tool
+//! is listed first it picks `write_file`, `edit_file` and `grep_search`, but fills them with
+//! what it sees nearby: the listed file `src/main.c` as the path of a new file, the file name
+//! `greeting.txt` as the text to replace, the example's placeholder as the search pattern. So,
+//! like the path `enum`, the schema offers the values the task and the workspace hold and the
+//! model chooses among them:
+//!
+//! - `write_file`'s `path`: the paths the task names, and each of them inside each folder of
+//!   the workspace (when the task names none, the path stays free);
+//! - `edit_file`: one branch per small text file, whose `old_string` is one of that file's
+//!   lines or words (text that exists, so the edit can apply); `new_string` stays free;
+//! - `grep_search`'s `pattern`: one of the task's distinctive words.
+
+use std::collections::BTreeSet;
+use std::io::Read;
+
+use reagent_tools::{Workspace, WorkspaceFiles};
+use serde::{Deserialize, Serialize};
+
+use crate::answer_focus;
+
+mod schema;
+
+pub(crate) use schema::narrow;
+
+/// Most bytes a file may have for its lines and words to be offered as `old_string`.
+const EDITABLE_FILE_MAX_BYTES: u64 = 2_000;
+
+/// Most files a workspace may hold for their texts to be offered as `old_string` (the schema
+/// stays small; a larger workspace's edits keep a free `old_string`).
+const EDITABLE_FILES_MAX: usize = 12;
+
+/// Most texts offered as one file's `old_string`.
+const EDIT_TEXTS_MAX: usize = 200;
+
+/// What the schema offers beyond the workspace's paths (see the module docs). An empty list
+/// leaves that argument free.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Narrowing {
+    /// The only paths `write_file` may write.
+    pub write_paths: Vec<String>,
+    /// The only contents `write_file` may write: the task's own texts (see [`task_texts`]).
+    #[serde(default)]
+    pub write_contents: Vec<String>,
+    /// Per small text file, the texts `edit_file` may replace in it.
+    pub edit_texts: Vec<EditTexts>,
+    /// Files too large (or not text) to offer their texts: `edit_file` may name them with a
+    /// free `old_string`.
+    #[serde(default)]
+    pub free_edit_paths: Vec<String>,
+    /// The only patterns `grep_search` may search for.
+    pub search_words: Vec<String>,
+    /// The workspace (`.`) and its folders: the only paths `list_directory` may list.
+    #[serde(default)]
+    pub folders: Vec<String>,
+    /// The paths the task names (see [`Narrowing::all_named_changed`]).
+    #[serde(default)]
+    pub named_paths: Vec<String>,
+    /// Text the run wrote, per file: never offered for replacing again, so a weak model does
+    /// not undo its own change (measured: `mode=live` edited back to `mode=test`).
+    #[serde(default)]
+    pub written: Vec<EditTexts>,
+}
+
+impl Narrowing {
+    /// Whether every path the task names (at least one) is among `changed` (a bare name also
+    /// counts inside a folder): the change asked for is made, and the run can ask for the
+    /// answer rather than let a weak model go on changing files.
+    pub fn all_named_changed<'a>(&self, changed: impl Iterator<Item = &'a String> + Clone) -> bool {
+        !self.named_paths.is_empty()
+            && self.named_paths.iter().all(|named| {
+                changed
+                    .clone()
+                    .any(|c| c == named || c.ends_with(&format!("/{named}")))
+            })
+    }
+
+    /// Remember that the run wrote `text` into `path`.
+    pub(crate) fn record_written(&mut self, path: &str, text: &str) {
+        if text.trim().is_empty() {
+            return;
+        }
+        match self.written.iter_mut().find(|w| w.path == path) {
+            Some(w) => w.texts.push(text.to_owned()),
+            None => self.written.push(EditTexts {
+                path: path.to_owned(),
+                texts: vec![text.to_owned()],
+                repeated: Vec::new(),
+            }),
+        }
+    }
+}
+
+/// The texts of one file that `edit_file` may replace.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EditTexts {
+    /// The file's workspace-relative path.
+    pub path: String,
+    /// Its non-empty lines, then its words, each once.
+    pub texts: Vec<String>,
+    /// Those of `texts` found more than once in the file: offered only with `replace_all`
+    /// (the tool refuses to replace a text that is not unique without it).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub repeated: Vec<String>,
+}
+
+/// The narrowing for `task` over a workspace whose complete file list is `files` (nothing is
+/// narrowed for a workspace larger than the list), after the run wrote `written`.
+pub(crate) fn narrowing(
+    task: &str,
+    workspace: &Workspace,
+    files: &WorkspaceFiles,
+    written: Vec<EditTexts>,
+) -> Narrowing {
+    if files.more {
+        return Narrowing::default();
+    }
+    let keywords = answer_focus::keywords(task);
+    let mut search_words: Vec<String> = Vec::new();
+    for word in task_words(task) {
+        if keywords.contains(&word.to_lowercase()) && !search_words.contains(&word) {
+            search_words.push(word);
+        }
+    }
+    let mut free_edit_paths = Vec::new();
+    let offered = if files.paths.len() <= EDITABLE_FILES_MAX {
+        files.paths.as_slice()
+    } else {
+        &[]
+    };
+    let mut editable: Vec<EditTexts> = offered
+        .iter()
+        .filter_map(|path| {
+            let Some(text) = small_text(workspace, path) else {
+                free_edit_paths.push(path.clone());
+                return None;
+            };
+            let mine = written.iter().filter(|w| &w.path == path);
+            let mine: Vec<&String> = mine.flat_map(|w| &w.texts).collect();
+            let mut texts = edit_texts(&text);
+            texts.retain(|t| !mine.iter().any(|w| t.contains(w.as_str())));
+            let (repeated, texts): (Vec<String>, Vec<String>) = texts
+                .into_iter()
+                .partition(|t| text.matches(t.as_str()).count() > 1);
+            let some = !texts.is_empty() || !repeated.is_empty();
+            some.then(|| EditTexts {
+                path: path.clone(),
+                texts,
+                repeated,
+            })
+        })
+        .collect();
+    // A file the run changed already is not offered again while others are: a weak model
+    // edits the file it just edited once more instead of the next one.
+    if editable
+        .iter()
+        .any(|e| !written.iter().any(|w| w.path == e.path))
+    {
+        editable.retain(|e| !written.iter().any(|w| w.path == e.path));
+    }
+    Narrowing {
+        write_paths: write_paths(task, &files.paths),
+        write_contents: task_texts(task),
+        edit_texts: editable,
+        free_edit_paths,
+        search_words,
+        folders: std::iter::once(".")
+            .chain(folders(&files.paths))
+            .map(str::to_owned)
+            .collect(),
+        named_paths: task_words(task).filter(|w| is_path_like(w)).collect(),
+        written,
+    }
+}
+
+/// The words of `task` with their case kept: letters, digits and `._-/` inside a word.
+fn task_words(task: &str) -> impl Iterator<Item = String> + '_ {
+    let inner = |c: char| c.is_alphanumeric() || "._-/".contains(c);
+    task.split(move |c: char| !inner(c))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned())
+        .filter(|w| !w.is_empty())
+}
+
+/// Whether `word` reads as a file path: a `/`, or a name with an extension that has a letter
+/// (`notes.txt`, `src/main.c`; not `2.0`).
+fn is_path_like(word: &str) -> bool {
+    let name = word.rsplit('/').next().unwrap_or(word);
+    let extension = name
+        .rsplit_once('.')
+        .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
+        .map(|(_, ext)| ext);
+    word.contains('/') || extension.is_some_and(|e| e.chars().any(char::is_alphabetic))
+}
+
+/// The texts a task gives to be written: what follows its first colon, what it quotes (`'…'`,
+/// `"…"`, `` `…` ``), and each of its words, each once. A small task states its content in
+/// one of these forms ("with the text: Hello, world", "the number 42").
+fn task_texts(task: &str) -> Vec<String> {
+    let mut texts: Vec<String> = Vec::new();
+    let mut add = |text: &str| {
+        let text = text.trim();
+        if !text.is_empty() && !texts.iter().any(|t| t == text) {
+            texts.push(text.to_owned());
+        }
+    };
+    if let Some((_, after)) = task.split_once(": ") {
+        add(after.trim().trim_end_matches('.'));
+    }
+    for quote in ['\'', '"', '`'] {
+        let parts: Vec<&str> = task.split(quote).collect();
+        // Odd-numbered parts lie between a pair of quotes; a lone quote (an apostrophe) opens
+        // nothing.
+        if parts.len() >= 3 {
+            let pairs = (parts.len() - 1) / 2;
+            for inside in parts.iter().skip(1).step_by(2).take(pairs) {
+                add(inside);
+            }
+        }
+    }
+    for word in task_words(task) {
+        add(&word);
+    }
+    texts
+}
+
+/// The paths the task names, and each bare name inside each folder of the workspace.
+fn write_paths(task: &str, workspace_paths: &[String]) -> Vec<String> {
+    let named: Vec<String> = task_words(task).filter(|w| is_path_like(w)).collect();
+    let folders = folders(workspace_paths);
+    let mut paths: Vec<String> = Vec::new();
+    let mut add = |path: String| {
+        if !paths.contains(&path) {
+            paths.push(path);
+        }
+    };
+    for name in &named {
+        add(name.clone());
+        if !name.contains('/') {
+            for folder in &folders {
+                add(format!("{folder}/{name}"));
+            }
+        }
+    }
+    paths
+}
+
+/// The folders holding the workspace's files (and their parents), in name order.
+fn folders(workspace_paths: &[String]) -> BTreeSet<&str> {
+    workspace_paths
+        .iter()
+        .flat_map(|p| p.match_indices('/').map(move |(i, _)| &p[..i]))
+        .collect()
+}
+
+/// The text of a small UTF-8 file, read through the workspace's confinement; `None` for a
+/// large, binary or unreadable one.
+fn small_text(workspace: &Workspace, path: &str) -> Option<String> {
+    let opened = workspace.open_file(path).ok()?;
+    if opened.size > EDITABLE_FILE_MAX_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    opened
+        .file
+        .take(EDITABLE_FILE_MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    String::from_utf8(bytes).ok()
+}
+
+/// A file's non-empty lines, then its words (as written, and without the punctuation around
+/// them: `red,` gives `red,` and `red`), each once, at most [`EDIT_TEXTS_MAX`].
+fn edit_texts(text: &str) -> Vec<String> {
+    let lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
+    let words = text.split_whitespace().flat_map(|w| {
+        let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
+        [w, bare]
+    });
+    let mut texts: Vec<String> = Vec::new();
+    for t in lines.chain(words).filter(|t| !t.is_empty()) {
+        if texts.len() == EDIT_TEXTS_MAX {
+            break;
+        }
+        if !texts.iter().any(|k| k == t) {
+            texts.push(t.to_owned());
+        }
+    }
+    texts
+}
+
+#[cfg(test)]
+mod tests {
+    use reagent_tools::workspace_files;
+    use serde_json::json;
+
+    use super::*;
+
+    fn workspace(files: &[(&str, &str)]) -> (tempfile::TempDir, Workspace) {
+        let dir = tempfile::tempdir().unwrap();
+        for (path, text) in files {
+            let full = dir.path().join(path);
+            std::fs::create_dir_all(full.parent().unwrap()).unwrap();
+            std::fs::write(full, text).unwrap();
+        }
+        let ws = Workspace::open(dir.path()).unwrap();
+        (dir, ws)
+    }
+
+    fn narrowed(task: &str, files: &[(&str, &str)], written: Vec<EditTexts>) -> Narrowing {
+        let (_dir, ws) = workspace(files);
+        let listed = workspace_files(&ws, 50);
+        narrowing(task, &ws, &listed, written)
+    }
+
+    #[test]
+    fn paths_the_task_names_are_the_write_paths_also_inside_each_folder() {
+        assert!(is_path_like("notes.txt") && is_path_like("src/main.c"));
+        assert!(is_path_like(".env.example") && is_path_like("Makefile/x"));
+        assert!(!is_path_like("2.0") && !is_path_like("end.") && !is_path_like("hello"));
+        let n = narrowed(
+            "Create notes.txt inside the src folder, then README.md.",
+            &[("src/lib/a.rs", "x\n")],
+            Vec::new(),
+        );
+        assert_eq!(
+            n.write_paths,
+            [
+                "notes.txt",
+                "src/notes.txt",
+                "src/lib/notes.txt",
+                "README.md",
+                "src/README.md",
+                "src/lib/README.md"
+            ]
+        );
+        assert_eq!(n.named_paths, ["notes.txt", "README.md"]);
+        assert_eq!(n.folders, [".", "src", "src/lib"]);
+        assert!(narrowed("Write a haiku", &[], Vec::new())
+            .write_paths
+            .is_empty());
+    }
+
+    #[test]
+    fn the_texts_to_write_are_what_the_task_states_after_a_colon_quotes_or_as_a_word() {
+        assert_eq!(
+            task_texts("Create hello.txt with the text: Hello, world"),
+            [
+                "Hello, world",
+                "Create",
+                "hello.txt",
+                "with",
+                "the",
+                "text",
+                "Hello",
+                "world"
+            ]
+        );
+        assert_eq!(
+            task_texts("Create settings.json containing exactly this JSON: {\"debug\": true}")[0],
+            "{\"debug\": true}"
+        );
+        let quoted = task_texts("Add the line 'reviewed' to a.md, don't wait; run `make all`.");
+        assert!(quoted.contains(&"reviewed".to_owned()), "{quoted:?}");
+        assert!(
+            !quoted.iter().any(|t| t.starts_with("t wait")),
+            "an apostrophe opens nothing: {quoted:?}"
+        );
+        assert!(quoted.contains(&"make all".to_owned()), "{quoted:?}");
+        assert!(task_texts("Make answer.txt hold the number 42.").contains(&"42".to_owned()));
+        assert!(task_texts("").is_empty());
+    }
+
+    #[test]
+    fn edit_texts_are_lines_then_words_and_repeated_ones_stand_apart() {
+        let n = narrowed(
+            "Edit story.txt: fox becomes wolf. Search for FOX.",
+            &[
+                ("story.txt", "The fox ran, the fox hid.\nEnd\n"),
+                ("big.bin", &"x".repeat(3000)),
+            ],
+            Vec::new(),
+        );
+        assert_eq!(
+            n.edit_texts.len(),
+            1,
+            "the large file's texts are not offered"
+        );
+        assert_eq!(n.free_edit_paths, ["big.bin"]);
+        let story = &n.edit_texts[0];
+        assert_eq!(story.path, "story.txt");
+        assert_eq!(
+            story.texts,
+            [
+                "The fox ran, the fox hid.",
+                "End",
+                "The",
+                "ran,",
+                "ran",
+                "the",
+                "hid.",
+                "hid"
+            ]
+        );
+        assert_eq!(story.repeated, ["fox"]);
+        // The task's distinctive words, with their case.
+        assert_eq!(
+            n.search_words,
+            [
+                "Edit",
+                "story.txt",
+                "fox",
+                "becomes",
+                "wolf",
+                "Search",
+                "FOX"
+            ]
+        );
+    }
+
+    #[test]
+    fn a_larger_workspace_s_texts_are_not_offered() {
+        let many: Vec<(String, &str)> = (0..=EDITABLE_FILES_MAX)
+            .map(|i| (format!("f{i:02}.txt"), "x\n"))
+            .collect();
+        let many: Vec<(&str, &str)> = many.iter().map(|(p, t)| (p.as_str(), *t)).collect();
+        let n = narrowed("Replace x with y in f00.txt", &many, Vec::new());
+        assert!(n.edit_texts.is_empty() && n.free_edit_paths.is_empty());
+        let params = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string"}, "old_string": {"type": "string"}},
+            "required": ["path", "old_string"]
+        });
+        assert_eq!(
+            narrow("edit_file", &params, &n),
+            None,
+            "edit_file stays as it was"
+        );
+    }
+
+    #[test]
+    fn the_run_s_own_text_and_files_it_changed_are_not_offered_again() {
+        let files = [("a.txt", "status: final\n"), ("b.txt", "a draft\n")];
+        let mut n = Narrowing::default();
+        n.record_written("a.txt", "final");
+        let after = narrowed(
+            "Replace draft with final in a.txt and b.txt",
+            &files,
+            n.written,
+        );
+        let paths: Vec<&str> = after.edit_texts.iter().map(|e| e.path.as_str()).collect();
+        assert_eq!(paths, ["b.txt"], "a.txt was changed; b.txt is left to do");
+        // With no other file left, the changed file is offered without the text written.
+        let mut n = Narrowing::default();
+        n.record_written("a.txt", "final");
+        let only = narrowed("Fix a.txt", &files[..1], n.written);
+        assert_eq!(only.edit_texts[0].texts, ["status:", "status"]);
+    }
+
+    #[test]
+    fn the_change_is_made_when_every_named_path_changed() {
+        let n = Narrowing {
+            named_paths: vec!["one.txt".into(), "two.txt".into()],
+            ..Narrowing::default()
+        };
+        let changed = |paths: &[&str]| paths.iter().map(|p| p.to_string()).collect::<Vec<_>>();
+        assert!(!n.all_named_changed(changed(&["one.txt"]).iter()));
+        assert!(n.all_named_changed(changed(&["one.txt", "sub/two.txt"]).iter()));
+        assert!(!Narrowing::default().all_named_changed(changed(&["one.txt"]).iter()));
+    }
+}

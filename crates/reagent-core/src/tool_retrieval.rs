@@ -1,0 +1,212 @@
+//! Tool retrieval: the tools ordered by how well a task's words point to them, for the
+//! constrained mode's tool list and its example call.
+//!
+//! Measured with SmolLM2-135M (BENCHMARKS.md): a very small model does not choose a tool from a
+//! task's meaning; it takes the one the prompt's example shows, or the first in the list
+//! (`read_file` in 40 of 44 runs, also for tasks that ask to create, edit or run). Ranking the
+//! tools by the task's own words — lexical overlap with a few cue words per tool, the way large
+//! tool sets are narrowed before a model sees them — puts the fitting tool where such a model
+//! looks. The model still chooses and fills the call; only the order and the example change.
+
+use reagent_protocol::ToolSpec;
+
+use crate::answer_focus::words;
+
+/// A cue: a word of a task that points to a tool, and how strongly (an action verb 2, a noun or
+/// a weaker verb 1).
+type Cue<'a> = (&'a str, u32);
+
+/// The cue words of the built-in tools, by tool name. A tool not listed here is cued by the
+/// parts of its own name (`fetch_url` by "fetch" and "url").
+const CUES: &[(&str, &[Cue<'static>])] = &[
+    (
+        "read_file",
+        &[("read", 2), ("open", 2), ("show", 1), ("view", 1)],
+    ),
+    (
+        "list_directory",
+        &[("list", 2), ("folder", 1), ("directory", 1)],
+    ),
+    (
+        "grep_search",
+        &[
+            ("search", 2),
+            ("grep", 2),
+            ("find", 1),
+            ("mention", 1),
+            ("contain", 1),
+        ],
+    ),
+    ("find_files", &[("glob", 2), ("locate", 1)]),
+    (
+        "write_file",
+        &[
+            ("create", 2),
+            ("write", 2),
+            ("save", 2),
+            ("make", 2),
+            ("new", 1),
+        ],
+    ),
+    (
+        "edit_file",
+        &[
+            ("edit", 2),
+            ("replace", 2),
+            ("change", 2),
+            ("rename", 2),
+            ("update", 2),
+            ("add", 2),
+            ("append", 2),
+            ("instead", 1),
+            ("become", 1),
+        ],
+    ),
+    (
+        "run_command",
+        &[
+            ("run", 2),
+            ("execute", 2),
+            ("command", 1),
+            ("output", 1),
+            ("print", 1),
+        ],
+    ),
+    ("task_complete", &[("done", 1), ("finish", 1)]),
+];
+
+/// Name parts that say nothing about what a tool does.
+const GENERIC_NAME_PARTS: &[&str] = &["file", "files", "tool"];
+
+/// Endings a task word may add to a cue ("creates", "changed", "listing").
+const ENDINGS: &[&str] = &["", "s", "es", "d", "ed", "ing", "ion", "ions"];
+
+/// Whether task word `word` is `cue`, or `cue` with one of the [`ENDINGS`] (a cue ending in `e`
+/// may drop it: "change" → "changing").
+fn is_cue(word: &str, cue: &str) -> bool {
+    let stems = [Some(cue), cue.strip_suffix('e')];
+    stems.into_iter().flatten().any(|stem| {
+        word.strip_prefix(stem)
+            .is_some_and(|ending| ENDINGS.contains(&ending))
+    })
+}
+
+/// The cues of the tool `name`: its row of [`CUES`], or the parts of its own name.
+fn cues(name: &str) -> Vec<Cue<'_>> {
+    match CUES.iter().find(|(tool, _)| *tool == name) {
+        Some((_, cues)) => cues.to_vec(),
+        None => name
+            .split(['_', '-'])
+            .filter(|p| p.len() >= 3 && !GENERIC_NAME_PARTS.contains(p))
+            .map(|p| (p, 2))
+            .collect(),
+    }
+}
+
+/// How strongly `task_words` point to the tool `name`: the weights of its cues found in them.
+fn score(name: &str, task_words: &[String]) -> u32 {
+    cues(name)
+        .iter()
+        .filter(|(cue, _)| task_words.iter().any(|w| is_cue(w, cue)))
+        .map(|(_, weight)| weight)
+        .sum()
+}
+
+/// `specs` with the tools the task's words point to most first; ties (and tools it does not
+/// point to) keep their order. Returns the ranked specs and whether any tool was pointed to.
+pub(crate) fn rank_tools(task: &str, specs: &[ToolSpec]) -> (Vec<ToolSpec>, bool) {
+    let task_words = words(task);
+    let mut scored: Vec<(u32, &ToolSpec)> = specs
+        .iter()
+        .map(|s| (score(&s.name, &task_words), s))
+        .collect();
+    let any = scored.iter().any(|(score, _)| *score > 0);
+    scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+    (scored.into_iter().map(|(_, s)| s.clone()).collect(), any)
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::*;
+
+    fn specs(names: &[&str]) -> Vec<ToolSpec> {
+        names
+            .iter()
+            .map(|n| ToolSpec {
+                name: (*n).into(),
+                description: String::new(),
+                parameters: json!({"type": "object"}),
+            })
+            .collect()
+    }
+
+    fn order(task: &str, names: &[&str]) -> (Vec<String>, bool) {
+        let (ranked, pointed) = rank_tools(task, &specs(names));
+        (ranked.into_iter().map(|s| s.name).collect(), pointed)
+    }
+
+    const TOOLS: &[&str] = &[
+        "find_files",
+        "grep_search",
+        "list_directory",
+        "read_file",
+        "task_complete",
+        "edit_file",
+        "run_command",
+        "write_file",
+    ];
+
+    #[test]
+    fn the_tool_a_task_s_verb_names_comes_first() {
+        for (task, first) in [
+            ("Create a file named out.txt with the text hi", "write_file"),
+            ("Please save the summary as summary.md", "write_file"),
+            ("In main.rs, replace foo with bar", "edit_file"),
+            ("Rename the variable x to count in lib.rs", "edit_file"),
+            ("Run cargo test and tell me what fails", "run_command"),
+            ("Execute the build script", "run_command"),
+            ("List everything in the src directory", "list_directory"),
+            ("Search the code for TODO comments", "grep_search"),
+            ("Open the changelog and summarise it", "read_file"),
+        ] {
+            assert_eq!(order(task, TOOLS).0[0], first, "{task}");
+        }
+    }
+
+    #[test]
+    fn a_strong_cue_outweighs_a_weak_one_and_file_names_are_not_cues() {
+        // "read" (a verb) over "folder" (a noun) and "find" (a weak verb).
+        let (o, _) = order("In the folder docs, read guide.md", TOOLS);
+        assert_eq!(o[0], "read_file");
+        let (o, _) = order("Read start.txt and follow it to find the code", TOOLS);
+        assert_eq!(o[0], "read_file");
+        // `list.txt` is a file name, not the verb "list".
+        let (o, pointed) = order("How many lines does list.txt have?", TOOLS);
+        assert!(!pointed);
+        assert_eq!(o, TOOLS, "nothing pointed to: the order is kept");
+    }
+
+    #[test]
+    fn inflected_cues_count_and_ties_keep_the_given_order() {
+        assert!(is_cue("creates", "create"));
+        assert!(is_cue("changing", "change"));
+        assert!(is_cue("listed", "list"));
+        assert!(!is_cue("listen", "list"));
+        assert!(!is_cue("runner", "run"));
+        // "change" (edit) and "create" (write) both weigh 2: the edit tool is listed first.
+        let (o, _) = order(
+            "create or change it",
+            &["read_file", "edit_file", "write_file"],
+        );
+        assert_eq!(o, ["edit_file", "write_file", "read_file"]);
+    }
+
+    #[test]
+    fn a_tool_without_cues_is_cued_by_its_own_name() {
+        let (o, pointed) = order("Fetch the page at this url", &["read_file", "fetch_url"]);
+        assert!(pointed);
+        assert_eq!(o[0], "fetch_url");
+    }
+}
