@@ -208,11 +208,17 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         // that holds no call after all keeps what it said.
         let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
         if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
-            return parse_text(t, opts);
+            return with_fallback(parse_text(t, opts), opts);
         }
         return parsed;
     }
-    parse_text(t, opts)
+    with_fallback(parse_text(t, opts), opts)
+}
+
+/// A turn where no family found a call gets the general fallback's look
+/// (see the `fallback` module).
+fn with_fallback(parsed: Parsed, opts: &ParseOptions) -> Parsed {
+    crate::fallback::named_calls(&parsed, &opts.tools).unwrap_or(parsed)
 }
 
 /// The noise MiniMax M3 writes before each of its tags.
@@ -331,6 +337,7 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
         };
         match hit {
             Some(h) if h.start >= pos && h.end > i => {
+                let h = crate::fallback::widen_to_wrapper(body, pos, h);
                 let end = h.end;
                 pos = record(acc, body, pos, h);
                 i = end;

@@ -1,0 +1,290 @@
+//! The general fallback: shapes every tool-calling format shares, for outputs in a format
+//! no family reads.
+//!
+//! It runs only where no family recognised a call, and it knows two shapes:
+//!
+//! - **An unknown wrapper around a call object or list.** A bare JSON call (read by the
+//!   generic JSON rules, `{"name"|"function"|"tool"|"tool_name": …, "arguments"|
+//!   "parameters"|"args"|"input": {…}}` or a list of them) that stands right after a marker
+//!   token (`<anything>`, `<|anything|>`, `[ANYTHING]`) or right before a closing one
+//!   (`</anything>`, `<|/anything|>`, `<|anything_end|>`, `[/ANYTHING]`, `[END_ANYTHING]`)
+//!   takes those tokens with it, so they do not stay in the content ([`widen_to_wrapper`]).
+//! - **A known tool's name followed by its JSON arguments.** Only when tools are offered:
+//!   `NAME{…}`, `NAME {…}`, `NAME\n{…}`, `NAME: {…}` (also `functions.NAME`), at the start
+//!   of a line or right after a marker token, outside any code fence, where the object's
+//!   keys are all properties the tool's schema declares and its required ones are present
+//!   ([`named_calls`]). The name, the object and the marker tokens around them leave the
+//!   content.
+//!
+//! What it leaves alone: JSON that is not a call object (a JSON answer is the answer),
+//! a name + object in a fenced code block (code the user asked for), an object whose keys
+//! the named tool does not take (prose showing some other JSON), and any name that is not
+//! an offered tool.
+
+use serde_json::Value;
+
+use crate::engine::{non_empty, Hit};
+use crate::scan::{parse_json_lenient, skip_ws};
+use crate::{Family, Parsed, ParsedCall, ToolSchema};
+
+/// Longest name accepted inside a marker token.
+const MAX_MARKER_NAME: usize = 48;
+
+/// Whether `b` may appear in a marker token's name (`tool_call`, `TOOL_REQUEST`, `a:b`).
+fn marker_name_byte(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b':' | b'.' | b'/' | b' ')
+}
+
+/// The length of the marker token that ends exactly at `end` in `t` (`<x>`, `<|x|>`,
+/// `[X]`), if one does.
+fn marker_ending_at(t: &str, end: usize) -> Option<usize> {
+    let b = &t.as_bytes()[..end];
+    let (close, open) = match b.last()? {
+        b'>' => (b'>', b'<'),
+        b']' => (b']', b'['),
+        _ => return None,
+    };
+    let mut k = b.len() - 1;
+    let mut seen = 0;
+    while k > 0 && seen <= MAX_MARKER_NAME + 2 {
+        k -= 1;
+        let c = b[k];
+        if c == open {
+            let inner = &t[k + 1..end - 1];
+            return marker_inner_ok(inner, close).then_some(end - k);
+        }
+        if !(marker_name_byte(c) || c == b'|') {
+            return None;
+        }
+        seen += 1;
+    }
+    None
+}
+
+/// The length of the marker token that starts at `start` in `t`, if one does.
+fn marker_starting_at(t: &str, start: usize) -> Option<usize> {
+    let b = t.as_bytes();
+    let (open, close) = match b.get(start)? {
+        b'<' => (b'<', b'>'),
+        b'[' => (b'[', b']'),
+        _ => return None,
+    };
+    let limit = (start + MAX_MARKER_NAME + 4).min(b.len());
+    let k =
+        (start + 1..limit).find(|&k| b[k] == close || !(marker_name_byte(b[k]) || b[k] == b'|'))?;
+    if b[k] != close || b[start] != open {
+        return None;
+    }
+    marker_inner_ok(&t[start + 1..k], close).then_some(k + 1 - start)
+}
+
+/// A marker's inside: a name, optionally in `|…|` (special tokens) or after `/` (closers).
+fn marker_inner_ok(inner: &str, close: u8) -> bool {
+    let name = inner.trim_start_matches('/').trim_matches('|');
+    let name = name.trim_start_matches('/');
+    !name.is_empty()
+        && name.len() <= MAX_MARKER_NAME
+        && name.bytes().all(marker_name_byte)
+        && name.bytes().next().is_some_and(|c| c.is_ascii_alphabetic())
+        // `[x]` is a markdown checkbox or a footnote, `[1]` a citation: a bracket marker is
+        // an upper-case word (`[TOOL_REQUEST]`, `[/CALL]`).
+        && (close == b'>' || name.bytes().all(|c| !c.is_ascii_lowercase()))
+        && !name.contains("  ")
+}
+
+/// Whether a marker token closes something (`</x>`, `<|/x|>`, `<|x_end|>`, `[/X]`,
+/// `[END_X]`, `<x|>`).
+fn is_closer(token: &str) -> bool {
+    let inner = &token[1..token.len() - 1];
+    let lower = inner.trim_matches('|').to_ascii_lowercase();
+    inner.starts_with('/')
+        || inner.starts_with("|/")
+        || (inner.ends_with('|') && !inner.starts_with('|'))
+        || lower.starts_with("end")
+        || lower.ends_with("end")
+}
+
+/// A bare JSON call found by the generic rules: take in the unknown wrapper right around
+/// it (an opener token before, a closing token after; each only when it touches the call
+/// across whitespace), never reaching before `pos`, the start of pending content.
+pub(crate) fn widen_to_wrapper(body: &str, pos: usize, mut h: Hit) -> Hit {
+    let bare = matches!(
+        h.family,
+        Some(Family::GenericJson | Family::Llama3Json | Family::XlamJsonList)
+    );
+    if !bare || h.calls.is_empty() || h.content.is_some() {
+        return h;
+    }
+    let b = body.as_bytes();
+    let mut before = h.start;
+    while before > pos && b[before - 1].is_ascii_whitespace() {
+        before -= 1;
+    }
+    if before > pos {
+        if let Some(n) = marker_ending_at(body, before) {
+            let token = &body[before - n..before];
+            if before - n >= pos && !is_closer(token) {
+                h.start = before - n;
+            }
+        }
+    }
+    let after = skip_ws(b, h.end);
+    if let Some(n) = marker_starting_at(body, after) {
+        if is_closer(&body[after..after + n]) {
+            h.end = after + n;
+        }
+    }
+    h
+}
+
+/// Calls written as a known tool's name and a JSON arguments object, in a turn where no
+/// family found any. Returns `None` when there are none (the turn stays as it was).
+pub(crate) fn named_calls(parsed: &Parsed, tools: &[ToolSchema]) -> Option<Parsed> {
+    if tools.is_empty() || !parsed.calls.is_empty() || parsed.truncated {
+        return None;
+    }
+    let text = parsed.content.as_deref()?;
+    if !text.contains('{') {
+        return None;
+    }
+    let mut calls = Vec::new();
+    let mut content = String::new();
+    let mut pos = 0;
+    let mut i = 0;
+    let b = text.as_bytes();
+    while i < b.len() {
+        if b[i] == b'`' && text[i..].starts_with("```") {
+            // A fenced block is code the user asked for: skip it whole.
+            i = text[i + 3..].find("```").map_or(b.len(), |e| i + 3 + e + 3);
+            continue;
+        }
+        match call_at(text, i, pos, tools) {
+            Some((start, end, call)) => {
+                content.push_str(&text[pos..start]);
+                calls.push(call);
+                pos = end;
+                i = end;
+            }
+            None => i += text[i..].chars().next().map_or(1, char::len_utf8),
+        }
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    content.push_str(&text[pos..]);
+    Some(Parsed {
+        content: non_empty(content),
+        reasoning: parsed.reasoning.clone(),
+        calls,
+        format: Some(Family::GenericJson),
+        truncated: false,
+        errors: parsed.errors.clone(),
+    })
+}
+
+/// A call starting with a tool name at `i`: its region (markers included, never before
+/// `pos`) and the call.
+fn call_at(
+    text: &str,
+    i: usize,
+    pos: usize,
+    tools: &[ToolSchema],
+) -> Option<(usize, usize, ParsedCall)> {
+    let b = text.as_bytes();
+    if i > 0 && (b[i - 1].is_ascii_alphanumeric() || b[i - 1] == b'_' || b[i - 1] == b'.') {
+        return None;
+    }
+    let start = region_start(text, i, pos)?;
+    let name_at = if text[i..].starts_with("functions.") {
+        i + "functions.".len()
+    } else {
+        i
+    };
+    let tool = tools
+        .iter()
+        .filter(|t| !t.name.is_empty() && text[name_at..].starts_with(t.name.as_str()))
+        .max_by_key(|t| t.name.len())?;
+    let mut j = name_at + tool.name.len();
+    j = skip_inline_ws(b, j);
+    if b.get(j) == Some(&b':') {
+        j += 1;
+    }
+    let j = skip_ws(b, j);
+    if b.get(j) != Some(&b'{') {
+        return None;
+    }
+    let end = match crate::scan::container_end(b, j, false) {
+        crate::scan::End::Complete(e) => e,
+        _ => return None,
+    };
+    let mut args = parse_json_lenient(&text[j..end])?;
+    if !fits_schema(&args, &tool.parameters) {
+        return None;
+    }
+    crate::schema::coerce_arguments(&mut args, &tool.parameters);
+    let after = skip_ws(b, end);
+    let end = match marker_starting_at(text, after) {
+        Some(n) if is_closer(&text[after..after + n]) => after + n,
+        _ => end,
+    };
+    Some((
+        start,
+        end,
+        ParsedCall {
+            name: tool.name.clone(),
+            arguments: args,
+            id: None,
+        },
+    ))
+}
+
+fn skip_inline_ws(b: &[u8], mut j: usize) -> usize {
+    while j < b.len() && (b[j] == b' ' || b[j] == b'\t') {
+        j += 1;
+    }
+    j
+}
+
+/// Where a call whose name starts at `i` begins: the start of its line or the marker
+/// tokens right before the name; `None` when other text precedes it on its line.
+fn region_start(text: &str, i: usize, pos: usize) -> Option<usize> {
+    let b = text.as_bytes();
+    let mut k = i;
+    loop {
+        while k > pos && (b[k - 1] == b' ' || b[k - 1] == b'\t') {
+            k -= 1;
+        }
+        if k == pos || b[k - 1] == b'\n' {
+            return Some(k);
+        }
+        let n = marker_ending_at(text, k)?;
+        if k - n < pos || is_closer(&text[k - n..k]) {
+            return None;
+        }
+        k -= n;
+    }
+}
+
+/// Whether `args` is an object the schema accepts by its keys: every key a declared
+/// property (when properties are declared), every required property present.
+fn fits_schema(args: &Value, schema: &Value) -> bool {
+    let Value::Object(args) = args else {
+        return false;
+    };
+    if let Some(props) = schema.get("properties").and_then(Value::as_object) {
+        if !args.keys().all(|k| props.contains_key(k)) {
+            return false;
+        }
+    }
+    schema
+        .get("required")
+        .and_then(Value::as_array)
+        .is_none_or(|req| {
+            req.iter()
+                .filter_map(Value::as_str)
+                .all(|k| args.contains_key(k))
+        })
+}
+
+#[cfg(test)]
+mod tests;
