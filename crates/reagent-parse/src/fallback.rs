@@ -1,20 +1,31 @@
 //! The general fallback: shapes every tool-calling format shares, for outputs in a format
 //! no family reads.
 //!
-//! It runs only where no family recognised a call, and it knows two shapes:
+//! It runs only where no family recognised a call (once a family found one, it stays out
+//! of the turn), and it knows these shapes:
 //!
 //! - **An unknown wrapper around a call object or list.** A bare JSON call (read by the
 //!   generic JSON rules, `{"name"|"function"|"tool"|"tool_name": …, "arguments"|
 //!   "parameters"|"args"|"input": {…}}` or a list of them) that stands right after a marker
-//!   token (`<anything>`, `<|anything|>`, `[ANYTHING]`) or right before a closing one
-//!   (`</anything>`, `<|/anything|>`, `<|anything_end|>`, `[/ANYTHING]`, `[END_ANYTHING]`)
-//!   takes those tokens with it, so they do not stay in the content ([`widen_to_wrapper`]).
-//! - **A known tool's name followed by its JSON arguments.** Only when tools are offered:
+//!   token (`<anything>`, `<|anything|>`, `[ANYTHING]`) or a label line (`**Tool Call:**`),
+//!   or right before closing tokens (`</anything>`, `<|/anything|>`, `<anything|>`,
+//!   `[/ANYTHING]`, or a name with an `end`/`close`/`stop` word: `<|x_end|>`,
+//!   `[END_X]`), takes them with it, so they do not stay in the content
+//!   ([`widen_to_wrapper`]).
+//! - **An unknown tag around a known inner format**: `<anything><invoke name=…>…
+//!   </anything>` or `<anything><function=…>…</anything>` ([`wrapped_inner`]).
+//! - **A known tool's name followed by its arguments.** Only when tools are offered:
 //!   `NAME{…}`, `NAME {…}`, `NAME\n{…}`, `NAME: {…}` (also `functions.NAME`), at the start
-//!   of a line or right after a marker token, outside any code fence, where the object's
-//!   keys are all properties the tool's schema declares and its required ones are present
-//!   ([`named_calls`]). The name, the object and the marker tokens around them leave the
-//!   content.
+//!   of a line or right after marker tokens, with more marker tokens allowed before the
+//!   object (`<|end_name|><|args|>json<|msg|>{…}`); or, right after a special token
+//!   (`<|…|>`, `[…]`), marker-delimited pairs `<|arg|>KEY<|value|>VALUE<|arg_end|>` up to a
+//!   closing token. Outside any code fence, where the keys are all properties the tool's
+//!   schema declares and its required ones are present ([`named_calls`]). The name, the
+//!   arguments and the marker tokens around them (and stop tokens ending the turn) leave
+//!   the content.
+//! - **An orphan wrapper closer**: a turn with no call that ends in `</…tool_call>` or
+//!   `</…function_call>` whose opener is nowhere in it loses that tag
+//!   ([`drop_orphan_call_closer`]).
 //!
 //! What it leaves alone: JSON that is not a call object (a JSON answer is the answer),
 //! a name + object in a fenced code block (code the user asked for), an object whose keys

@@ -144,3 +144,70 @@ fn a_call_object_naming_no_offered_tool_stays_text() {
     assert!(p.calls.is_empty(), "{p:?}");
     assert_eq!(p.content.as_deref(), Some(text));
 }
+
+#[test]
+fn a_name_between_marker_tokens_with_arguments_after_more_markers() {
+    let text = "Looking.<|x:begin_call:x|><|x:begin_name:x|>get_weather<|x:end_name:x|><|x:args:x|><|x:constrain|>json<|x:msg|>{\"city\": \"Oslo\"}<|x:end_args:x|><|x:end_call:x|><|x:eot|>";
+    let p = parse(text, &weather_tools());
+    one_call(&p, "get_weather", json!({"city": "Oslo"}));
+    assert_eq!(p.content.as_deref(), Some("Looking."));
+}
+
+#[test]
+fn marker_delimited_argument_pairs_are_read_and_typed() {
+    let text = "Sure.<|call:start|>get_weather\n<|arg:start|>city<|arg:value|>Oslo<|arg:end|>\n<|arg:start|>days<|arg:value|>3<|arg:end|>\n<|call:end|>";
+    let p = parse(text, &weather_tools());
+    one_call(&p, "get_weather", json!({"city": "Oslo", "days": 3}));
+    assert_eq!(p.content.as_deref(), Some("Sure."));
+    // A key the tool does not take, a value never closed, or plain HTML around the name:
+    // no call.
+    for text in [
+        "<|call:start|>get_weather\n<|arg:start|>town<|arg:value|>Oslo<|arg:end|>\n<|call:end|>",
+        "<|call:start|>get_weather\n<|arg:start|>city<|arg:value|>Os",
+        "<b>get_weather</b>",
+    ] {
+        let p = parse(text, &weather_tools());
+        assert!(p.calls.is_empty(), "{text}: {p:?}");
+        assert_eq!(p.content.as_deref(), Some(text));
+    }
+}
+
+#[test]
+fn an_unknown_tag_around_known_inner_xml_is_a_wrapper() {
+    let text = "ok<acme_calls><invoke name=\"get_weather\"><parameter name=\"city\">Oslo</parameter><parameter name=\"days\">2</parameter></invoke></acme_calls>";
+    let p = parse(text, &weather_tools());
+    one_call(&p, "get_weather", json!({"city": "Oslo", "days": 2}));
+    assert_eq!(p.content.as_deref(), Some("ok"));
+    let text = "<acme><function=read_file>\n<parameter=path>a.txt</parameter>\n</function></acme>";
+    let p = parse(text, &ParseOptions::default());
+    one_call(&p, "read_file", json!({"path": "a.txt"}));
+    assert_eq!(p.content, None);
+}
+
+#[test]
+fn a_label_line_above_a_call_leaves_the_content_but_other_lines_stay() {
+    let call = "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}}\n```";
+    let p = parse(&format!("**Tool Call:**\n{call}"), &weather_tools());
+    one_call(&p, "get_weather", json!({"city": "Oslo"}));
+    assert_eq!(p.content, None);
+    let p = parse(
+        &format!("Here is what I will run:\n{call}"),
+        &weather_tools(),
+    );
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(p.content.as_deref(), Some("Here is what I will run:\n"));
+}
+
+#[test]
+fn an_orphan_wrapper_closer_is_dropped_only_without_its_opener() {
+    let p = parse("some text </acme_function_call>", &ParseOptions::default());
+    assert_eq!(p.content.as_deref(), Some("some text "));
+    for text in [
+        "a <acme_tool_call>b</acme_tool_call>",
+        "see </div>",
+        "the tag </acme_call> ends it",
+    ] {
+        let p = parse(text, &ParseOptions::default());
+        assert_eq!(p.content.as_deref(), Some(text), "{text}");
+    }
+}
