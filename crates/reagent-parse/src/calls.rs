@@ -67,14 +67,14 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
             id: None,
         });
     }
-    let name = ["name", "tool_name", "function"]
+    let name = ["name", "tool_name", "function", "tool"]
         .iter()
         .find_map(|k| m.get(*k).and_then(Value::as_str))?
         .to_string();
     if name.is_empty() {
         return None;
     }
-    let key = ["arguments", "parameters", "args"]
+    let key = ["arguments", "parameters", "args", "input"]
         .into_iter()
         .find(|k| m.contains_key(*k))?;
     let id = id_of(&m);

@@ -43,6 +43,8 @@ pub(crate) struct Hit {
     pub(crate) errors: Vec<String>,
     /// Content carried inside the region (for example `{"response": "..."}`).
     pub(crate) content: Option<String>,
+    /// Found by the general fallback (bare JSON or an unknown wrapper), not a family.
+    pub(crate) fallback: bool,
 }
 
 impl Hit {
@@ -103,6 +105,9 @@ struct Acc {
     detected: Option<Family>,
     truncated: bool,
     errors: Vec<String>,
+    /// The first call came from the general fallback: it may read the turn's later calls
+    /// too (once a family found a call, the fallback stays out of the turn).
+    fallback: bool,
 }
 
 /// Tokens that never belong in content.
@@ -208,11 +213,19 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         // that holds no call after all keeps what it said.
         let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
         if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
-            return parse_text(t, opts);
+            return with_fallback(parse_text(t, opts), opts);
         }
         return parsed;
     }
-    parse_text(t, opts)
+    with_fallback(parse_text(t, opts), opts)
+}
+
+/// A turn where no family found a call gets the general fallback's look
+/// (see the `fallback` module).
+fn with_fallback(parsed: Parsed, opts: &ParseOptions) -> Parsed {
+    let mut parsed = crate::fallback::named_calls(&parsed, &opts.tools).unwrap_or(parsed);
+    crate::fallback::drop_orphan_call_closer(&mut parsed);
+    parsed
 }
 
 /// The noise MiniMax M3 writes before each of its tags.
@@ -311,8 +324,13 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
             break;
         }
         let c = b[i];
+        let fallback_ok = acc.calls.is_empty() || acc.fallback;
         let hit = match c {
-            b'<' => try_lt(body, i, ctx),
+            b'<' => try_lt(body, i, ctx).or_else(|| {
+                fallback_ok
+                    .then(|| crate::fallback::wrapped_inner(body, i, ctx))
+                    .flatten()
+            }),
             b'[' => json_fmts::try_bracket(body, i, ctx, bare_ok),
             b'{' if bare_ok => match json_fmts::try_brace(body, i, ctx) {
                 Brace::Hit(h) => Some(h),
@@ -331,6 +349,14 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
         };
         match hit {
             Some(h) if h.start >= pos && h.end > i => {
+                let h = if fallback_ok {
+                    crate::fallback::widen_to_wrapper(body, pos, h)
+                } else {
+                    h
+                };
+                if acc.calls.is_empty() {
+                    acc.fallback = h.fallback;
+                }
                 let end = h.end;
                 pos = record(acc, body, pos, h);
                 i = end;
@@ -382,6 +408,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     xml_fmts::try_lt(t, i, ctx)
         .or_else(|| json_fmts::try_lt(t, i, ctx))
         .or_else(|| pythonic::try_lt(t, i, ctx))
+        .or_else(|| crate::fallback::wrapped_inner(t, i, ctx))
 }
 
 /// `<tool_call>` is shared by Hermes JSON, Qwen3-Coder XML, GLM, xLAM lists, Granite

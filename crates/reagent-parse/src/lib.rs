@@ -26,7 +26,20 @@
 //! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
 //! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
 //! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
-//! (typing and [`coerce_arguments`]), `stream`, `render`.
+//! (typing and [`coerce_arguments`]), `fallback`, `stream`, `render`.
+//!
+//! **The general fallback** (`fallback` module) is for formats no family reads. It runs
+//! only where no family recognised a call, and knows the shapes every format shares: a
+//! call object or list (`name`/`function`/`tool`/`tool_name` with `arguments`/
+//! `parameters`/`args`/`input`) inside an unknown wrapper (`<x>…</x>`, `<|x|>…<|x_end|>`,
+//! `[X]…[/X]`, a `**Tool Call:**` label), whose marker tokens then leave the content; an
+//! unknown tag around `<invoke>` or `<function=…>` XML; and, when [`ParseOptions::tools`]
+//! is given, an offered tool's name (at a line start or after marker tokens) followed by a
+//! JSON object (`NAME{…}`, `NAME\n{…}`, `NAME: {…}`, markers between them allowed) or by
+//! marker-delimited `KEY`/`VALUE` pairs, whose keys the tool's schema declares. A JSON
+//! answer that is no call object, a name in running prose or a code fence, and a name
+//! with keys its tool does not take stay text. The stream releases an unknown wrapper's
+//! opener before it can know; [`StreamParser::finish`] gives the exact content.
 //!
 //! A [`ParseOptions::format`] hint selects that family's rules where upstream projects
 //! disagree (for example GLM drops prose between calls; Hermes keeps non-JSON string
@@ -47,6 +60,7 @@
 
 mod calls;
 mod engine;
+mod fallback;
 mod family;
 mod harmony;
 mod json_fmts;

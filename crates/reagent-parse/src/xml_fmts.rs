@@ -196,7 +196,9 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
     let name = body[..name_end].trim();
     let next = &body[name_end..];
     !name.is_empty()
-        && !name.contains(['{', ' ', '['])
+        && !name.contains(['{', '['])
+        // A name with spaces only right before its pairs (`<tool_call> get weather <arg_key>`).
+        && (!name.contains(' ') || next.starts_with("<arg_key>"))
         && (next.is_empty()
             || next.starts_with('\n')
             || next.starts_with("<arg_key>")
