@@ -46,14 +46,7 @@ async fn a_run_is_started_streamed_listed_and_shown() {
     assert_eq!(transcript[1]["content"], "do the thing");
     assert_eq!(transcript.last().unwrap()["role"], "assistant");
 
-    let list: Value = server
-        .get("/v1/runs")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = server.get_json("/v1/runs").await;
     assert_eq!(list["total"], 1);
     assert_eq!(list["runs"][0]["id"], id);
     assert_eq!(list["runs"][0]["task"], "do the thing");
@@ -153,14 +146,7 @@ async fn a_run_that_fails_before_it_starts_is_still_listed_with_its_error() {
     assert_eq!(detail["run"]["task"], "unreachable");
     assert_eq!(detail["run"]["session_id"], created["session_id"]);
     assert_eq!(detail["result"]["error_kind"], "server_unreachable");
-    let list: Value = server
-        .get("/v1/runs?outcome=provider_error")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = server.get_json("/v1/runs?outcome=provider_error").await;
     assert_eq!(list["total"], 1);
     assert_eq!(list["runs"][0]["id"], id);
 }

@@ -161,14 +161,7 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
     );
 
     // What the browser did, as the server recorded it.
-    let list: Value = server
-        .get("/v1/runs")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = server.get_json("/v1/runs").await;
     let runs = list["runs"].as_array().unwrap();
     let outcomes: Vec<&str> = runs
         .iter()

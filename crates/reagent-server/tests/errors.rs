@@ -7,7 +7,9 @@ use reqwest::StatusCode;
 use serde_json::{json, Value};
 use support::TestServer;
 
-async fn expect_error(res: reqwest::Response, status: u16, code: &str) -> String {
+/// Send `req` and check that it is refused with `status` and a JSON error `code`; the message.
+async fn expect_error(req: reqwest::RequestBuilder, status: u16, code: &str) -> String {
+    let res = req.send().await.unwrap();
     assert_eq!(
         res.status(),
         StatusCode::from_u16(status).unwrap(),
@@ -36,10 +38,7 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
     };
 
     let m = expect_error(
-        json_post("/v1/runs", "{\"task\": ".into())
-            .send()
-            .await
-            .unwrap(),
+        json_post("/v1/runs", "{\"task\": ".into()),
         400,
         "bad_request",
     )
@@ -49,10 +48,7 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
         json_post(
             "/v1/runs",
             json!({"task": "t", "model": "m", "workspace": ws, "colour": "red"}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ),
         400,
         "bad_request",
     )
@@ -63,20 +59,14 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
             "/v1/runs",
             json!({"task": "t", "model": "m", "workspace": ws, "budgets": {"max_money": 1}})
                 .to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ),
         400,
         "bad_request",
     )
     .await;
     assert!(m.contains("max_money"), "{m}");
     expect_error(
-        json_post("/v1/runs", json!({"task": 3}).to_string())
-            .send()
-            .await
-            .unwrap(),
+        json_post("/v1/runs", json!({"task": 3}).to_string()),
         400,
         "bad_request",
     )
@@ -85,10 +75,7 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
         json_post(
             "/v1/runs",
             json!({"model": "m", "workspace": ws}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ),
         400,
         "bad_request",
     )
@@ -103,32 +90,16 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
     ] {
         let mut body = json!({"task": "t", "model": "m", "workspace": ws});
         body[field] = value;
-        let m = expect_error(
-            json_post("/v1/runs", body.to_string())
-                .send()
-                .await
-                .unwrap(),
-            400,
-            "bad_request",
-        )
-        .await;
+        let m = expect_error(json_post("/v1/runs", body.to_string()), 400, "bad_request").await;
         assert!(!m.contains(&server.token));
     }
     let big = json!({"task": "x".repeat(5000), "model": "m", "workspace": ws}).to_string();
-    expect_error(
-        json_post("/v1/runs", big).send().await.unwrap(),
-        413,
-        "payload_too_large",
-    )
-    .await;
+    expect_error(json_post("/v1/runs", big), 413, "payload_too_large").await;
     expect_error(
         server
             .post("/v1/runs")
             .header("content-type", "text/plain")
-            .body("{}")
-            .send()
-            .await
-            .unwrap(),
+            .body("{}"),
         415,
         "unsupported_media_type",
     )
@@ -137,10 +108,7 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
         json_post(
             "/v1/runs",
             json!({"task": "t", "model": "m", "workspace": "/"}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ),
         403,
         "forbidden",
     )
@@ -150,10 +118,7 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
         json_post(
             "/v1/runs",
             json!({"task": "t", "model": "m", "workspace": escape}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
+        ),
         403,
         "forbidden",
     )
@@ -170,70 +135,39 @@ async fn bad_bodies_queries_ids_and_methods_are_4xx_json() {
             "GET" => server.get(path),
             _ => server.post(path),
         };
-        expect_error(req.send().await.unwrap(), 404, "not_found").await;
+        expect_error(req, 404, "not_found").await;
     }
-    expect_error(
-        json_post(
+    for (path, body, status, code) in [
+        (
             "/v1/runs/nope/messages",
-            json!({"content": "more"}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
-    expect_error(
-        json_post(
+            json!({"content": "more"}),
+            404,
+            "not_found",
+        ),
+        (
             "/v1/approvals/nope",
-            json!({"decision": "allow"}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
-        404,
-        "not_found",
-    )
-    .await;
-    expect_error(
-        json_post(
+            json!({"decision": "allow"}),
+            404,
+            "not_found",
+        ),
+        (
             "/v1/approvals/nope",
-            json!({"decision": "perhaps"}).to_string(),
-        )
-        .send()
-        .await
-        .unwrap(),
-        400,
-        "bad_request",
-    )
-    .await;
-    expect_error(
-        server.get("/v1/runs?limit=0").send().await.unwrap(),
-        400,
-        "bad_request",
-    )
-    .await;
-    expect_error(
-        server.get("/v1/runs?limit=lots").send().await.unwrap(),
-        400,
-        "bad_request",
-    )
-    .await;
-    expect_error(
-        server.get("/v1/runs?colour=red").send().await.unwrap(),
-        400,
-        "bad_request",
-    )
-    .await;
+            json!({"decision": "perhaps"}),
+            400,
+            "bad_request",
+        ),
+    ] {
+        expect_error(json_post(path, body.to_string()), status, code).await;
+    }
+    for query in ["limit=0", "limit=lots", "colour=red"] {
+        let req = server.get(&format!("/v1/runs?{query}"));
+        expect_error(req, 400, "bad_request").await;
+    }
     expect_error(
         server
             .client
             .delete(server.url("/v1/runs"))
-            .bearer_auth(&server.token)
-            .send()
-            .await
-            .unwrap(),
+            .bearer_auth(&server.token),
         405,
         "method_not_allowed",
     )

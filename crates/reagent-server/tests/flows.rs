@@ -12,14 +12,7 @@ use support::{assert_complete, TestServer};
 
 async fn wait_for_approval(server: &TestServer) -> Value {
     for _ in 0..200 {
-        let list: Value = server
-            .get("/v1/approvals")
-            .send()
-            .await
-            .unwrap()
-            .json()
-            .await
-            .unwrap();
+        let list: Value = server.get_json("/v1/approvals").await;
         if let Some(first) = list["approvals"].as_array().and_then(|a| a.first()) {
             return first.clone();
         }
@@ -98,14 +91,7 @@ async fn an_ask_rule_waits_for_the_answer_given_over_http() {
     );
     assert!(server.workspace.join("approved").exists());
     assert!(!server.workspace.join("refused").exists());
-    let list: Value = server
-        .get("/v1/approvals")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = server.get_json("/v1/approvals").await;
     assert_eq!(list["approvals"], json!([]));
 }
 
@@ -309,14 +295,7 @@ async fn guardrails_fired_are_counted_by_name_and_action() {
         .map(|e| format!("{}/{}", e.data["guardrail"], e.data["action"]))
         .collect();
     assert!(!fired.is_empty(), "no guardrail fired");
-    let text = server
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = server.get_text("/metrics").await;
     let counted: u64 = text
         .lines()
         .filter(|l| l.starts_with("reagent_guardrails_total{"))

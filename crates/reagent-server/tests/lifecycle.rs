@@ -46,14 +46,7 @@ async fn stopping_interrupts_live_runs_and_a_restarted_server_lists_them() {
     assert!(last["error"].as_str().unwrap().contains("stopped"));
 
     let again = TestServer::start_in(dir, |_| {}).await;
-    let list: Value = again
-        .get("/v1/runs")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = again.get_json("/v1/runs").await;
     let outcomes: Vec<(&str, &str)> = list["runs"]
         .as_array()
         .unwrap()

@@ -29,14 +29,7 @@ fn the_committed_document_is_the_generated_one() {
 #[tokio::test]
 async fn the_served_document_names_every_route_and_its_schemas() {
     let server = TestServer::start().await;
-    let doc: Value = server
-        .get("/v1/openapi.json")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let doc: Value = server.get_json("/v1/openapi.json").await;
     assert_eq!(
         doc,
         serde_json::to_value(reagent_server::openapi()).unwrap()

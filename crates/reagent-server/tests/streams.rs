@@ -26,14 +26,7 @@ async fn model(steps: usize, first_delay: Duration, step_delay: Duration) -> Scr
 }
 
 async fn metric(server: &TestServer, name: &str) -> f64 {
-    let text = server
-        .get("/metrics")
-        .send()
-        .await
-        .unwrap()
-        .text()
-        .await
-        .unwrap();
+    let text = server.get_text("/metrics").await;
     text.lines()
         .find_map(|l| l.strip_prefix(name)?.strip_prefix(' ')?.parse().ok())
         .unwrap_or_else(|| panic!("no {name} in\n{text}"))
@@ -98,14 +91,7 @@ async fn fifty_concurrent_runs_each_stream_every_event_once_in_order() {
         assert!(events.iter().all(|e| e.data["run_id"] == id.as_str()));
         assert_eq!(events.last().unwrap().data["outcome"], "completed");
     }
-    let list: Value = server
-        .get("/v1/runs?limit=100")
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let list: Value = server.get_json("/v1/runs?limit=100").await;
     assert_eq!(list["total"], 50);
     assert!(list["runs"]
         .as_array()
@@ -203,14 +189,7 @@ async fn clients_that_go_away_end_their_streams_and_not_the_run() {
         tokio::time::sleep(Duration::from_millis(10)).await;
     }
     assert_eq!(open, 0.0);
-    let detail: Value = server
-        .get(&format!("/v1/runs/{id}"))
-        .send()
-        .await
-        .unwrap()
-        .json()
-        .await
-        .unwrap();
+    let detail: Value = server.get_json(&format!("/v1/runs/{id}")).await;
     assert_eq!(detail["run"]["outcome"], "running");
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["tool_calls"], 3);

@@ -73,6 +73,16 @@ impl TestServer {
         self.client.get(self.url(path)).bearer_auth(&self.token)
     }
 
+    /// `GET path`, its body as JSON.
+    pub async fn get_json(&self, path: &str) -> Value {
+        self.get(path).send().await.unwrap().json().await.unwrap()
+    }
+
+    /// `GET path`, its body as text.
+    pub async fn get_text(&self, path: &str) -> String {
+        self.get(path).send().await.unwrap().text().await.unwrap()
+    }
+
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.client.post(self.url(path)).bearer_auth(&self.token)
     }
