@@ -12,6 +12,7 @@ use reagent_core::{
     Agent, AgentConfig, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
 };
 use reagent_protocol::{CancellationToken, Event, Outcome, Provider};
+use reagent_store::StoredSession;
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
@@ -41,12 +42,7 @@ pub(crate) struct RunPlan {
 }
 
 /// What `--resume` continues from (see `Session::from_stored`).
-pub(crate) struct Resume {
-    /// The session saved at the end of its last run, if it was saved.
-    snapshot: Option<SessionSnapshot>,
-    /// The events of the session's runs, when the snapshot needs them or is missing.
-    events: Vec<Event>,
-}
+type Resume = StoredSession<SessionSnapshot>;
 
 /// Resolve a plan: flags win over the config file, which wins over defaults.
 pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan> {
@@ -279,7 +275,7 @@ pub(crate) async fn execute(
     );
     let (agent, workspace) = (Arc::new(agent), Arc::new(workspace));
     let mut session = match &plan.resume {
-        Some(Resume { snapshot, events }) => {
+        Some(StoredSession { snapshot, events }) => {
             Session::from_stored(agent, workspace, snapshot.clone(), events)
                 .map_err(|e| anyhow::anyhow!("the stored session cannot be continued: {e}"))?
         }
@@ -310,30 +306,10 @@ async fn stored_session(
         .session_id
         .clone()
         .with_context(|| format!("run {id} has no session to resume"))?;
-    let snapshot: Option<SessionSnapshot> = match store
-        .load_session(&session_id)
-        .await?
-        .and_then(|s| s.snapshot)
-    {
-        Some(text) => Some(
-            serde_json::from_str(&text)
-                .with_context(|| format!("the saved session {session_id} cannot be read"))?,
-        ),
-        // Killed before the session was saved: its events still hold the conversation.
-        None => None,
-    };
-    let events = if snapshot.as_ref().is_none_or(SessionSnapshot::needs_events) {
-        store
-            .session_events(&session_id)
-            .await?
-            .iter()
-            .map(|e| e.parse())
-            .collect::<Result<_, _>>()
-            .with_context(|| format!("session {session_id} has an event that cannot be read"))?
-    } else {
-        Vec::new()
-    };
-    let resume = Resume { snapshot, events };
+    // A session killed before it was saved has no snapshot: its events hold the conversation.
+    let resume = store
+        .load_session_to_continue(&session_id, SessionSnapshot::needs_events)
+        .await?;
     args.model.get_or_insert(run.model);
     args.workspace
         .get_or_insert_with(|| PathBuf::from(run.workspace));

@@ -80,27 +80,21 @@ async fn keep_session_whole(store: &Store, id: &str) -> anyhow::Result<()> {
     let Some(session_id) = store.run(id).await?.and_then(|r| r.session_id) else {
         return Ok(());
     };
-    let Some(text) = store
-        .load_session(&session_id)
-        .await?
-        .and_then(|s| s.snapshot)
-    else {
+    let stored = match store
+        .load_session_to_continue(&session_id, SessionSnapshot::needs_events)
+        .await
+    {
+        Ok(stored) => stored,
+        // Not readable by this version: there is nothing to keep.
+        Err(e) => {
+            eprintln!("reagent: session {session_id} is left as it is: {e}");
+            return Ok(());
+        }
+    };
+    let Some(mut snapshot) = stored.snapshot.filter(SessionSnapshot::needs_events) else {
         return Ok(());
     };
-    let Ok(mut snapshot) = serde_json::from_str::<SessionSnapshot>(&text) else {
-        return Ok(()); // Not readable by this version: nothing to keep.
-    };
-    if !snapshot.needs_events() {
-        return Ok(());
-    }
-    let events = store
-        .session_events(&session_id)
-        .await?
-        .iter()
-        .map(StoredEvent::parse)
-        .collect::<Result<Vec<Event>, _>>()
-        .with_context(|| format!("session {session_id} has an event that cannot be read"))?;
-    snapshot.restore_messages(&events).with_context(|| {
+    snapshot.restore_messages(&stored.events).with_context(|| {
         format!("session {session_id} cannot be kept whole; the run was not deleted")
     })?;
     snapshot.detach_from_events();

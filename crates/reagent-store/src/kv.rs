@@ -1,10 +1,12 @@
 //! Session snapshots (opaque JSON text) and the key–value memory scoped by run or session.
 
+use reagent_protocol::Event;
+use serde::de::DeserializeOwned;
 use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
-use crate::{now_rfc3339, Store, StoreError};
+use crate::{now_rfc3339, Store, StoreError, StoredEvent};
 
 /// A stored session.
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -49,6 +51,15 @@ pub struct MemoryEntry {
     pub updated: String,
 }
 
+/// A stored session as it is continued (see [`Store::load_session_to_continue`]).
+#[derive(Debug)]
+pub struct StoredSession<S> {
+    /// The state saved at the end of its last run, if it was saved.
+    pub snapshot: Option<S>,
+    /// The events of its runs, in order, when the snapshot needs them or is missing (else empty).
+    pub events: Vec<Event>,
+}
+
 impl Store {
     /// Save (or replace) a session's snapshot.
     pub async fn save_session(&self, id: &str, snapshot: &str) -> Result<(), StoreError> {
@@ -84,6 +95,39 @@ impl Store {
             }
         })?;
         self.save_session(id, &json).await
+    }
+
+    /// Session `id` as it is continued: its saved snapshot read as `S` (`None` when it was never
+    /// saved: its process was killed), and the events of its runs when there is no snapshot or
+    /// `needs_events` says the snapshot needs them (`reagent_core::Session::from_stored` takes
+    /// both). A snapshot or event that cannot be read is an error naming the session.
+    pub async fn load_session_to_continue<S: DeserializeOwned>(
+        &self,
+        id: &str,
+        needs_events: impl Fn(&S) -> bool,
+    ) -> Result<StoredSession<S>, StoreError> {
+        let unreadable = |what: &str, e: serde_json::Error| StoreError::Query {
+            location: self.location.to_string(),
+            what: format!("read the {what} of session {id}"),
+            message: e.to_string(),
+        };
+        let snapshot: Option<S> = match self.load_session(id).await?.and_then(|s| s.snapshot) {
+            Some(text) => {
+                Some(serde_json::from_str(&text).map_err(|e| unreadable("saved state", e))?)
+            }
+            None => None,
+        };
+        let events = if snapshot.as_ref().is_none_or(needs_events) {
+            self.session_events(id)
+                .await?
+                .iter()
+                .map(StoredEvent::parse)
+                .collect::<Result<_, _>>()
+                .map_err(|e| unreadable("events", e))?
+        } else {
+            Vec::new()
+        };
+        Ok(StoredSession { snapshot, events })
     }
 
     /// A session, if stored.

@@ -47,7 +47,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::StoreError;
-pub use kv::{MemoryEntry, Scope, SessionRecord};
+pub use kv::{MemoryEntry, Scope, SessionRecord, StoredSession};
 pub use location::{default_sqlite_path, Location, STORE_ENV};
 pub use page::RunPage;
 pub use read::{RunFilter, RunRecord, StoredEvent};
