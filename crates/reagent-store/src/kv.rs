@@ -87,13 +87,8 @@ impl Store {
         snapshot: impl FnOnce(bool) -> T,
     ) -> Result<(), StoreError> {
         self.flush().await;
-        let json = serde_json::to_string(&snapshot(self.events_complete())).map_err(|e| {
-            StoreError::Query {
-                location: self.location.to_string(),
-                what: "save a session".to_owned(),
-                message: e.to_string(),
-            }
-        })?;
+        let json = serde_json::to_string(&snapshot(self.events_complete()))
+            .map_err(|e| self.query_error("save a session", e))?;
         self.save_session(id, &json).await
     }
 
@@ -106,11 +101,8 @@ impl Store {
         id: &str,
         needs_events: impl Fn(&S) -> bool,
     ) -> Result<StoredSession<S>, StoreError> {
-        let unreadable = |what: &str, e: serde_json::Error| StoreError::Query {
-            location: self.location.to_string(),
-            what: format!("read the {what} of session {id}"),
-            message: e.to_string(),
-        };
+        let unreadable =
+            |what: &str, e| self.query_error(&format!("read the {what} of session {id}"), e);
         let snapshot: Option<S> = match self.load_session(id).await?.and_then(|s| s.snapshot) {
             Some(text) => {
                 Some(serde_json::from_str(&text).map_err(|e| unreadable("saved state", e))?)
@@ -237,10 +229,8 @@ impl Store {
         rows.iter()
             .map(|r| {
                 let text: String = r.try_get(1).map_err(fail)?;
-                let value = serde_json::from_str(&text).map_err(|e| StoreError::Query {
-                    location: self.location.to_string(),
-                    what: "read memory".into(),
-                    message: format!("stored value is not JSON: {e}"),
+                let value = serde_json::from_str(&text).map_err(|e| {
+                    self.query_error("read memory", format!("stored value is not JSON: {e}"))
                 })?;
                 Ok(MemoryEntry {
                     key: r.try_get(0).map_err(fail)?,

@@ -144,7 +144,7 @@ impl Store {
         }
     }
 
-    fn query_error(&self, what: &str, e: sqlx::Error) -> StoreError {
+    fn query_error(&self, what: &str, e: impl std::fmt::Display) -> StoreError {
         StoreError::Query {
             location: self.location.to_string(),
             what: what.to_owned(),
