@@ -6,8 +6,10 @@
 //! The test is a pure function over the text: for each period `p` up to [`MAX_PERIOD`]
 //! characters, the longest stretch in which every character equals the one `p` before it. A
 //! stretch counts as degenerate when it covers at least [`MIN_SPAN`] characters and at least
-//! [`MIN_REPEATS`] copies of its unit, and the unit holds a letter or digit (a long rule of
-//! `-` or `=` in Markdown is not degenerate). Work is `O(MAX_PERIOD · n)`.
+//! [`MIN_REPEATS`] copies of its unit, and either the unit holds a letter or digit or the
+//! stretch runs over [`MIN_REPEATS`] lines or more: a long rule of `-` or `=` on one line in
+//! Markdown is not degenerate, a column of `#` lines or of blank lines is (SmolLM2-135M wrote
+//! 1,000 lines of `#` as an answer). Work is `O(MAX_PERIOD · n)`.
 
 use std::time::Duration;
 
@@ -55,11 +57,12 @@ pub fn find(text: &str) -> Option<Degeneration> {
             }
             let span = run + period;
             let start = i - span;
-            if run > 0 && span >= need && best.is_none_or(|(s, _, _)| start < s) {
-                let unit: String = chars[start..start + period].iter().map(|c| c.1).collect();
-                if unit.chars().any(char::is_alphanumeric) {
-                    best = Some((start, period, span));
-                }
+            if run > 0
+                && span >= need
+                && best.is_none_or(|(s, _, _)| start < s)
+                && is_degenerate_unit(&chars[start..start + period], &chars[start..i])
+            {
+                best = Some((start, period, span));
             }
             run = 0;
             i += 1;
@@ -74,6 +77,14 @@ pub fn find(text: &str) -> Option<Degeneration> {
             span_chars: span,
         }
     })
+}
+
+/// Whether a long repetition of `unit` over `stretch` is degenerate: the unit says something
+/// (a letter or digit), or the stretch repeats whole lines (symbols or blank lines, line after
+/// line); a rule of symbols on one line is layout.
+fn is_degenerate_unit(unit: &[(usize, char)], stretch: &[(usize, char)]) -> bool {
+    unit.iter().any(|c| c.1.is_alphanumeric())
+        || stretch.iter().filter(|c| c.1 == '\n').count() >= MIN_REPEATS
 }
 
 /// How many new bytes of a stream arrive between two checks.
@@ -185,6 +196,20 @@ mod tests {
         let table = "| a | b |\n|---|---|\n".to_owned() + &"| 1 | 2 |\n".repeat(5);
         assert_eq!(find(&table), None);
         assert_eq!(find(""), None);
+    }
+
+    #[test]
+    fn repeated_lines_of_symbols_or_blank_lines_are_cut() {
+        // What SmolLM2-135M answered once: a fence, then a column of `#` lines.
+        let text = format!("The file has two lines:\n\n```\n{}", "#\n".repeat(1000));
+        let d = find(&text).unwrap();
+        assert_eq!(&text[..d.cut_at], "The file has two lines:\n\n```\n#");
+        let blank = format!("Done.{}", "\n".repeat(200));
+        assert_eq!(&blank[..find(&blank).unwrap().cut_at], "Done.\n");
+        // A few lines of a rule, or a short column, stay.
+        let ruled = format!("a\n{}b", format!("{}\n", "-".repeat(60)).repeat(3));
+        assert_eq!(find(&ruled), None);
+        assert_eq!(find(&format!("x{}y", "#\n".repeat(7))), None);
     }
 
     #[test]

@@ -188,6 +188,8 @@ pub enum Guardrail {
     DegenerateOutput,
     /// The model answered, but every tool call of the run had failed.
     NoProgress,
+    /// The final answer only copied the restated tool results: asked again, more narrowly.
+    EchoedAnswer,
 }
 
 impl Guardrail {
@@ -207,6 +209,7 @@ impl Guardrail {
             Guardrail::StreamCut => "stream_cut",
             Guardrail::DegenerateOutput => "degenerate_output",
             Guardrail::NoProgress => "no_progress",
+            Guardrail::EchoedAnswer => "echoed_answer",
         }
     }
 }

@@ -247,11 +247,16 @@ impl Session {
                 .map(|m| m.content.clone())
                 .unwrap_or_default();
             match self.ask_without_tools(run, question, events, cancel).await {
-                Ok(answer) if answer_focus::is_echo(&answer, &material) => {
-                    tracing::debug!("the answer copies the restated material; asking narrowly");
+                Ok(answer) if answer_focus::is_echo(&answer.text, &material) => {
+                    events.guardrail(
+                        Guardrail::EchoedAnswer,
+                        GuardrailAction::Retry,
+                        "the answer only copied the restated tool results; asking narrowly",
+                    );
                     let narrow = shared(prompts::narrow_question(&run.task, &history, &view));
                     match self.ask_without_tools(run, narrow, events, cancel).await {
-                        Ok(again) if !again.is_empty() => Ok(again),
+                        // A narrow answer that degenerated says less than the copy did.
+                        Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
                         _ => Ok(answer),
                     }
                 }
@@ -264,8 +269,8 @@ impl Session {
             self.ask_without_tools(run, messages, events, cancel).await
         };
         match answer {
-            Ok(answer) if answer.is_empty() => run.last_text.clone(),
-            Ok(answer) => answer,
+            Ok(answer) if answer.text.is_empty() => run.last_text.clone(),
+            Ok(answer) => answer.text,
             Err(e) => self.final_answer_failed(run, &e, events),
         }
     }
@@ -277,7 +282,7 @@ impl Session {
         messages: Vec<Arc<Message>>,
         events: &EventSink,
         cancel: &CancellationToken,
-    ) -> Result<String, ProviderError> {
+    ) -> Result<PlainAnswer, ProviderError> {
         run.iterations += 1;
         let (response, answer) = {
             let setup = self.turn_setup(events, cancel)?;
@@ -299,8 +304,14 @@ impl Session {
             let response = setup.send(&request, true).await?;
             let parsed = reagent_parse::parse(&response.message.content, setup.parse);
             let mut answer = parsed.content.unwrap_or_default().trim().to_owned();
-            crate::degenerate::cut(&mut answer, events);
-            (response, answer)
+            let degenerate = crate::degenerate::cut(&mut answer, events);
+            (
+                response,
+                PlainAnswer {
+                    text: answer,
+                    degenerate,
+                },
+            )
         };
         events.emit(crate::turn::response_event(
             run.iterations,
@@ -314,8 +325,9 @@ impl Session {
         run.prompt_tokens += response.usage.prompt_tokens;
         run.completion_tokens += response.usage.completion_tokens;
         run.model_time += response.latency;
-        let raw = (response.message.content != answer).then(|| response.message.content.clone());
-        let message = Message::assistant(answer.clone());
+        let raw =
+            (response.message.content != answer.text).then(|| response.message.content.clone());
+        let message = Message::assistant(answer.text.clone());
         self.record_assistant(run.iterations, message, &[], None, raw, events);
         Ok(answer)
     }
@@ -333,6 +345,13 @@ impl Session {
         );
         run.last_text.clone()
     }
+}
+
+/// The text of a reply asked for without tools.
+struct PlainAnswer {
+    text: String,
+    /// It degenerated and was cut.
+    degenerate: bool,
 }
 
 /// An approver whose questions and answers are recorded as `approval_requested` and

@@ -364,6 +364,39 @@ async fn an_answer_that_copies_the_restated_files_is_asked_once_more_narrowly() 
          Question: do the task\nAnswer in a few words. Do not repeat the files."
     );
     assert!(o.requests[2].get("format").is_none());
+    let guard = o.events_of("guardrail");
+    assert_eq!(guard.len(), 1, "{guard:?}");
+    assert_eq!(guard[0]["guardrail"], "echoed_answer");
+    assert_eq!(guard[0]["action"], "retry");
+}
+
+#[tokio::test]
+async fn a_narrow_answer_that_degenerates_leaves_the_copied_answer() {
+    // What SmolLM2-135M did once: asked narrowly, a fence and then a column of `#` lines.
+    let echo = "The workspace holds 1 file: notes.txt. The file notes.txt has 3 lines: \
+                orchid second line third line";
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "x"}"#))
+            .turn(Turn::text(echo))
+            .turn(Turn::text(format!(
+                "The file holds:\n\n```\n{}",
+                "#\n".repeat(500)
+            )))
+            .turn(Turn::text("never asked")),
+        |dir| files(dir, &[("notes.txt", NOTES)]),
+        weak_constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, echo);
+    assert_eq!(o.requests.len(), 3);
+    let guard = o.events_of("guardrail");
+    let names: Vec<&str> = guard
+        .iter()
+        .map(|g| g["guardrail"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["echoed_answer", "degenerate_output"]);
 }
 
 /// SmolLM2's built-in profile in the constrained mode (plain question, narrowed schema).
