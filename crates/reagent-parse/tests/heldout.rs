@@ -116,6 +116,20 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "vLLM's Pangu parser drops the text after the <|tool_call_end|> list; SGLang keeps text after calls (sgl-minicpm4-single-around) and so does reagent; the call matches",
     ),
     (
+        "e-mrs-hunyuan-no-closer",
+        "mistral.rs reads no call while </tool_calls> is missing; OpenVINO Model Server reads a complete call whose closer is missing (ov-hermes-three-last-unclosed) and ollama finalizes one at the end of the stream (main corpus, ollama-glm46-no-close-on-done), and so does reagent",
+    ),
+    ("e-mrs-liquid-no-closer", "as e-mrs-hunyuan-no-closer, for <|tool_call_end|>"),
+    (
+        "e-lmd-llama3-text-after-call",
+        "as sgl-py-llama32-trailing-text (lmdeploy keeps the text after a Llama 3 call as content); the call matches",
+    ),
+    (
+        "e-lmd-glm47-no-schema-stream",
+        "with no tool schema lmdeploy's GLM-4.7 parser keeps every value as text; ollama's GLM parser reads JSON scalars (main corpus, ollama-glm46-typed), and so does reagent for GLM (tests/xml_typing.rs)",
+    ),
+    ("e-lmd-glm47-inner-no-schema", "as e-lmd-glm47-no-schema-stream"),
+    (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
     ),
