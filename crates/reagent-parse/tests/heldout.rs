@@ -8,8 +8,8 @@
 //! MiniCPM4, DeepSeek V3.2 and multi-format detector tests,
 //! outputs of the embedded SmolLM2 model; batch D, ids `d-*`: vLLM's Granite-20B-FC,
 //! PLaMo 3, dots, Poolside, Solar Open 2, CWM, MiMo-V2-Flash, RWKV, HyperCLOVA X and Pangu
-//! tests) plus
-//! robustness cases of what real streams do (a prefix missing at the start, a missing
+//! tests; batch E, ids `e-*`: mlx-lm's, mistral.rs's and lmdeploy's tool-parser tests)
+//! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
 //!
@@ -129,6 +129,10 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "with no tool schema lmdeploy's GLM-4.7 parser keeps every value as text; ollama's GLM parser reads JSON scalars (main corpus, ollama-glm46-typed), and so does reagent for GLM (tests/xml_typing.rs)",
     ),
     ("e-lmd-glm47-inner-no-schema", "as e-lmd-glm47-no-schema-stream"),
+    (
+        "e-mlx-temperature-glm47-quoted",
+        "(found after scoring) a parameter typed \"str\": mlx-lm does not know the type and JSON-decodes the quoted value to London; mistral.rs keeps a value of a type it does not know as text (coerce_param_value in mistralrs-core/src/tools/mod.rs), and reagent reads \"str\" as Python's name for a string (as it reads int, float, bool, dict, list) and keeps a string value raw, its quotes included (as e-mrs-qwen-xml-schema-typed expects)",
+    ),
     (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
