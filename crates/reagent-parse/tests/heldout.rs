@@ -131,7 +131,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ("e-lmd-glm47-inner-no-schema", "as e-lmd-glm47-no-schema-stream"),
     (
         "e-mlx-temperature-glm47-quoted",
-        "(found after scoring) a parameter typed \"str\": mlx-lm does not know the type and JSON-decodes the quoted value to London; mistral.rs keeps a value of a type it does not know as text (coerce_param_value in mistralrs-core/src/tools/mod.rs), and reagent reads \"str\" as Python's name for a string (as it reads int, float, bool, dict, list) and keeps a string value raw, its quotes included (as e-mrs-qwen-xml-schema-typed expects)",
+        "(found after scoring) a parameter typed \"str\": mlx-lm does not know the type and JSON-decodes the quoted value to London; mistral.rs keeps a value of a type it does not know as text (coerce_param_value in mistralrs-core/src/tools/mod.rs), and so does reagent, which for Python's name for a string keeps the string raw, its quotes included (as e-mrs-qwen-xml-schema-typed expects under \"string\")",
     ),
     (
         "ov-q3c-repeated-param",
