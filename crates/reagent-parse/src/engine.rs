@@ -190,10 +190,12 @@ fn plain_prose(t: &str, opts: &ParseOptions, trigger_free: bool) -> bool {
 pub(crate) fn parse_trigger_free(text: String, opts: &ParseOptions) -> Parsed {
     debug_assert_eq!(crate::scan::next_trigger(text.as_bytes(), 0), text.len());
     if opts.prefill.is_empty() && plain_prose(&text, opts, true) {
-        return Parsed {
+        let prose = Parsed {
             content: non_empty(text),
             ..Parsed::default()
         };
+        // As `parse_full`: the fallback still looks (a `tool key=value` line has no trigger).
+        return with_fallback(prose, opts);
     }
     parse_full(&text, opts)
 }
@@ -304,9 +306,9 @@ fn finish_react(mut r: Parsed, reasoning: String) -> Parsed {
 /// Run the marker scan over one body segment.
 fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
     ctx.memo.borrow_mut().reset();
-    // GLM inner-only form: `name\n<arg_key>…` with no wrapper.
+    // GLM inner-only form: `name\n<arg_key>…` (or `<longcat_arg_key>`) with no wrapper.
     if (ctx.hint().is_none() || ctx.hint() == Some(Family::GlmXml))
-        && body.contains("<arg_key>")
+        && body.contains("arg_key>")
         && !body.contains("<tool_call>")
     {
         if let Some(hit) = xml_fmts::glm_body(body, 0, body.len(), false, ctx) {
@@ -317,6 +319,14 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
     let b = body.as_bytes();
     let mut pos = 0; // start of pending content
     let mut i = 0;
+    // Gemma calls whose opener was lost at the very start (`call:f{…}`).
+    if let Some(hit) = crate::pythonic::gemma_at_start(body, ctx) {
+        i = hit.end;
+        pos = record(acc, body, 0, hit);
+        if acc.truncated {
+            return;
+        }
+    }
     let mut bare_ok = true;
     while i < b.len() {
         i = crate::scan::next_trigger(b, i);
@@ -405,6 +415,13 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with("<tool_call>") {
         return tool_call_tag(t, i, ctx);
     }
+    // LongCat writes GLM pairs (`<longcat_arg_key>`) as well as JSON under its own tag.
+    if let Some(r) = rest.strip_prefix("<longcat_tool_call>") {
+        let j = crate::scan::skip_ws(t.as_bytes(), t.len() - r.len());
+        if !t[j..].starts_with(['{', '[']) {
+            return glm_tagged(t, i, j, "</longcat_tool_call>", ctx);
+        }
+    }
     xml_fmts::try_lt(t, i, ctx)
         .or_else(|| json_fmts::try_lt(t, i, ctx))
         .or_else(|| pythonic::try_lt(t, i, ctx))
@@ -432,15 +449,20 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if crate::pythonic::starts_call(rest) {
         return crate::pythonic::line_calls(t, i, j, "</tool_call>", Family::Pythonic);
     }
+    glm_tagged(t, i, j, "</tool_call>", ctx)
+}
+
+/// A GLM body at `j` inside a tag opened at `i` and closed by `close` (or not at all).
+fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
     // Cheap name check first, so repeated unclosed tags stay linear.
     if !xml_fmts::glm_name_ok(&t[j..]) {
         return None;
     }
-    let close = t[j..].find("</tool_call>").map(|p| j + p);
-    let end = close.unwrap_or(t.len());
-    let mut hit = xml_fmts::glm_body(t, j, end, close.is_none(), ctx)?;
+    let close_at = t[j..].find(close).map(|p| j + p);
+    let end = close_at.unwrap_or(t.len());
+    let mut hit = xml_fmts::glm_body(t, j, end, close_at.is_none(), ctx)?;
     hit.start = i;
-    hit.end = close.map_or(t.len(), |c| c + "</tool_call>".len());
+    hit.end = close_at.map_or(t.len(), |c| c + close.len());
     Some(hit)
 }
 

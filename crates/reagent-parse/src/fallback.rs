@@ -19,7 +19,8 @@
 //!   of a line or right after marker tokens, with more marker tokens allowed before the
 //!   object (`<|end_name|><|args|>json<|msg|>{…}`); or, right after a special token
 //!   (`<|…|>`, `[…]`), marker-delimited pairs `<|arg|>KEY<|value|>VALUE<|arg_end|>` up to a
-//!   closing token. Outside any code fence, where the keys are all properties the tool's
+//!   closing token; or, on a line of its own, `KEY=VALUE` words (`read_file
+//!   path=notes.txt`). Outside any code fence, where the keys are all properties the tool's
 //!   schema declares and its required ones are present ([`named_calls`]). The name, the
 //!   arguments and the marker tokens around them (and stop tokens ending the turn) leave
 //!   the content.
@@ -240,7 +241,7 @@ pub(crate) fn named_calls(parsed: &Parsed, tools: &[ToolSchema]) -> Option<Parse
         return None;
     }
     let text = parsed.content.as_deref()?;
-    if !text.contains(['{', '<', '[']) {
+    if !text.contains(['{', '<', '[', '=']) {
         return None;
     }
     let mut calls = Vec::new();
@@ -333,9 +334,14 @@ fn call_at(
     }
     let j = skip_markers_before_args(text, j);
     if b.get(j) != Some(&b'{') {
-        // After a special token, the arguments may be marker-delimited pairs.
-        let (mut args, end) =
-            special.then(|| marker_pairs(text, name_at + tool.name.len(), &tool.parameters))??;
+        // After a special token, the arguments may be marker-delimited pairs; on a line of
+        // its own, `KEY=VALUE` words.
+        let name_end = name_at + tool.name.len();
+        let (mut args, end) = if special {
+            marker_pairs(text, name_end, &tool.parameters)?
+        } else {
+            key_value_line(text, name_end, &tool.parameters)?
+        };
         if !fits_schema(&args, &tool.parameters) {
             return None;
         }
@@ -451,6 +457,34 @@ fn marker_pairs(t: &str, j: usize, schema: &Value) -> Option<(Value, usize)> {
             .or_insert_with(|| Value::String(t[value_at..value_at + value_len].to_string()));
         k = skip_ws(t.as_bytes(), value_at + value_len + end_len);
     }
+}
+
+/// Arguments written as `KEY=VALUE` words after the name, up to the end of its line
+/// (`read_file path=notes.txt`, `f a=1 b="two words"`): at least one pair, separated from
+/// the name by a space, every key a property the schema declares (it must declare them),
+/// nothing else on the line. Values are text (quotes removed), typed later by the schema.
+fn key_value_line(t: &str, j: usize, schema: &Value) -> Option<(Value, usize)> {
+    let props = schema.get("properties").and_then(Value::as_object)?;
+    let line_end = t[j..].find('\n').map_or(t.len(), |n| j + n);
+    let line = &t[j..line_end];
+    if !line.starts_with([' ', '\t']) {
+        return None;
+    }
+    let mut args = serde_json::Map::new();
+    let mut rest = line.trim();
+    while !rest.is_empty() {
+        let (key, after) = rest.split_once('=')?;
+        if !props.contains_key(key) {
+            return None;
+        }
+        let (value, after) = match after.chars().next() {
+            Some(q @ ('"' | '\'')) => after[1..].split_once(q)?,
+            _ => after.split_once([' ', '\t']).unwrap_or((after, "")),
+        };
+        args.insert(key.to_string(), Value::String(value.to_string()));
+        rest = after.trim_start();
+    }
+    (!args.is_empty()).then_some((Value::Object(args), line_end))
 }
 
 /// The offset (from `from`) and length of the next marker token at or after `from`.

@@ -216,27 +216,10 @@ pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
             Family::Olmo3Pythonic,
         );
     }
-    if rest.starts_with("<|tool_call>") {
-        return gemma(
-            t,
-            i,
-            "<|tool_call>",
-            "<tool_call|>",
-            "<|\"|>",
-            Family::Gemma4,
-        );
-    }
-    if rest.starts_with("<start_function_call>") {
-        return gemma(
-            t,
-            i,
-            "<start_function_call>",
-            "<end_function_call>",
-            "<escape>",
-            Family::FunctionGemma,
-        );
-    }
-    None
+    GEMMAS
+        .into_iter()
+        .find(|(_, open, _, _)| rest.starts_with(open))
+        .and_then(|(fam, open, close, delim)| gemma(t, i, i + open.len(), close, delim, fam))
 }
 
 /// Whether `s` starts with `name(`.
@@ -292,47 +275,90 @@ pub(crate) fn line_calls(t: &str, i: usize, j: usize, close: &str, fam: Family) 
     Some(hit)
 }
 
-/// Gemma: `open call:NAME{k:v,…} close`, repeated; strings use a delimiter token.
+/// The two Gemma dialects: (family, opener, closer, string delimiter).
+const GEMMAS: [(Family, &str, &str, &str); 2] = [
+    (Family::Gemma4, "<|tool_call>", "<tool_call|>", "<|\"|>"),
+    (
+        Family::FunctionGemma,
+        "<start_function_call>",
+        "<end_function_call>",
+        "<escape>",
+    ),
+];
+
+/// Gemma calls at the very start of the output with their opener lost (`call:f{…}`): the
+/// dialect is the hinted one, else the one whose string delimiter the text uses.
+pub(crate) fn gemma_at_start(t: &str, ctx: &Ctx) -> Option<Hit> {
+    let j = skip_ws(t.as_bytes(), 0);
+    if !t[j..].starts_with("call:") {
+        return None;
+    }
+    let (fam, _, close, delim) = match ctx.hint() {
+        Some(h) => GEMMAS.into_iter().find(|g| g.0 == h)?,
+        None if t.contains("<escape>") => GEMMAS[1],
+        None => GEMMAS[0],
+    };
+    gemma(t, j, j, close, delim, fam)
+}
+
+/// Gemma: `open call:NAME{k:v,…} close`; several calls may follow each other inside one
+/// block (`call:f{…}call:g{…}`); strings use a delimiter token. `j` is where the first
+/// `call:` stands (right after the opener, or at `i` when the opener was lost).
 fn gemma(
     t: &str,
     i: usize,
-    open: &str,
+    j: usize,
     close: &str,
     delim: &'static str,
     fam: Family,
 ) -> Option<Hit> {
-    let j = i + open.len();
-    let r = t[j..].strip_prefix("call:")?;
-    let s = t.len() - r.len();
-    let brace = s + t[s..].find('{')?;
-    let name = t[s..brace].trim();
-    if name.is_empty() || name.contains(char::is_whitespace) {
-        return None;
-    }
-    let mut p = Lenient::new(t);
-    p.pos = brace;
-    p.str_delim = Some(delim);
-    p.bare_keys = true;
-    let Some(args @ Value::Object(_)) = p.value() else {
-        return match t[brace..].find(close) {
-            None => Some(Hit::truncated(i, t.len(), fam)),
-            Some(_) => None,
+    let mut calls = Vec::new();
+    let mut k = j;
+    while let Some(r) = t[k..].strip_prefix("call:") {
+        let s = t.len() - r.len();
+        let Some(brace) = t[s..].find('{').map(|b| s + b) else {
+            break;
         };
-    };
-    let k = skip_ws(t.as_bytes(), p.pos);
-    let end = if t[k..].starts_with(close) {
-        k + close.len()
-    } else {
-        p.pos
-    };
-    Some(Hit::new(
-        i,
-        end,
-        fam,
-        vec![ParsedCall {
+        let name = t[s..brace].trim();
+        if name.is_empty() || name.contains(char::is_whitespace) {
+            break;
+        }
+        let mut p = Lenient::new(t);
+        p.pos = brace;
+        p.str_delim = Some(delim);
+        p.bare_keys = true;
+        let Some(args @ Value::Object(_)) = p.value() else {
+            return match t[brace..].find(close) {
+                // Cut off: the calls completed before it are kept, the cut one is not guessed.
+                None => Some(Hit::cut_after(i, t.len(), fam, calls)),
+                Some(_) if calls.is_empty() => None,
+                Some(c) => {
+                    let mut hit = Hit::new(i, brace + c + close.len(), fam, calls);
+                    hit.errors
+                        .push(format!("malformed call to {name:?} skipped"));
+                    Some(hit)
+                }
+            };
+        };
+        calls.push(ParsedCall {
             name: name.to_string(),
             arguments: args,
             id: None,
-        }],
-    ))
+        });
+        k = p.pos;
+        let next = skip_ws(t.as_bytes(), k);
+        if t[next..].starts_with("call:") {
+            k = next;
+        }
+    }
+    if calls.is_empty() {
+        return None;
+    }
+    let after = skip_ws(t.as_bytes(), k);
+    let end = if t[after..].starts_with(close) {
+        after + close.len()
+    } else {
+        k
+    };
+    Some(Hit::new(i, end, fam, calls))
 }

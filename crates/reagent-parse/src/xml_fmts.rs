@@ -39,10 +39,11 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         let j = i + "<minimax:tool_call>".len();
         return minimax_block(t, i, j, "</minimax:tool_call>", ctx);
     }
-    // MiniMax with its opener lost at the very start of the output: its closer says so.
+    // MiniMax with its opener lost at the very start of the output: its closer says so,
+    // or, with the wrapper lost on both sides, a closed `</invoke>`.
     if rest.starts_with("<invoke name=\"")
         && t[..i].trim().is_empty()
-        && rest.contains("</minimax:tool_call>")
+        && (rest.contains("</minimax:tool_call>") || rest.contains("</invoke>"))
     {
         return minimax_block(t, i, i, "</minimax:tool_call>", ctx);
     }
@@ -198,11 +199,46 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
     !name.is_empty()
         && !name.contains(['{', '['])
         // A name with spaces only right before its pairs (`<tool_call> get weather <arg_key>`).
-        && (!name.contains(' ') || next.starts_with("<arg_key>"))
+        && (!name.contains(' ') || key_tag_prefix(next).is_some())
         && (next.is_empty()
             || next.starts_with('\n')
-            || next.starts_with("<arg_key>")
-            || next.starts_with("</tool_call>"))
+            || key_tag_prefix(next).is_some()
+            || next.starts_with("</tool_call>")
+            || next.starts_with("</longcat_tool_call>"))
+}
+
+/// The vendor prefix of a GLM key tag at the start of `s`: `""` for `<arg_key>`,
+/// `"longcat_"` for LongCat's `<longcat_arg_key>`.
+fn key_tag_prefix(s: &str) -> Option<&str> {
+    let tag = s.strip_prefix('<')?;
+    let end = tag.bytes().take(40).position(|c| c == b'>')?;
+    let prefix = tag[..end].strip_suffix("arg_key")?;
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    (prefix.is_empty() || (prefix.ends_with('_') && prefix.bytes().all(word))).then_some(prefix)
+}
+
+/// GLM's pair tags, with the vendor prefix of the body's first key tag.
+struct PairTags {
+    key_open: String,
+    key_close: String,
+    value_open: String,
+    value_close: String,
+}
+
+impl PairTags {
+    fn of(body: &str) -> PairTags {
+        let prefix = body
+            .find("arg_key>")
+            .and_then(|k| body[..k].rfind('<'))
+            .and_then(|lt| key_tag_prefix(&body[lt..]))
+            .unwrap_or_default();
+        PairTags {
+            key_open: format!("<{prefix}arg_key>"),
+            key_close: format!("</{prefix}arg_key>"),
+            value_open: format!("<{prefix}arg_value>"),
+            value_close: format!("</{prefix}arg_value>"),
+        }
+    }
 }
 
 /// A GLM body `NAME<arg_key>k</arg_key><arg_value>v</arg_value>…` in `t[j..end]`.
@@ -220,35 +256,36 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
         .unwrap_or(body.len());
     // A literal `\n` after the name (the model escaped the newline) is not part of it.
     let name = body[..name_end].trim().trim_end_matches("\\n").trim_end();
+    let tags = PairTags::of(&body[name_end..]);
     let mut args = Map::new();
     let mut p = name_end;
     // Text between pairs is tolerated (the unclosed-value case ends a value at `<arg_key>`).
     while let Some(ks) = body[p..]
-        .find("<arg_key>")
-        .map(|q| p + q + "<arg_key>".len())
+        .find(&tags.key_open)
+        .map(|q| p + q + tags.key_open.len())
     {
-        let Some(ke) = body[ks..].find("</arg_key>").map(|q| ks + q) else {
+        let Some(ke) = body[ks..].find(&tags.key_close).map(|q| ks + q) else {
             return Some(bad(j, end, "unclosed <arg_key>"));
         };
         let key = &body[ks..ke];
         if key.contains('<') || key.contains('\n') {
             return Some(bad(j, end, "malformed <arg_key>"));
         }
-        let mut after = skip_ws(body.as_bytes(), ke + "</arg_key>".len());
+        let mut after = skip_ws(body.as_bytes(), ke + tags.key_close.len());
         while let Some(r) = body[after..].strip_prefix("\\n") {
             after = skip_ws(body.as_bytes(), body.len() - r.len());
         }
         let Some(vs) = body[after..]
-            .strip_prefix("<arg_value>")
+            .strip_prefix(tags.value_open.as_str())
             .map(|r| body.len() - r.len())
         else {
             return Some(bad(j, end, "missing <arg_value>"));
         };
-        let close = body[vs..].find("</arg_value>").map(|q| vs + q);
-        let next_key = body[vs..].find("<arg_key>").map(|q| vs + q);
+        let close = body[vs..].find(&tags.value_close).map(|q| vs + q);
+        let next_key = body[vs..].find(&tags.key_open).map(|q| vs + q);
         let (ve, next) = match (close, next_key) {
             (Some(c), Some(n)) if n < c => (n, n),
-            (Some(c), _) => (c, c + "</arg_value>".len()),
+            (Some(c), _) => (c, c + tags.value_close.len()),
             (None, Some(n)) => (n, n),
             // The output ends inside the value: it was cut off, not finished.
             (None, None) if unclosed => return Some(Hit::truncated(j, end, fam)),

@@ -168,3 +168,108 @@ fn stop_markers_glued_to_the_text_are_not_content() {
         Some("It was <s>wrong</s>")
     );
 }
+
+/// Parse with tools offered (or none), and check that a stream fed one character at a
+/// time finishes with the same result.
+fn parse_both(input: &str, tools: &[(&str, Value)]) -> reagent_parse::Parsed {
+    let opts = ParseOptions {
+        tools: tools
+            .iter()
+            .map(|(name, parameters)| ToolSchema {
+                name: (*name).to_string(),
+                parameters: parameters.clone(),
+            })
+            .collect(),
+        ..ParseOptions::default()
+    };
+    let whole = parse(input, &opts);
+    let mut stream = reagent_parse::StreamParser::new(opts);
+    for ch in input.chars() {
+        stream.push(ch.encode_utf8(&mut [0; 4]));
+    }
+    assert_eq!(stream.finish(), whole, "stream differs for {input:?}");
+    whole
+}
+
+fn calls_of(p: &reagent_parse::Parsed) -> Value {
+    p.calls
+        .iter()
+        .map(|c| json!({"name": c.name, "arguments": c.arguments}))
+        .collect()
+}
+
+#[test]
+fn gemma_calls_follow_each_other_and_survive_a_lost_opener() {
+    let two = json!([{"name": "glob", "arguments": {"pattern": "a*.md"}},
+                     {"name": "tag", "arguments": {"n": 2}}]);
+    for input in [
+        "<|tool_call>call:glob{pattern:<|\"|>a*.md<|\"|>}call:tag{n:2}<tool_call|>",
+        "call:glob{pattern:<|\"|>a*.md<|\"|>}call:tag{n:2}",
+        "  call:glob{pattern:<|\"|>a*.md<|\"|>}\ncall:tag{n:2}<tool_call|>",
+        "<start_function_call>call:glob{pattern:<escape>a*.md<escape>} call:tag{n:2}<end_function_call>",
+        "call:glob{pattern:<escape>a*.md<escape>}call:tag{n:2}",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), two, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    // A second call cut off keeps the first, flagged; the text after a call stays.
+    let p = parse_both("call:glob{pattern:<|\"|>x<|\"|>}call:tag{n:", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "glob", "arguments": {"pattern": "x"}}])
+    );
+    assert!(p.truncated);
+    let p = parse_both("call:tag{n:2} Done.", &[]);
+    assert_eq!(p.content.as_deref(), Some(" Done."));
+    // Not at the very start, or not a call shape: prose.
+    for input in [
+        "I will call:tag{n:2}",
+        "call: me maybe {later}",
+        "call:tag is a word",
+    ] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}: {p:?}");
+        assert_eq!(p.content.as_deref(), Some(input));
+    }
+}
+
+#[test]
+fn minimax_invokes_at_the_start_need_no_wrapper() {
+    let input = "<invoke name=\"search\">\n<parameter name=\"q\">rust</parameter>\n</invoke>\n<invoke name=\"read\">\n<parameter name=\"path\">a.txt</parameter>\n</invoke>";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search", "arguments": {"q": "rust"}},
+               {"name": "read", "arguments": {"path": "a.txt"}}])
+    );
+    // Inside prose, markup shown is text.
+    let prose = "Write <invoke name=\"x\"></invoke> to call x.";
+    let p = parse_both(prose, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some(prose));
+}
+
+#[test]
+fn glm_pairs_read_a_vendor_prefix_like_longcat() {
+    let tools = [(
+        "multiply",
+        json!({"type": "object", "properties": {"a": {"type": "number"}}}),
+    )];
+    let expect = json!([{"name": "multiply", "arguments": {"a": 12}}]);
+    for input in [
+        "multiply<longcat_arg_key>a</longcat_arg_key>\n<longcat_arg_value>12</longcat_arg_value>",
+        "<longcat_tool_call>multiply\n<longcat_arg_key>a</longcat_arg_key><longcat_arg_value>12</longcat_arg_value></longcat_tool_call>",
+        "<tool_call>multiply<arg_key>a</arg_key><arg_value>12</arg_value></tool_call>",
+    ] {
+        let p = parse_both(input, &tools);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    // LongCat's JSON form is still read.
+    let p = parse_both(
+        "<longcat_tool_call>{\"name\": \"multiply\", \"arguments\": {\"a\": 12}}</longcat_tool_call>",
+        &tools,
+    );
+    assert_eq!(calls_of(&p), expect);
+}

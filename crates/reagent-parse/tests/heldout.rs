@@ -8,8 +8,8 @@
 //! MiniCPM4, DeepSeek V3.2 and multi-format detector tests,
 //! outputs of the embedded SmolLM2 model; batch D, ids `d-*`: vLLM's Granite-20B-FC,
 //! PLaMo 3, dots, Poolside, Solar Open 2, CWM, MiMo-V2-Flash, RWKV, HyperCLOVA X and Pangu
-//! tests) plus
-//! robustness cases of what real streams do (a prefix missing at the start, a missing
+//! tests; batch E, ids `e-*`: mlx-lm's, mistral.rs's and lmdeploy's tool-parser tests)
+//! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
 //!
@@ -114,6 +114,24 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "d-pangu-after",
         "vLLM's Pangu parser drops the text after the <|tool_call_end|> list; SGLang keeps text after calls (sgl-minicpm4-single-around) and so does reagent; the call matches",
+    ),
+    (
+        "e-mrs-hunyuan-no-closer",
+        "mistral.rs reads no call while </tool_calls> is missing; OpenVINO Model Server reads a complete call whose closer is missing (ov-hermes-three-last-unclosed) and ollama finalizes one at the end of the stream (main corpus, ollama-glm46-no-close-on-done), and so does reagent",
+    ),
+    ("e-mrs-liquid-no-closer", "as e-mrs-hunyuan-no-closer, for <|tool_call_end|>"),
+    (
+        "e-lmd-llama3-text-after-call",
+        "as sgl-py-llama32-trailing-text (lmdeploy keeps the text after a Llama 3 call as content); the call matches",
+    ),
+    (
+        "e-lmd-glm47-no-schema-stream",
+        "with no tool schema lmdeploy's GLM-4.7 parser keeps every value as text; ollama's GLM parser reads JSON scalars (main corpus, ollama-glm46-typed), and so does reagent for GLM (tests/xml_typing.rs)",
+    ),
+    ("e-lmd-glm47-inner-no-schema", "as e-lmd-glm47-no-schema-stream"),
+    (
+        "e-mlx-temperature-glm47-quoted",
+        "(found after scoring) a parameter typed \"str\": mlx-lm does not know the type and JSON-decodes the quoted value to London; mistral.rs keeps a value of a type it does not know as text (coerce_param_value in mistralrs-core/src/tools/mod.rs), and so does reagent, which for Python's name for a string keeps the string raw, its quotes included (as e-mrs-qwen-xml-schema-typed expects under \"string\")",
     ),
     (
         "ov-q3c-repeated-param",

@@ -211,3 +211,39 @@ fn an_orphan_wrapper_closer_is_dropped_only_without_its_opener() {
         assert_eq!(p.content.as_deref(), Some(text), "{text}");
     }
 }
+
+#[test]
+fn a_tool_name_with_key_value_words_on_its_own_line_is_a_call() {
+    let p = parse("read_file path=notes.txt", &weather_tools());
+    one_call(&p, "read_file", json!({"path": "notes.txt"}));
+    assert_eq!(p.content, None);
+    // Quoted values keep their spaces; the schema types the rest.
+    let p = parse(
+        "Let me check.\nget_weather city=\"New York\" days=3\n",
+        &weather_tools(),
+    );
+    one_call(&p, "get_weather", json!({"city": "New York", "days": 3}));
+    assert_eq!(p.content.as_deref(), Some("Let me check.\n"));
+}
+
+#[test]
+fn key_value_words_stay_text_unless_the_whole_line_is_a_call() {
+    for text in [
+        // Not an offered tool, a key the tool does not take, a required key missing.
+        "list_dir path=src",
+        "read_file mode=fast",
+        "get_weather days=3",
+        // Other words on the line, or none at all.
+        "read_file path=a.txt and then stop",
+        "Use read_file path=a.txt to read it.",
+        "read_file=notes.txt",
+        "read_file",
+    ] {
+        let p = parse(text, &weather_tools());
+        assert!(p.calls.is_empty(), "{text}: {p:?}");
+        assert_eq!(p.content.as_deref(), Some(text), "{text}");
+    }
+    // Without offered tools nothing is a call.
+    let p = parse("read_file path=notes.txt", &ParseOptions::default());
+    assert!(p.calls.is_empty());
+}

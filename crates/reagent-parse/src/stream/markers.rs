@@ -20,6 +20,7 @@ const LT_MARKERS: &[&str] = &[
     "<TOOLCALL>",
     "<start_function_call>",
     "<arg_key>",
+    "<longcat_arg_key>",
     "<invoke",
     "<final_answer>",
     "<response>",
