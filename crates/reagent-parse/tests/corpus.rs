@@ -260,6 +260,14 @@ pub(crate) fn check_with(case: &Case, got: &Parsed, strip: bool) -> Result<(), S
             return Err(format!("content differs: expected {e:?}, got {g:?}"));
         }
     }
+    if let Some(parts) = case.flags.get("content_contains").and_then(Value::as_array) {
+        let content = got.content.as_deref().unwrap_or("");
+        for part in parts.iter().filter_map(Value::as_str) {
+            if !content.contains(part) {
+                return Err(format!("content {content:?} does not hold {part:?}"));
+            }
+        }
+    }
     let e = norm(exp["reasoning"].as_str(), true);
     let g = norm(got.reasoning.as_deref(), true);
     if e != g && !case.flag("content_unchecked") {

@@ -134,6 +134,31 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "(found after scoring) a parameter typed \"str\": mlx-lm does not know the type and JSON-decodes the quoted value to London; mistral.rs keeps a value of a type it does not know as text (coerce_param_value in mistralrs-core/src/tools/mod.rs), and so does reagent, which for Python's name for a string keeps the string raw, its quotes included (as e-mrs-qwen-xml-schema-typed expects under \"string\")",
     ),
     (
+        "f-trt-kimi-undefined",
+        "TensorRT-LLM's Kimi K2 parser drops a call to a tool that was not offered (its other parsers keep it, tool_index -1); reagent keeps it, as sgl-py-glm45-unknown-name",
+    ),
+    (
+        "f-trt-q3c-malformed-typo",
+        "TensorRT-LLM reads no call where the <tool_call> opener is misspelled; vLLM and llama.cpp read <function=...> with no <tool_call> (main corpus, vllm-qwen3coder-no-tool-call-tags, llama-qwen3coder-missing-open-tag), and so does reagent",
+    ),
+    (
+        "f-trt-dsv3-parameters-key",
+        "TensorRT-LLM keeps a lone \"parameters\" key as the arguments; vLLM unwraps a lone wrapper key the schema does not name (vllm-dsv32-arguments-wrapper), and so does reagent",
+    ),
+    ("f-trt-dsv31-parameters-key", "as f-trt-dsv3-parameters-key"),
+    (
+        "f-trt-glm4-malformed",
+        "TensorRT-LLM's GLM-4.5 parser reads no call in <tool_call>NAME</tool_call> with no newline, while its GLM-4.7 parser reads the same shape as a call with no arguments (f-trt-glm47-zero-arg); reagent reads both versions as one family",
+    ),
+    (
+        "f-trt-poolside-malformed-no-closer",
+        "as vllm-glm4-incomplete: TensorRT-LLM reads no call while </tool_call> is missing; ollama finalizes a complete GLM call at the end of the stream (main corpus, ollama-glm46-no-close-on-done), and so does reagent",
+    ),
+    (
+        "f-trt-gemma4-extract-no-closer",
+        "as e-mrs-hunyuan-no-closer: TensorRT-LLM reads no call while <tool_call|> is missing; OpenVINO Model Server and ollama read a complete call whose closer is missing, and so does reagent",
+    ),
+    (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
     ),
