@@ -311,7 +311,7 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
         && body.contains("arg_key>")
         && !body.contains("<tool_call>")
     {
-        if let Some(hit) = xml_fmts::glm_body(body, 0, body.len(), false, ctx) {
+        if let Some(hit) = crate::glm::glm_body(body, 0, body.len(), false, ctx) {
             record(acc, body, 0, hit);
             return;
         }
@@ -419,7 +419,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if let Some(r) = rest.strip_prefix("<longcat_tool_call>") {
         let j = crate::scan::skip_ws(t.as_bytes(), t.len() - r.len());
         if !t[j..].starts_with(['{', '[']) {
-            return glm_tagged(t, i, j, "</longcat_tool_call>", ctx);
+            return crate::glm::glm_tagged(t, i, j, "</longcat_tool_call>", ctx);
         }
     }
     xml_fmts::try_lt(t, i, ctx)
@@ -449,21 +449,7 @@ fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if crate::pythonic::starts_call(rest) {
         return crate::pythonic::line_calls(t, i, j, "</tool_call>", Family::Pythonic);
     }
-    glm_tagged(t, i, j, "</tool_call>", ctx)
-}
-
-/// A GLM body at `j` inside a tag opened at `i` and closed by `close` (or not at all).
-fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
-    // Cheap name check first, so repeated unclosed tags stay linear.
-    if !xml_fmts::glm_name_ok(&t[j..]) {
-        return None;
-    }
-    let close_at = t[j..].find(close).map(|p| j + p);
-    let end = close_at.unwrap_or(t.len());
-    let mut hit = xml_fmts::glm_body(t, j, end, close_at.is_none(), ctx)?;
-    hit.start = i;
-    hit.end = close_at.map_or(t.len(), |c| c + close.len());
-    Some(hit)
+    crate::glm::glm_tagged(t, i, j, "</tool_call>", ctx)
 }
 
 /// Cohere Command's citation tags, `<co>cited text</co: 0:[1,2]>`, reduced to the cited

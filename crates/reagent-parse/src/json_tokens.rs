@@ -163,6 +163,11 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
             j += n;
             break;
         }
+        // The section opened again before the next call: the block goes on.
+        if let Some(n) = ds_tok(rest, "tool▁calls▁begin") {
+            j += n;
+            continue;
+        }
         if let Some(n) = ds_tok(rest, "tool▁call▁begin") {
             j += n;
         } else if !(alt && first) {

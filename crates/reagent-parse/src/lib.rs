@@ -25,7 +25,7 @@
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
 //! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
 //! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `pythonic`, `harmony`, `react`), `schema`
+//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `pythonic`, `harmony`, `react`), `schema`
 //! (typing and [`coerce_arguments`]), `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
@@ -62,6 +62,7 @@ mod calls;
 mod engine;
 mod fallback;
 mod family;
+mod glm;
 mod harmony;
 mod json_fmts;
 mod json_list;

@@ -37,6 +37,13 @@ fn collect_types<'a>(schema: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
     }
 }
 
+/// Type names [`convert`] reads, and the names servers give a string (Python's `str`, SQL's
+/// `text`/`varchar`/`char`, `enum`), which keep the raw text.
+const KNOWN_TYPES: &[&str] = &[
+    "integer", "int", "number", "float", "double", "boolean", "bool", "null", "object", "dict",
+    "array", "list", "string", "str", "text", "varchar", "char", "enum",
+];
+
 /// Convert `raw` to one of the non-string types in `types`, if it reads as one.
 fn convert(raw: &str, types: &[&str]) -> Option<Value> {
     let t = raw.trim();
@@ -107,7 +114,8 @@ pub(crate) fn type_raw(raw: &str, schema: Option<&Value>, untyped_json: bool) ->
     match schema {
         Some(s) => {
             let types = allowed_types(s);
-            if types.is_empty() {
+            // A type named by no dialect reagent knows (`other_type`) types like none at all.
+            if !types.iter().any(|t| KNOWN_TYPES.contains(t)) {
                 return parse_json_lenient(raw).unwrap_or_else(|| Value::String(raw.to_string()));
             }
             convert(raw, &types).unwrap_or_else(|| Value::String(raw.to_string()))

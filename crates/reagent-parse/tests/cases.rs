@@ -273,3 +273,116 @@ fn glm_pairs_read_a_vendor_prefix_like_longcat() {
     );
     assert_eq!(calls_of(&p), expect);
 }
+
+#[test]
+fn deepseek_section_opened_again_before_a_call_keeps_every_call() {
+    let (calls, call, end, sep) = (
+        "<｜tool▁calls▁begin｜>",
+        "<｜tool▁call▁begin｜>",
+        "<｜tool▁call▁end｜>",
+        "<｜tool▁sep｜>",
+    );
+    let expect = json!([{"name": "get_weather", "arguments": {"location": "Paris"}},
+                        {"name": "search_web", "arguments": {"query": "AI"}}]);
+    let v3 = format!(
+        "{calls}{call}function{sep}get_weather\n```json\n{{\"location\": \"Paris\"}}\n```{end}\
+         {calls}{call}function{sep}search_web\n```json\n{{\"query\": \"AI\"}}\n```{end}<｜tool▁calls▁end｜>"
+    );
+    let v31 = format!(
+        "{calls}{call}get_weather{sep}{{\"location\": \"Paris\"}}{end}\
+         {calls}{call}search_web{sep}{{\"query\": \"AI\"}}{end}<｜tool▁calls▁end｜>"
+    );
+    for input in [v3, v31] {
+        let p = parse_both(&input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+}
+
+#[test]
+fn an_invoke_whose_body_is_a_json_object_takes_it_as_arguments() {
+    let expect = json!([{"name": "search_web", "arguments": {"query": "AI", "n": 2}}]);
+    for input in [
+        "<｜DSML｜function_calls> <｜DSML｜invoke name=\"search_web\"> { \"query\": \"AI\", \"n\": 2 } </｜DSML｜invoke> </｜DSML｜function_calls>",
+        "<｜DSML｜tool_calls><｜DSML｜invoke name=\"search_web\">\n{\"query\": \"AI\", \"n\": 2}\n</｜DSML｜invoke></｜DSML｜tool_calls>",
+        "<minimax:tool_call><invoke name=\"search_web\">{\"query\": \"AI\", \"n\": 2}</invoke></minimax:tool_call>",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // A body that is not a JSON object still gives no arguments.
+    let p = parse_both(
+        "<minimax:tool_call><invoke name=\"now\">{not json}</invoke></minimax:tool_call>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "now", "arguments": {}}]));
+}
+
+#[test]
+fn a_glm_closer_inside_a_value_is_data() {
+    let p = parse_both(
+        "<tool_call>search_web\n<arg_key>query</arg_key>\n<arg_value>literal </tool_call> marker</arg_value>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search_web", "arguments": {"query": "literal </tool_call> marker"}}])
+    );
+    assert_eq!(p.content, None);
+    // A value left open before the closer, with the next call after it, ends at the closer:
+    // the next call's </arg_value> does not pull the closer into the first value.
+    let p = parse_both(
+        "<tool_call>a<arg_key>k</arg_key><arg_value>x</tool_call><tool_call>b<arg_key>k</arg_key><arg_value>y</arg_value></tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "a", "arguments": {"k": "x"}}, {"name": "b", "arguments": {"k": "y"}}])
+    );
+}
+
+#[test]
+fn a_glm_name_alone_at_the_end_of_the_output_is_cut_off() {
+    for input in ["<tool_call>get_wea", "Checking.<tool_call>get_weather\n"] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}: {p:?}");
+        assert!(p.truncated, "{input}");
+    }
+    // With its closer it is a call with no arguments; a complete pair without the closer
+    // is still read.
+    let p = parse_both("<tool_call>get_time</tool_call>", &[]);
+    assert_eq!(calls_of(&p), json!([{"name": "get_time", "arguments": {}}]));
+    let p = parse_both(
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+}
+
+#[test]
+fn a_type_name_no_dialect_knows_reads_like_no_type() {
+    let tool = |ty: &str| {
+        (
+            "f",
+            json!({"type": "object", "properties": {"v": {"type": ty}}}),
+        )
+    };
+    let input = "<tool_call>\n<function=f>\n<parameter=v>{'a': 3, 'b': [1, 2]}</parameter>\n</function>\n</tool_call>";
+    let p = parse_both(input, &[tool("other_type")]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"v": {"a": 3, "b": [1, 2]}}}])
+    );
+    // Names servers give a string keep the text.
+    for ty in ["string", "str", "text", "varchar"] {
+        let p = parse_both(input, &[tool(ty)]);
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "f", "arguments": {"v": "{'a': 3, 'b': [1, 2]}"}}]),
+            "{ty}"
+        );
+    }
+}
