@@ -164,8 +164,9 @@ pub(crate) struct RunArgs {
     /// Do not record the run.
     #[arg(long, conflicts_with = "store")]
     pub(crate) no_store: bool,
-    /// Continue the stored session of run ID (or a unique prefix) with its history; the task is
-    /// the follow-up message. Model and workspace default to the stored run's.
+    /// Continue the stored session of run ID (or a unique prefix, or the session's own id) with
+    /// its history; the task is the follow-up message. Model and workspace default to the
+    /// stored run's (the session's newest).
     #[arg(long, value_name = "ID", conflicts_with = "no_store")]
     pub(crate) resume: Option<String>,
 }

@@ -12,7 +12,7 @@ use reagent_core::{
     Agent, AgentConfig, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
 };
 use reagent_protocol::{CancellationToken, Event, Outcome, Provider};
-use reagent_store::StoredSession;
+use reagent_store::{StoreError, StoredSession};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
@@ -285,8 +285,8 @@ pub(crate) async fn execute(
     Ok((result, progress, session))
 }
 
-/// `--resume ID`: the stored session of run ID, with the run's model and workspace as defaults
-/// for the flags not given.
+/// `--resume ID`: the stored session of run ID (or of session ID, continued from its newest
+/// run), with that run's model and workspace as defaults for the flags not given.
 async fn stored_session(
     args: &mut RunArgs,
     store: Option<&RunStore>,
@@ -297,15 +297,21 @@ async fn stored_session(
     let store = store
         .and_then(RunStore::store)
         .context("--resume needs the run store, and it could not be opened")?;
-    let id = store.resolve_id(&id).await?;
-    let run = store
-        .run(&id)
-        .await?
-        .with_context(|| format!("run {id} was deleted meanwhile"))?;
+    let run = match store.resolve_id(&id).await {
+        Ok(id) => store
+            .run(&id)
+            .await?
+            .with_context(|| format!("run {id} was deleted meanwhile"))?,
+        Err(StoreError::NotFound(message)) => store
+            .last_run_of_session(id.trim())
+            .await?
+            .with_context(|| format!("{message}, nor a session with that id"))?,
+        Err(e) => return Err(e.into()),
+    };
     let session_id = run
         .session_id
         .clone()
-        .with_context(|| format!("run {id} has no session to resume"))?;
+        .with_context(|| format!("run {} has no session to resume", run.id))?;
     // A session killed before it was saved has no snapshot: its events hold the conversation.
     let resume = store
         .load_session_to_continue(&session_id, SessionSnapshot::needs_events)

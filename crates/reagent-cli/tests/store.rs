@@ -313,7 +313,8 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         two_turns()
             .turn(Turn::text("It is called a.txt."))
             .turn(Turn::text("Still a.txt."))
-            .turn(Turn::text("Yes.")),
+            .turn(Turn::text("Yes."))
+            .turn(Turn::text("Same session.")),
     )
     .await
     .unwrap();
@@ -412,6 +413,15 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         sent.contains("what is here?") && sent.contains("really?"),
         "{sent}"
     );
+    // The session's own id resumes it too, from its newest run.
+    let by_session = resume(&session_id, "one more?");
+    assert_eq!(by_session.status.code(), Some(0), "{}", stderr(&by_session));
+    assert_eq!(json_out(&by_session)["answer"], "Same session.");
+    let sent = serde_json::to_string(server.requests().last().unwrap()).unwrap();
+    assert!(
+        sent.contains("really?") && sent.contains("one more?"),
+        "{sent}"
+    );
 
     // Both runs are listed; the follow-up's events say it continues the session.
     let events = runs(&store, &["events", r["run_id"].as_str().unwrap()]);
@@ -433,7 +443,8 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         .unwrap();
     assert_ne!(missing.status.code(), Some(0));
     assert!(
-        stderr(&missing).contains("ffffffff"),
+        stderr(&missing).contains("no run with id 'ffffffff'")
+            && stderr(&missing).contains("nor a session with that id"),
         "{}",
         stderr(&missing)
     );

@@ -197,6 +197,25 @@ impl Store {
             .map_err(|e| self.query_error("read a run", e))
     }
 
+    /// The newest run of session `session_id` (`None`: no run has that session).
+    pub async fn last_run_of_session(
+        &self,
+        session_id: &str,
+    ) -> Result<Option<RunRecord>, StoreError> {
+        let row = sqlx::query(&format!(
+            "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
+             ORDER BY started DESC, id DESC LIMIT 1"
+        ))
+        .bind(session_id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(|e| self.query_error("read a session's runs", e))?;
+        row.as_ref()
+            .map(RunRecord::from_row)
+            .transpose()
+            .map_err(|e| self.query_error("read a session's runs", e))
+    }
+
     /// The full id of the one run whose id starts with `prefix`.
     pub async fn resolve_id(&self, prefix: &str) -> Result<String, StoreError> {
         let prefix = prefix.trim();

@@ -126,6 +126,7 @@ pub(crate) fn narrowing(
             search_words.push(word);
         }
     }
+    let stated = stated_texts(task);
     let mut free_edit_paths = Vec::new();
     let offered = if files.paths.len() <= EDITABLE_FILES_MAX {
         files.paths.as_slice()
@@ -141,7 +142,7 @@ pub(crate) fn narrowing(
             };
             let mine = written.iter().filter(|w| &w.path == path);
             let mine: Vec<&String> = mine.flat_map(|w| &w.texts).collect();
-            let mut texts = edit_texts(&text);
+            let mut texts = edit_texts(&stated, &text);
             texts.retain(|t| !mine.iter().any(|w| t.contains(w.as_str())));
             let (repeated, texts): (Vec<String>, Vec<String>) = texts
                 .into_iter()
@@ -196,10 +197,22 @@ fn is_path_like(word: &str) -> bool {
     word.contains('/') || extension.is_some_and(|e| e.chars().any(char::is_alphabetic))
 }
 
-/// The texts a task gives to be written: what follows its first colon, what it quotes (`'…'`,
-/// `"…"`, `` `…` ``), and each of its words, each once. A small task states its content in
-/// one of these forms ("with the text: Hello, world", "the number 42").
+/// The texts a task gives to be written: its [`stated_texts`], then each of its words, each
+/// once. A small task states its content in one of these forms ("with the text: Hello,
+/// world", "the number 42").
 fn task_texts(task: &str) -> Vec<String> {
+    let mut texts = stated_texts(task);
+    for word in task_words(task) {
+        if !texts.contains(&word) {
+            texts.push(word);
+        }
+    }
+    texts
+}
+
+/// The texts a task states whole: what follows its first colon and what it quotes (`'…'`,
+/// `"…"`, `` `…` ``), each once.
+fn stated_texts(task: &str) -> Vec<String> {
     let mut texts: Vec<String> = Vec::new();
     let mut add = |text: &str| {
         let text = text.trim();
@@ -220,9 +233,6 @@ fn task_texts(task: &str) -> Vec<String> {
                 add(inside);
             }
         }
-    }
-    for word in task_words(task) {
-        add(&word);
     }
     texts
 }
@@ -272,16 +282,22 @@ fn small_text(workspace: &Workspace, path: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// A file's non-empty lines, then its words (as written, and without the punctuation around
+/// The texts of a file that may be replaced: first what the task states whole and the file
+/// holds ("replace 'a - b' with …": a weak model picks the first texts offered), then the
+/// file's non-empty lines, then its words (as written, and without the punctuation around
 /// them: `red,` gives `red,` and `red`), each once, at most [`EDIT_TEXTS_MAX`].
-fn edit_texts(text: &str) -> Vec<String> {
+fn edit_texts(stated: &[String], text: &str) -> Vec<String> {
+    let found = stated
+        .iter()
+        .map(String::as_str)
+        .filter(|t| text.contains(t));
     let lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
     let words = text.split_whitespace().flat_map(|w| {
         let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
         [w, bare]
     });
     let mut texts: Vec<String> = Vec::new();
-    for t in lines.chain(words).filter(|t| !t.is_empty()) {
+    for t in found.chain(lines).chain(words).filter(|t| !t.is_empty()) {
         if texts.len() == EDIT_TEXTS_MAX {
             break;
         }
@@ -419,6 +435,21 @@ mod tests {
                 "FOX"
             ]
         );
+    }
+
+    #[test]
+    fn a_text_the_task_quotes_and_the_file_holds_is_offered_first() {
+        let n = narrowed(
+            "In calc.py, replace 'a - b' with 'a + b'",
+            &[("calc.py", "def add(a, b):\n    return a - b\n")],
+            Vec::new(),
+        );
+        let calc = &n.edit_texts[0];
+        assert_eq!(
+            calc.texts[..3],
+            ["a - b", "def add(a, b):", "    return a - b"]
+        );
+        assert!(!calc.texts.contains(&"a + b".to_owned()), "not in the file");
     }
 
     #[test]

@@ -100,6 +100,10 @@ async fn a_sessions_events_come_run_after_run(b: Backend) {
         .collect();
     assert_eq!(got, want);
     assert!(t.store.session_events("none").await.unwrap().is_empty());
+    let last = t.store.last_run_of_session("s1").await.unwrap().unwrap();
+    assert_eq!(last.id, "run-b");
+    assert_eq!(last.session_id.as_deref(), Some("s1"));
+    assert!(t.store.last_run_of_session("none").await.unwrap().is_none());
 
     // A session saved after the events: the snapshot is told they were all written.
     assert!(t.store.events_complete());
