@@ -9,7 +9,10 @@
 //! [`MIN_REPEATS`] copies of its unit, and either the unit holds a letter or digit or the
 //! stretch runs over [`MIN_REPEATS`] lines or more: a long rule of `-` or `=` on one line in
 //! Markdown is not degenerate, a column of `#` lines or of blank lines is (SmolLM2-135M wrote
-//! 1,000 lines of `#` as an answer). Work is `O(MAX_PERIOD · n)`.
+//! 1,000 lines of `#` as an answer). Work is `O(MAX_PERIOD · n)`. Longer units are caught as
+//! lines: [`MIN_REPEATS`] identical non-blank lines in a row over [`MIN_SPAN`] characters or
+//! more (SmolLM2-135M listed "- src/src.rs: This file contains the main content of the src
+//! folder." until `num_predict`), in `O(n)`.
 
 use std::time::Duration;
 
@@ -37,6 +40,14 @@ pub struct Degeneration {
 
 /// The earliest degenerate stretch of `text`, if there is one.
 pub fn find(text: &str) -> Option<Degeneration> {
+    match (repeated_unit(text), repeated_line(text)) {
+        (Some(unit), Some(line)) if line.cut_at < unit.cut_at => Some(line),
+        (unit, line) => unit.or(line),
+    }
+}
+
+/// The earliest stretch in which a unit of up to [`MAX_PERIOD`] characters repeats.
+fn repeated_unit(text: &str) -> Option<Degeneration> {
     let chars: Vec<(usize, char)> = text.char_indices().collect();
     let n = chars.len();
     if n < MIN_SPAN {
@@ -79,6 +90,44 @@ pub fn find(text: &str) -> Option<Degeneration> {
     })
 }
 
+/// The earliest run of [`MIN_REPEATS`] identical non-blank lines (complete ones, of any length)
+/// covering [`MIN_SPAN`] characters or more.
+fn repeated_line(text: &str) -> Option<Degeneration> {
+    let mut offset = 0;
+    // The run so far: its first line (with its newline), where it starts, how many copies.
+    let mut run: Option<(&str, usize, usize)> = None;
+    for line in text.split_inclusive('\n') {
+        let counts = line.ends_with('\n') && !line.trim().is_empty();
+        run = match run {
+            Some((first, start, copies)) if counts && line == first => {
+                Some((first, start, copies + 1))
+            }
+            done => {
+                if let Some(found) = done.and_then(|r| degenerate_lines(text, r, offset)) {
+                    return Some(found);
+                }
+                counts.then_some((line, offset, 1))
+            }
+        };
+        offset += line.len();
+    }
+    run.and_then(|r| degenerate_lines(text, r, offset))
+}
+
+/// The run of identical lines `(first, start, copies)` ending at byte `end`, if it is degenerate.
+fn degenerate_lines(
+    text: &str,
+    (first, start, copies): (&str, usize, usize),
+    end: usize,
+) -> Option<Degeneration> {
+    let span_chars = text[start..end].chars().count();
+    (copies >= MIN_REPEATS && span_chars >= MIN_SPAN).then(|| Degeneration {
+        cut_at: start + first.len(),
+        unit: first.to_owned(),
+        span_chars,
+    })
+}
+
 /// Whether a long repetition of `unit` over `stretch` is degenerate: the unit says something
 /// (a letter or digit), or the stretch repeats whole lines (symbols or blank lines, line after
 /// line); a rule of symbols on one line is layout.
@@ -91,6 +140,8 @@ fn is_degenerate_unit(unit: &[(usize, char)], stretch: &[(usize, char)]) -> bool
 const CHECK_EVERY_BYTES: usize = 128;
 /// How much of a stream's end each check looks at.
 const TAIL_BYTES: usize = 1024;
+/// How much of a stream's end the check for repeated lines looks at (linear work).
+const LINE_TAIL_BYTES: usize = 8192;
 /// Bytes per token assumed for a stream cut before the server reported its usage.
 const BYTES_PER_TOKEN: usize = 4;
 
@@ -110,11 +161,15 @@ impl StreamWatch {
         self.text.push_str(piece);
         if !self.degenerate && self.text.len() >= self.checked + CHECK_EVERY_BYTES {
             self.checked = self.text.len();
-            let mut from = self.text.len().saturating_sub(TAIL_BYTES);
-            while !self.text.is_char_boundary(from) {
-                from += 1;
-            }
-            self.degenerate = find(&self.text[from..]).is_some();
+            let tail = |bytes: usize| {
+                let mut from = self.text.len().saturating_sub(bytes);
+                while !self.text.is_char_boundary(from) {
+                    from += 1;
+                }
+                &self.text[from..]
+            };
+            self.degenerate =
+                find(tail(TAIL_BYTES)).is_some() || repeated_line(tail(LINE_TAIL_BYTES)).is_some();
         }
         self.degenerate
     }
@@ -210,6 +265,45 @@ mod tests {
         let ruled = format!("a\n{}b", format!("{}\n", "-".repeat(60)).repeat(3));
         assert_eq!(find(&ruled), None);
         assert_eq!(find(&format!("x{}y", "#\n".repeat(7))), None);
+    }
+
+    #[test]
+    fn a_long_line_repeated_line_after_line_is_cut_after_its_first_copy() {
+        let item = "- src/src.rs: This file contains the main content of the src folder.\n";
+        let text = format!(
+            "The files are:\n- src/main.rs: the main module.\n{}- src/src.rs: This file",
+            item.repeat(100)
+        );
+        let d = find(&text).unwrap();
+        assert_eq!(
+            &text[..d.cut_at],
+            format!("The files are:\n- src/main.rs: the main module.\n{item}")
+        );
+        assert_eq!(d.unit, item);
+        assert_eq!(d.span_chars, 100 * item.len());
+        // A list of different lines, or a line written a few times, stays.
+        let list: String = (0..40)
+            .map(|i| format!("- file{i}.txt: a file.\n"))
+            .collect();
+        assert_eq!(find(&list), None);
+        assert_eq!(find(&item.repeat(MIN_REPEATS - 1)), None);
+        // Short lines need the same span as any repetition.
+        assert_eq!(find(&"ok\n".repeat(MIN_REPEATS)), None);
+    }
+
+    #[test]
+    fn a_stream_repeating_a_long_line_is_stopped() {
+        let mut watch = StreamWatch::default();
+        // 160 characters: longer than a unit, and its lines do not fit the short tail.
+        let line =
+            "- The keeper of the northern lighthouse wrote in his log that the lamp was lit \
+                    at dusk, the fog horn sounded twice, and no ship passed the point tonight.\n";
+        let mut pushed = 0;
+        while !watch.push(line) {
+            pushed += 1;
+            assert!(pushed < 3 * MIN_REPEATS, "never stopped");
+        }
+        assert!(pushed >= MIN_REPEATS - 1, "stopped after {pushed} lines");
     }
 
     #[test]
