@@ -174,7 +174,8 @@ fn is_call_label(line: &str) -> bool {
 }
 
 /// `<anything>` right before a known inner call format (`<invoke name=…>` XML,
-/// `<function=…>` blocks): read that format up to `</anything>`.
+/// `<function=…>` blocks, a GLM name and its `<arg_key>` pairs): read that format up to
+/// `</anything>`.
 pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Option<Hit> {
     let n = marker_starting_at(t, i)?;
     let token = &t[i..i + n];
@@ -188,6 +189,11 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
         crate::xml_fmts::minimax_block(t, i, j, &close, ctx)?
     } else if rest.starts_with("<function=") {
         crate::xml_fmts::qwen_block(t, i, j, &close, ctx)?
+    } else if crate::glm::glm_name_ok(rest) && {
+        let region = rest.find(close.as_str()).map_or(rest, |p| &rest[..p]);
+        region.contains("arg_key>")
+    } {
+        crate::glm::glm_tagged(t, i, j, &close, ctx)?
     } else {
         return None;
     };
