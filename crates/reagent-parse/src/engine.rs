@@ -319,8 +319,11 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
     let b = body.as_bytes();
     let mut pos = 0; // start of pending content
     let mut i = 0;
-    // Gemma calls whose opener was lost at the very start (`call:f{…}`).
-    if let Some(hit) = crate::pythonic::gemma_at_start(body, ctx) {
+    // Gemma or DeepSeek calls whose opener was lost at the very start (`call:f{…}`,
+    // `function<｜tool▁sep｜>f…`).
+    let at_start =
+        crate::pythonic::gemma_at_start(body, ctx).or_else(|| json_tokens::deepseek_at_start(body));
+    if let Some(hit) = at_start {
         i = hit.end;
         pos = record(acc, body, 0, hit);
         if acc.truncated {

@@ -174,7 +174,8 @@ fn is_call_label(line: &str) -> bool {
 }
 
 /// `<anything>` right before a known inner call format (`<invoke name=…>` XML,
-/// `<function=…>` blocks): read that format up to `</anything>`.
+/// `<function=…>` blocks, a GLM name and its `<arg_key>` pairs): read that format up to
+/// `</anything>`.
 pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Option<Hit> {
     let n = marker_starting_at(t, i)?;
     let token = &t[i..i + n];
@@ -188,6 +189,8 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
         crate::xml_fmts::minimax_block(t, i, j, &close, ctx)?
     } else if rest.starts_with("<function=") {
         crate::xml_fmts::qwen_block(t, i, j, &close, ctx)?
+    } else if glm_pairs_before(rest, &close) {
+        crate::glm::glm_tagged(t, i, j, &close, ctx)?
     } else {
         return None;
     };
@@ -197,6 +200,12 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
     hit.start = i;
     hit.fallback = true;
     Some(hit)
+}
+
+/// Whether `rest` opens with a GLM name line and holds a key tag before `close`.
+fn glm_pairs_before(rest: &str, close: &str) -> bool {
+    let region = rest.find(close).map_or(rest, |p| &rest[..p]);
+    crate::glm::glm_name_ok(rest) && region.contains("arg_key>")
 }
 
 /// A bare JSON call found by the generic rules: take in the unknown wrapper right around

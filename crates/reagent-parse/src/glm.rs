@@ -1,11 +1,12 @@
 //! GLM-4.5/4.7 tool calls: `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`
 //! (newlines optional), and the same pairs under a vendor prefix (`<longcat_arg_key>`).
-//! String values are raw text; other types follow the schema.
+//! String values are raw text; other types follow the schema. A JSON object after the name,
+//! in place of pairs, is the arguments.
 
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::skip_ws;
+use crate::scan::{parse_json_lenient, skip_ws};
 use crate::xml_fmts::typed;
 use crate::{Family, ParsedCall};
 
@@ -130,6 +131,19 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
     // A literal `\n` after the name (the model escaped the newline) is not part of it.
     let name = body[..name_end].trim().trim_end_matches("\\n").trim_end();
     let tags = PairTags::of(&body[name_end..]);
+    // A JSON object after the name line, in place of pairs, is the arguments
+    // (`<tool_call>get_weather\n{"city": "Paris"}</tool_call>`).
+    let rest = body[name_end..].trim_start();
+    if rest.starts_with('{') && !rest.contains(&tags.key_open) {
+        if let Some(arguments @ Value::Object(_)) = parse_json_lenient(rest) {
+            let call = ParsedCall {
+                name: name.to_string(),
+                arguments,
+                id: None,
+            };
+            return Some(Hit::new(j, end, fam, vec![call]));
+        }
+    }
     let mut args = Map::new();
     let mut p = name_end;
     // Text between pairs is tolerated (the unclosed-value case ends a value at `<arg_key>`).

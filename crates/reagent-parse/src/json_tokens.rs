@@ -105,17 +105,35 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return kimi(t, i, ctx);
     }
     if let Some(n) = ds_tok(rest, "tool▁calls▁begin") {
-        return deepseek(t, i, i + n, false);
+        return deepseek(t, i, i + n, Family::DeepseekV3, false);
     }
     // The section token was lost: the first call token opens the block.
     if ds_tok(rest, "tool▁call▁begin").is_some() {
-        return deepseek(t, i, i, false);
+        return deepseek(t, i, i, Family::DeepseekV3, false);
     }
     if let Some(n) = ds_tok(rest, "tool▁calls") {
-        return deepseek(t, i, i + n, true);
+        return deepseek(t, i, i + n, Family::DeepseekR1, true);
+    }
+    // A tool-output block is the template's tool result, which the model wrote itself:
+    // not an answer, so not content.
+    if let Some(n) = ds_tok(rest, "tool▁outputs▁begin") {
+        let end = ds_find(&t[i + n..], "tool▁outputs▁end").map_or(t.len(), |(p, m)| i + n + p + m);
+        return Some(Hit::new(i, end, Family::DeepseekV3, Vec::new()));
     }
     None
 }
+
+/// A DeepSeek V3 call at the very start of the output with its begin tokens lost
+/// (`function<｜tool▁sep｜>NAME\n```json …`): read as the first call of a block.
+pub(crate) fn deepseek_at_start(t: &str) -> Option<Hit> {
+    let j = skip_ws(t.as_bytes(), 0);
+    let after = t[j..].strip_prefix(DS_BARE_START)?;
+    ds_tok(after, "tool▁sep")?;
+    deepseek(t, j, j, Family::DeepseekV3, true)
+}
+
+/// The word that opens a DeepSeek V3 call's body, right before its `tool▁sep` token.
+const DS_BARE_START: &str = "function";
 
 /// Length of the DeepSeek token `<｜NAME｜>` (or `<|NAME|>`) at the start of `s`.
 fn ds_tok(s: &str, name: &str) -> Option<usize> {
@@ -141,12 +159,9 @@ fn ds_find(s: &str, name: &str) -> Option<(usize, usize)> {
         .min()
 }
 
-fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
-    let fam = if alt {
-        Family::DeepseekR1
-    } else {
-        Family::DeepseekV3
-    };
+/// A DeepSeek block from `j`; `bare_first`: the first call may come without its
+/// `tool▁call▁begin` token.
+fn deepseek(t: &str, start: usize, mut j: usize, fam: Family, bare_first: bool) -> Option<Hit> {
     let mut calls = Vec::new();
     let mut errors = Vec::new();
     let mut first = true;
@@ -154,7 +169,7 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
         j = skip_ws(t.as_bytes(), j);
         let rest = &t[j..];
         if rest.is_empty() {
-            if calls.is_empty() {
+            if calls.is_empty() && errors.is_empty() {
                 return Some(Hit::truncated(start, t.len(), fam));
             }
             break;
@@ -170,7 +185,7 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
         }
         if let Some(n) = ds_tok(rest, "tool▁call▁begin") {
             j += n;
-        } else if !(alt && first) {
+        } else if !(bare_first && first) {
             errors.push("malformed DeepSeek tool call block".to_string());
             j = ds_find(rest, "tool▁calls▁end").map_or(t.len(), |(p, n)| j + p + n);
             break;
@@ -188,6 +203,13 @@ fn deepseek(t: &str, start: usize, mut j: usize, alt: bool) -> Option<Hit> {
             (pre, after)
         };
         let call_end = ds_find(&t[args_at..], "tool▁call▁end").map(|(p, n)| (args_at + p, n));
+        // A name that runs into its arguments (no line break before the fence or object)
+        // is no name: the call is malformed.
+        if name.is_empty() || name.contains(['`', '{']) {
+            errors.push("malformed DeepSeek tool call: no function name".to_string());
+            j = call_end.map_or(t.len(), |(p, n)| p + n);
+            continue;
+        }
         let body_end = call_end.map_or(t.len(), |(p, _)| p);
         let mut body = t[args_at..body_end].trim();
         if let Some(b) = body

@@ -386,3 +386,97 @@ fn a_type_name_no_dialect_knows_reads_like_no_type() {
         );
     }
 }
+
+#[test]
+fn a_deepseek_call_at_the_start_with_its_begin_tokens_lost_is_read() {
+    let sep = "<｜tool▁sep｜>";
+    let expect = json!([{"name": "get_weather", "arguments": {"location": "Paris"}}]);
+    for input in [
+        format!("function{sep}get_weather\n```json\n{{\"location\":\"Paris\"}}\n```"),
+        format!("\nfunction{sep}  get_weather  \n```json\n{{\"location\": \"Paris\"}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+        "function<|tool▁sep|>get_weather\n```json\n{\"location\":\"Paris\"}\n```".to_string(),
+    ] {
+        let p = parse_both(&input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    // A name that runs into its fence or object is no call, at the start or in a block.
+    for input in [
+        format!("function{sep}get_weather```json\n{{\"location\":\"Paris\"}}"),
+        format!("function{sep}get_weather{{\"location\":\"Paris\"}}```"),
+        format!("<｜tool▁calls▁begin｜><｜tool▁call▁begin｜>function{sep}get_weather```json\n{{\"location\":\"Paris\"}}\n```<｜tool▁call▁end｜><｜tool▁calls▁end｜>"),
+    ] {
+        let p = parse_both(&input, &[]);
+        assert!(p.calls.is_empty(), "{input}: {p:?}");
+        assert!(!p.errors.is_empty(), "{input}");
+    }
+    // Only at the very start, and only before the separator token: prose stays prose.
+    for input in [
+        format!("I wrote function{sep}get_weather\n```json\n{{}}\n```"),
+        "functions are values.".to_string(),
+        "function f() { return 1; }".to_string(),
+    ] {
+        let p = parse_both(&input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert_eq!(p.content.as_deref(), Some(input.as_str()));
+    }
+    let mut stream = reagent_parse::StreamParser::new(ParseOptions::default());
+    let mut released = String::new();
+    for ch in "functions are values.".chars() {
+        released.push_str(&stream.push(ch.encode_utf8(&mut [0; 4])));
+    }
+    assert_eq!(released, "functions are values.");
+}
+
+#[test]
+fn a_deepseek_tool_output_block_the_model_wrote_is_not_content() {
+    let block = "<｜tool▁outputs▁begin｜><｜tool▁output▁begin｜>{\"temperature\": 22}<｜tool▁output▁end｜><｜tool▁outputs▁end｜>";
+    let p = parse_both(block, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content, None);
+    let p = parse_both(&format!("Checking.{block} It is warm."), &[]);
+    assert_eq!(p.content.as_deref(), Some("Checking. It is warm."));
+}
+
+#[test]
+fn a_glm_name_followed_by_a_json_object_takes_it_as_arguments() {
+    let expect =
+        json!([{"name": "get_weather", "arguments": {"location": "San Francisco", "days": 3}}]);
+    for input in [
+        "<tool_call>get_weather\n{\"location\":\"San Francisco\",\"days\":3}</tool_call>",
+        "Checking.\n<tool_call>get_weather\n{\"location\": \"San Francisco\", \"days\": 3}\n</tool_call>",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // Pairs after the name are read as pairs; a body that is not an object gives none.
+    let p = parse_both(
+        "<tool_call>f\n{x}\n<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"k": "v"}}])
+    );
+    let p = parse_both("<tool_call>f\n{not json}</tool_call>", &[]);
+    assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": {}}]));
+}
+
+#[test]
+fn glm_pairs_under_an_unknown_tag_are_a_call() {
+    let p = parse_both(
+        "I'll read it.\n<user>read\n<arg_key>path</arg_key>\n<arg_value>go.mod</arg_value>\n</user>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read", "arguments": {"path": "go.mod"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("I'll read it.\n"));
+    // A tag around words, or around a name with no pairs, stays text.
+    for input in ["<user>hello</user>", "<b>note\nsee below</b>"] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert_eq!(p.content.as_deref(), Some(input));
+    }
+}

@@ -172,6 +172,20 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "(reclassified during batch F, counted as a miss before) vLLM reads <escape>10<escape> as the number 10 with no schema; ollama's FunctionGemma parser returns an <escape>-delimited value as a string (parseValue in model/parsers/functiongemma.go, commit fb30760), and so does reagent unless the schema types it",
     ),
     (
+        "g-oll-cogito-split-calls-begin",
+        "ollama's Cogito parser, streamed with <｜tool▁calls▁begin｜> split across two chunks, keeps the whole block as content (its test: the parser is conservative); the same markup unsplit is a call in its own test (g-oll-cogito-tool-call-simple) and vLLM's DeepSeek V3 tests read text then this block as content and a call (main corpus, vllm-dsv3-*), and so does reagent, whose stream gives the one-shot result for any chunking",
+    ),
+    (
+        "g-oll-glm47-indexing",
+        "with no tool offered ollama keeps every GLM value as text (parseTypedToolValue in model/parsers/qwen3coder.go, commit fb30760); mlx-lm's GLM-4.7 parser, modified from vLLM's glm4_moe parser, JSON-decodes every value not typed string, also with no tools (_deserialize in mlx_lm/tool_parsers/glm47.py, commit 30fba51), and so does reagent for GLM",
+    ),
+    ("g-oll-glm47-indexing-streaming", "as g-oll-glm47-indexing"),
+    ("g-oll-glm47-index-reset", "as g-oll-glm47-indexing"),
+    (
+        "g-oll-laguna-alias-name",
+        "ollama's Laguna parser renames a call to read_file, a tool not offered, to the offered read; TensorRT-LLM's parsers other than Kimi keep a call to a tool not offered under its name (tool_index -1, see f-trt-kimi-undefined), and so does reagent, so the loop can tell the model which tools exist",
+    ),
+    (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
     ),

@@ -137,6 +137,9 @@ const CLOSERS: &[&str] = &[
     "<|tool▁calls▁end|>",
 ];
 
+/// Call starts read only at the very start of the turn (see `scan`).
+const TURN_OPENERS: &[&str] = &["to=", "function<｜tool▁sep｜>", "function<|tool▁sep|>"];
+
 /// Plain text appended to a held call to check that it is closed and keeps the text after
 /// it as it is (see `StreamParser::only_calls`); it opens with whitespace, which some
 /// malformed calls would swallow.
@@ -339,14 +342,15 @@ impl StreamParser {
         }
         let start = self.scanned;
         if !self.seen_text {
-            // Harmony recipients (` to=functions.f`) open the turn. Only whitespace was
-            // examined so far, so the unexamined part is short.
+            // Harmony recipients (` to=functions.f`) and DeepSeek calls whose begin tokens
+            // were lost open the turn. Only whitespace was examined so far, so the
+            // unexamined part is short.
             let head = self.buf[start..].trim_start();
-            if head.starts_with("to=") {
+            if TURN_OPENERS.iter().any(|o| head.starts_with(o)) {
                 self.hold(start, false);
                 return;
             }
-            if !head.is_empty() && "to=".starts_with(head) {
+            if !head.is_empty() && TURN_OPENERS.iter().any(|o| o.starts_with(head)) {
                 return;
             }
         }
