@@ -1,6 +1,8 @@
 //! The driver: pre-scan for trigger bytes, dispatch each candidate position to the
 //! format modules, collect content/reasoning/calls, then apply the family's quirks.
 
+use serde_json::Value;
+
 use crate::calls::CallRules;
 use crate::think::{self, Seg};
 use crate::{harmony, json_fmts, json_tokens, pythonic, react, xml_fmts};
@@ -56,6 +58,22 @@ impl Hit {
             family: Some(family),
             ..Hit::default()
         }
+    }
+
+    /// A hit holding one call with no id.
+    pub(crate) fn one_call(
+        start: usize,
+        end: usize,
+        family: Family,
+        name: &str,
+        arguments: Value,
+    ) -> Hit {
+        let call = ParsedCall {
+            name: name.to_string(),
+            arguments,
+            id: None,
+        };
+        Hit::new(start, end, family, vec![call])
     }
 
     /// A call cut off at end of input: swallow the rest, no call.

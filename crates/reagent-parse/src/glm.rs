@@ -187,16 +187,7 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
         args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
         p = next;
     }
-    Some(Hit::new(
-        j,
-        end,
-        fam,
-        vec![ParsedCall {
-            name: name.to_string(),
-            arguments: Value::Object(args),
-            id: None,
-        }],
-    ))
+    Some(Hit::one_call(j, end, fam, name, Value::Object(args)))
 }
 
 fn bad(j: usize, end: usize, why: &str) -> Hit {

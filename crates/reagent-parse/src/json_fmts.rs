@@ -209,16 +209,9 @@ pub(crate) fn named_json(
     fam: Family,
 ) -> Option<Hit> {
     match json_at(ctx, t, k) {
-        JsonAt::Value(v @ Value::Object(_), e) => Some(Hit::new(
-            start,
-            skip_close(t, e, close),
-            fam,
-            vec![ParsedCall {
-                name: name.to_string(),
-                arguments: v,
-                id: None,
-            }],
-        )),
+        JsonAt::Value(v @ Value::Object(_), e) => {
+            Some(Hit::one_call(start, skip_close(t, e, close), fam, name, v))
+        }
         JsonAt::Truncated => Some(Hit::truncated(start, t.len(), fam)),
         _ => None,
     }

@@ -395,16 +395,7 @@ fn minicpm(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         p = skip_ws(t.as_bytes(), p);
         if let Some(r) = t[p..].strip_prefix("</function>") {
             let end = t.len() - r.len();
-            return Some(Hit::new(
-                i,
-                end,
-                fam,
-                vec![ParsedCall {
-                    name: name.to_string(),
-                    arguments: Value::Object(args),
-                    id: None,
-                }],
-            ));
+            return Some(Hit::one_call(i, end, fam, name, Value::Object(args)));
         }
         let Some(r) = t[p..].strip_prefix("<param name=\"") else {
             return Some(Hit::truncated(i, t.len(), fam));

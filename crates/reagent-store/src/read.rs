@@ -186,15 +186,7 @@ impl Store {
 
     /// One run by its full id.
     pub async fn run(&self, id: &str) -> Result<Option<RunRecord>, StoreError> {
-        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs WHERE id = $1"))
-            .bind(id)
-            .fetch_optional(&self.pool)
-            .await
-            .map_err(|e| self.query_error("read a run", e))?;
-        row.as_ref()
-            .map(RunRecord::from_row)
-            .transpose()
-            .map_err(|e| self.query_error("read a run", e))
+        self.one_run("WHERE id = $1", id, "read a run").await
     }
 
     /// The newest run of session `session_id` (`None`: no run has that session).
@@ -202,18 +194,27 @@ impl Store {
         &self,
         session_id: &str,
     ) -> Result<Option<RunRecord>, StoreError> {
-        let row = sqlx::query(&format!(
-            "SELECT {RUN_COLUMNS} FROM runs WHERE session_id = $1 \
-             ORDER BY started DESC, id DESC LIMIT 1"
-        ))
-        .bind(session_id)
-        .fetch_optional(&self.pool)
-        .await
-        .map_err(|e| self.query_error("read a session's runs", e))?;
+        let filter = "WHERE session_id = $1 ORDER BY started DESC, id DESC LIMIT 1";
+        self.one_run(filter, session_id, "read a session's runs")
+            .await
+    }
+
+    /// The first run `filter` (with one parameter, `value`) selects.
+    async fn one_run(
+        &self,
+        filter: &str,
+        value: &str,
+        doing: &str,
+    ) -> Result<Option<RunRecord>, StoreError> {
+        let row = sqlx::query(&format!("SELECT {RUN_COLUMNS} FROM runs {filter}"))
+            .bind(value)
+            .fetch_optional(&self.pool)
+            .await
+            .map_err(|e| self.query_error(doing, e))?;
         row.as_ref()
             .map(RunRecord::from_row)
             .transpose()
-            .map_err(|e| self.query_error("read a session's runs", e))
+            .map_err(|e| self.query_error(doing, e))
     }
 
     /// The full id of the one run whose id starts with `prefix`.
