@@ -85,9 +85,62 @@ pub(crate) fn is_echo(answer: &str, material: &str) -> bool {
     copied as f64 >= ECHO_MIN_SHARE * runs as f64
 }
 
+/// The answer inside a reply shaped as a question and its answer (weak models continue the
+/// narrow question's pattern: `Question: …` then `Answer: 45`): the text after an `Answer:`
+/// label on the line right below a `Question:` line that shares a keyword with the task (the
+/// task echoed or in other words), up to the next blank line. `None` without such a pair, or
+/// when the "answer" only repeats its question or the narrow question's instruction.
+pub(crate) fn answer_below_question(reply: &str, task: &str) -> Option<String> {
+    let keywords = keywords(task);
+    let lines: Vec<&str> = reply.lines().collect();
+    lines.iter().enumerate().find_map(|(i, line)| {
+        let asked = line.trim().strip_prefix("Question:")?;
+        if relevance(&keywords, asked) == 0 {
+            return None;
+        }
+        let first = lines.get(i + 1)?.trim().strip_prefix("Answer:")?;
+        let rest = lines[i + 2..].iter().take_while(|l| !l.trim().is_empty());
+        let answer = std::iter::once(first)
+            .chain(rest.copied())
+            .collect::<Vec<_>>()
+            .join("\n");
+        let answer = answer.trim();
+        let fresh = !answer.is_empty()
+            && !asked.contains(answer)
+            && !crate::prompts::NARROW_INSTRUCTION.contains(answer);
+        fresh.then(|| answer.to_owned())
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn an_answer_below_a_question_about_the_task_is_taken() {
+        let task = "Look in settings.ini and tell me the value of timeout.";
+        // What SmolLM2-135M answered about settings.ini: its own words for the question.
+        let reply = "The file settings.ini has 4 lines:\n[network]\ntimeout = 45\n\n\
+                     Question: What is the value of timeout in this file?\nAnswer: 45\n\n\
+                     The file settings.ini has 4 lines:\n[network]";
+        assert_eq!(answer_below_question(reply, task).as_deref(), Some("45"));
+        let two_lines = "Question: the timeout?\nAnswer: It is 45\nseconds.\n\nMore.";
+        assert_eq!(
+            answer_below_question(two_lines, task).as_deref(),
+            Some("It is 45\nseconds.")
+        );
+        // The instruction or the question echoed as the "answer" is no answer.
+        let echoed = format!("Question: {task}\nAnswer: Do not repeat the files.");
+        assert_eq!(answer_below_question(&echoed, task), None);
+        let echoed = format!("Question: {task}\nAnswer: the value of timeout");
+        assert_eq!(answer_below_question(&echoed, task), None);
+        // A question about something else, no question, or no label right below it.
+        let other = "Question: Who wrote the poem?\nAnswer: Ines";
+        assert_eq!(answer_below_question(other, task), None);
+        assert_eq!(answer_below_question("Answer: 45", task), None);
+        let far = format!("Question: {task}\nThe file has 4 lines.\nAnswer: 45");
+        assert_eq!(answer_below_question(&far, task), None);
+    }
 
     #[test]
     fn keywords_skip_common_words_and_split_paths() {

@@ -276,6 +276,9 @@ pub(crate) fn restated_question(
     ]
 }
 
+/// What [`narrow_question`] asks under the task.
+pub(crate) const NARROW_INSTRUCTION: &str = "Answer in a few words. Do not repeat the files.";
+
 /// The question asked once more when the answer to [`restated_question`] was mostly a copy of
 /// it: only the restated files and results that share a word with the task (all of them when
 /// none does), no folder overview, and the task last, with the answer asked for in a few words.
@@ -292,10 +295,7 @@ pub(crate) fn narrow_question(
         .filter(|s| answer_focus::relevance(&keywords, s) > 0)
         .collect();
     let mut sections = if relevant.is_empty() { shown } else { relevant };
-    let question = format!(
-        "Question: {}\nAnswer in a few words. Do not repeat the files.",
-        task.trim()
-    );
+    let question = format!("Question: {}\n{NARROW_INSTRUCTION}", task.trim());
     sections.push(&question);
     vec![
         Message::system("You are a helpful assistant. Answer the question in a few words."),

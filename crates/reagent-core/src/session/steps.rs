@@ -262,6 +262,12 @@ impl Session {
                 }
                 other => other,
             }
+            .map(|mut answer| {
+                if let Some(said) = answer_focus::answer_below_question(&answer.text, &run.task) {
+                    answer.text = said;
+                }
+                answer
+            })
         } else {
             let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
             self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);

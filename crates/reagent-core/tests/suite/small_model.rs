@@ -371,6 +371,27 @@ async fn an_answer_that_copies_the_restated_files_is_asked_once_more_narrowly() 
 }
 
 #[tokio::test]
+async fn a_narrow_reply_echoing_the_question_gives_the_answer_below_it() {
+    let echo = "The workspace holds 1 file: notes.txt. The file notes.txt has 3 lines: \
+                orchid second line third line";
+    let narrow = "The file notes.txt has 3 lines:\norchid\nsecond line\nthird line\n\n\
+                  Question: do the task\nAnswer: orchid\n\nThe file notes.txt has 3 lines:";
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(r#"{"final_answer": "x"}"#))
+            .turn(Turn::text(echo))
+            .turn(Turn::text(narrow))
+            .turn(Turn::text("never asked")),
+        |dir| files(dir, &[("notes.txt", NOTES)]),
+        weak_constrained,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "orchid");
+    assert_eq!(o.requests.len(), 3);
+}
+
+#[tokio::test]
 async fn a_narrow_answer_that_degenerates_leaves_the_copied_answer() {
     // What SmolLM2-135M did once: asked narrowly, a fence and then a column of `#` lines.
     let echo = "The workspace holds 1 file: notes.txt. The file notes.txt has 3 lines: \
