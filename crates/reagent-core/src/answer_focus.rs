@@ -107,7 +107,7 @@ pub(crate) fn answer_below_question(reply: &str, task: &str) -> Option<String> {
         let answer = answer.trim();
         let fresh = !answer.is_empty()
             && !asked.contains(answer)
-            && !crate::prompts::NARROW_INSTRUCTION.contains(answer);
+            && !crate::plain_question::NARROW_INSTRUCTION.contains(answer);
         fresh.then(|| answer.to_owned())
     })
 }

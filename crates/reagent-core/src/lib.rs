@@ -46,6 +46,7 @@ pub mod degenerate;
 mod events;
 pub mod guardrails;
 mod history;
+mod plain_question;
 mod profiles;
 mod prompts;
 mod rebuild;

@@ -1,16 +1,12 @@
 //! Every text reagent itself puts in front of the model. The system prompt is stable for the
 //! whole run (no timestamps), so a server's prompt cache keeps working.
 
-use std::sync::Arc;
-
-use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
+use reagent_protocol::{Message, ToolCall, ToolSpec};
 use reagent_tools::{ToolResult, WorkspaceFiles};
 use serde_json::Value;
 
-use crate::answer_focus;
 use crate::config::ToolMode;
 use crate::tool_mode;
-use crate::workspace_view::WorkspaceView;
 
 const BASE_SYSTEM_PROMPT: &str = "You are reagent, an agent that completes tasks in a workspace \
 directory by using tools. Paths are relative to the workspace. Act, do not narrate: use a tool \
@@ -20,9 +16,6 @@ When the task is done, call task_complete with a short summary, or answer in pla
 /// Asked when a budget runs out.
 pub(crate) const FINAL_ANSWER_REQUEST: &str = "You have run out of budget. Do not call any more \
 tools. Give your final answer now, based on what you have found so far.";
-
-/// Results restated for the plain-text final question stay under this size.
-const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
 
 /// The system prompt for a run; `files` (the workspace's first files) are listed in the
 /// constrained mode, whose example calls `example_tool`.
@@ -249,118 +242,7 @@ fn listed_entries(output: &str) -> Option<(usize, usize)> {
 }
 
 /// How a failed call's plain result begins.
-const ERROR_LABEL: &str = "Error from ";
-
-/// A fresh, plain question for a weak model: the task, the workspace's folders, each distinct
-/// tool result once, in plain text under its label (only the successful ones, when there are
-/// any), then — when those found nothing to answer from (no file read, search match or command
-/// output) — the workspace's other small files (`view`). Measured with SmolLM2-135M: given
-/// the JSON envelope, repeated once per identical call, it answers nonsense; given the task and
-/// then the plain results, it answers from them (3 of 3 small tasks, where the results followed
-/// by a short question got 1 of 3; BENCHMARKS.md). Everything restated stays within
-/// [`RESTATED_RESULTS_MAX_BYTES`], the tool results first.
-pub(crate) fn restated_question(
-    task: &str,
-    history: &[Arc<Message>],
-    view: &WorkspaceView,
-) -> Vec<Message> {
-    let shown = restated_material(task, history, view);
-    let mut sections: Vec<&str> = vec![task.trim()];
-    if !view.overview.is_empty() {
-        sections.push(&view.overview);
-    }
-    sections.extend(shown);
-    vec![
-        Message::system("You are a helpful assistant. Answer briefly."),
-        Message::user(sections.join("\n\n")),
-    ]
-}
-
-/// What [`narrow_question`] asks under the task.
-pub(crate) const NARROW_INSTRUCTION: &str = "Answer in a few words. Do not repeat the files.";
-
-/// The question asked once more when the answer to [`restated_question`] was mostly a copy of
-/// it: only the restated files and results that share a word with the task (all of them when
-/// none does), no folder overview, and the task last, with the answer asked for in a few words.
-pub(crate) fn narrow_question(
-    task: &str,
-    history: &[Arc<Message>],
-    view: &WorkspaceView,
-) -> Vec<Message> {
-    let shown = restated_material(task, history, view);
-    let keywords = answer_focus::keywords(task);
-    let relevant: Vec<&str> = shown
-        .iter()
-        .copied()
-        .filter(|s| answer_focus::relevance(&keywords, s) > 0)
-        .collect();
-    let mut sections = if relevant.is_empty() { shown } else { relevant };
-    let question = format!("Question: {}\n{NARROW_INSTRUCTION}", task.trim());
-    sections.push(&question);
-    vec![
-        Message::system("You are a helpful assistant. Answer the question in a few words."),
-        Message::user(sections.join("\n\n")),
-    ]
-}
-
-/// The distinct tool results (only the successful ones, when there are any), then, when none
-/// of them found anything ([`is_informative`]), the workspace's other small files, within
-/// [`RESTATED_RESULTS_MAX_BYTES`] (the results first), those sharing more words with the task
-/// first. Measured with SmolLM2-135M (BENCHMARKS.md, third round): once it picks the fitting
-/// tool, the other files only offer it distractors (`100` from `a/value.txt` for the number in
-/// `a/b/c/value.txt`, which it had read).
-fn restated_material<'a>(
-    task: &str,
-    history: &'a [Arc<Message>],
-    view: &'a WorkspaceView,
-) -> Vec<&'a str> {
-    let mut results: Vec<&str> = Vec::new();
-    let mut errors: Vec<&str> = Vec::new();
-    let mut budget = RESTATED_RESULTS_MAX_BYTES.saturating_sub(view.overview.len());
-    for m in history.iter().rev() {
-        let is_result = m.role == Role::Tool || (m.role == Role::User && m.tool_name.is_some());
-        let text = m.content.as_str();
-        let known = results.contains(&text) || errors.contains(&text);
-        if !is_result || known || text.len() > budget {
-            continue;
-        }
-        budget -= text.len();
-        if text.starts_with(ERROR_LABEL) {
-            errors.push(text);
-        } else {
-            results.push(text);
-        }
-    }
-    let informative = history.iter().any(|m| is_informative(m));
-    let mut shown = if results.is_empty() { errors } else { results };
-    shown.reverse();
-    // The model's own findings answer the question; the rest of the workspace, with its
-    // distractors, is shown only when it found nothing.
-    let files: &[String] = if informative { &[] } else { &view.files };
-    for file in files {
-        let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
-        if !already && file.len() <= budget {
-            budget -= file.len();
-            shown.push(file);
-        }
-    }
-    answer_focus::most_relevant_first(task, &mut shown);
-    shown
-}
-
-/// Whether `m` is a successful result that found something: a file read, search matches or a
-/// command's output (a listing, a write or an empty search finds nothing to answer from).
-fn is_informative(m: &Message) -> bool {
-    let finds = matches!(
-        m.tool_name.as_deref(),
-        Some("read_file" | "grep_search" | "find_files" | "run_command")
-    );
-    let text = m.content.as_str();
-    finds
-        && !text.starts_with(ERROR_LABEL)
-        && !text.ends_with("(nothing)")
-        && !text.contains("\nno matches for ")
-}
+pub(crate) const ERROR_LABEL: &str = "Error from ";
 
 #[cfg(test)]
 mod tests {
@@ -484,121 +366,6 @@ mod tests {
         assert_eq!(
             plain_tool_result("read_file", &json!({}), &ToolResult::err("no such file")),
             "Error from read_file: no such file"
-        );
-    }
-
-    fn result(text: &str) -> Arc<Message> {
-        let mut m = Message::user(text);
-        m.tool_name = Some("read_file".into());
-        Arc::new(m)
-    }
-
-    #[test]
-    fn restated_results_appear_once_and_successes_win_over_errors() {
-        let history = vec![
-            Arc::new(Message::system("s")),
-            Arc::new(Message::user(
-                "Read the file a.txt and tell me its first line.",
-            )),
-            result("Error from read_file: no such file or directory: ..."),
-            result("The file a.txt contains:\nfirst"),
-            result("The file a.txt contains:\nfirst"),
-            result("The file b.txt contains:\nsecond"),
-        ];
-        let task = "Read the file a.txt and tell me its first line.";
-        let q = restated_question(task, &history, &WorkspaceView::default());
-        assert_eq!(q.len(), 2);
-        assert_eq!(
-            q[1].content,
-            "Read the file a.txt and tell me its first line.\n\n\
-             The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
-        );
-        let q = restated_question(task, &history[..3], &WorkspaceView::default());
-        assert_eq!(
-            q[1].content,
-            "Read the file a.txt and tell me its first line.\n\n\
-             Error from read_file: no such file or directory: ..."
-        );
-    }
-
-    fn result_of(tool: &str, text: &str) -> Arc<Message> {
-        let mut m = Message::user(text);
-        m.tool_name = Some(tool.into());
-        Arc::new(m)
-    }
-
-    #[test]
-    fn the_workspace_s_files_follow_only_when_the_model_found_nothing_itself() {
-        let view = WorkspaceView {
-            overview: "The workspace holds 2 files: a.txt, b.txt.".into(),
-            files: vec![
-                "The file a.txt contains:\nfirst".into(),
-                "The file b.txt contains:\nsecond".into(),
-                "x".repeat(RESTATED_RESULTS_MAX_BYTES),
-            ],
-        };
-        let ask = |result: Arc<Message>| {
-            let history = vec![Arc::new(Message::user("How many files?")), result];
-            restated_question("How many files?", &history, &view)[1]
-                .content
-                .clone()
-        };
-        // A listing, an empty search or an error found nothing to answer from: the files
-        // follow (those that fit).
-        assert_eq!(
-            ask(result_of(
-                "list_directory",
-                "The folder . holds 2 files:\na.txt\nb.txt"
-            )),
-            "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
-             The folder . holds 2 files:\na.txt\nb.txt\n\n\
-             The file a.txt contains:\nfirst\n\nThe file b.txt contains:\nsecond"
-        );
-        for nothing in [
-            result_of("grep_search", "Lines matching z:\nno matches for z"),
-            result_of("grep_search", "Lines matching z: (nothing)"),
-            result_of("read_file", "Error from read_file: no such file"),
-        ] {
-            assert!(ask(nothing).ends_with("The file b.txt contains:\nsecond"));
-        }
-        // A file read (or search matches, or a command's output) is what the answer rests on:
-        // the other files, with their distractors, are left out.
-        assert_eq!(
-            ask(result_of("read_file", "The file b.txt contains:\nsecond")),
-            "How many files?\n\nThe workspace holds 2 files: a.txt, b.txt.\n\n\
-             The file b.txt contains:\nsecond"
-        );
-        for found in [
-            result_of("grep_search", "Lines matching s:\nb.txt:1: second"),
-            result_of("run_command", "The command `ls` printed:\na.txt"),
-        ] {
-            assert!(!ask(found).contains("The file a.txt"));
-        }
-    }
-
-    #[test]
-    fn files_sharing_the_task_s_words_come_first_and_the_narrow_question_keeps_only_them() {
-        let view = WorkspaceView {
-            overview: "The workspace holds 3 files: a.txt, b.txt, c.txt.".into(),
-            files: vec![
-                "The file a.txt has 1 line:\nThe cat sleeps.".into(),
-                "The file b.txt has 1 line:\nA penguin waddles by.".into(),
-                "The file c.txt has 1 line:\nThe dog barks.".into(),
-            ],
-        };
-        let task = "Which file mentions a penguin?";
-        let q = restated_question(task, &[], &view);
-        assert_eq!(
-            q[1].content,
-            "Which file mentions a penguin?\n\nThe workspace holds 3 files: a.txt, b.txt, c.txt.\n\n\
-             The file b.txt has 1 line:\nA penguin waddles by.\n\n\
-             The file a.txt has 1 line:\nThe cat sleeps.\n\nThe file c.txt has 1 line:\nThe dog barks."
-        );
-        let narrow = narrow_question(task, &[], &view);
-        assert_eq!(
-            narrow[1].content,
-            "The file b.txt has 1 line:\nA penguin waddles by.\n\n\
-             Question: Which file mentions a penguin?\nAnswer in a few words. Do not repeat the files."
         );
     }
 }

@@ -6,7 +6,7 @@
 //! meaning (asked to pick one, it picks by position), so it reads some file and the answer
 //! rests on that one file; shown the workspace's listing and its few small files in plain text,
 //! it answers listing, counting and "which file" questions from them. The files are shown
-//! only when the run's own results found nothing to answer from (`prompts::restated_material`).
+//! only when the run's own results found nothing to answer from (`plain_question::restated_material`).
 
 use std::collections::BTreeMap;
 

@@ -15,6 +15,7 @@ use super::{RunState, Session};
 use crate::answer_focus;
 use crate::config::ToolMode;
 use crate::events::EventSink;
+use crate::plain_question;
 use crate::prompts;
 use crate::turn::TurnSetup;
 use crate::workspace_view::workspace_view;
@@ -240,8 +241,9 @@ impl Session {
             let view = workspace_view(&self.agent.tools, &ctx);
             let history = self.history.messages().to_vec();
             let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
-            let question: Vec<Arc<Message>> =
-                shared(prompts::restated_question(&run.task, &history, &view));
+            let question: Vec<Arc<Message>> = shared(plain_question::restated_question(
+                &run.task, &history, &view,
+            ));
             let material = question
                 .last()
                 .map(|m| m.content.clone())
@@ -253,7 +255,8 @@ impl Session {
                         GuardrailAction::Retry,
                         "the answer only copied the restated tool results; asking narrowly",
                     );
-                    let narrow = shared(prompts::narrow_question(&run.task, &history, &view));
+                    let narrow =
+                        shared(plain_question::narrow_question(&run.task, &history, &view));
                     match self.ask_without_tools(run, narrow, events, cancel).await {
                         // A narrow answer that degenerated says less than the copy did.
                         Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
