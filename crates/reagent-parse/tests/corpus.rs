@@ -179,6 +179,8 @@ pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
     .any(|k| notes.contains(k));
     let prefill = if case.id.starts_with("llama-apriel") && notes.contains("prompt prefill") {
         "Here are my reasoning steps:\n".to_string()
+    } else if let Some(named) = named_prefill(notes) {
+        named.to_string()
     } else if forced_open {
         "<think>".to_string()
     } else {
@@ -206,6 +208,13 @@ pub(crate) fn options_for(case: &Case, hint: bool) -> ParseOptions {
             ReasoningMode::Extract
         },
     }
+}
+
+/// The prefill a record's notes name as ``prompt prefill `TEXT` ``: the tokens the upstream
+/// prompt ended with (Cohere's `<|START_THINKING|>`, for one).
+fn named_prefill(notes: &str) -> Option<&str> {
+    let (_, rest) = notes.split_once("prompt prefill `")?;
+    rest.split_once('`').map(|(named, _)| named)
 }
 
 /// Cases whose expectation contradicts another record or its own note (see README

@@ -191,6 +191,18 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "ollama's Laguna parser renames a call to read_file, a tool not offered, to the offered read; TensorRT-LLM's parsers other than Kimi keep a call to a tool not offered under its name (tool_index -1, see f-trt-kimi-undefined), and so does reagent, so the loop can tell the model which tools exist",
     ),
     (
+        "i-oll-glimmer-undeclared-tool",
+        "ollama's Glimmer parser keeps a block for a tool not offered as content; TensorRT-LLM's parsers other than Kimi keep a call to a tool not offered (tool_index -1, see f-trt-kimi-undefined), and so does reagent, so the loop can tell the model which tools exist",
+    ),
+    (
+        "i-oll-glimmer-no-tools-declared",
+        "with no tool offered ollama's Glimmer parser keeps a call block as content; ollama's own Nemotron 3 and Qwen3 parsers read a call with no tools offered (g-oll-nemo-think-call, g-oll-qwen3-tool-call), and so does reagent",
+    ),
+    (
+        "i-oll-glimmer-undeclared-recipient",
+        "as i-oll-glimmer-no-tools-declared and i-oll-glimmer-undeclared-tool (no tool offered, the recipient names none)",
+    ),
+    (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
     ),
