@@ -128,38 +128,6 @@ struct Acc {
     fallback: bool,
 }
 
-/// Tokens that never belong in content.
-const STRIP_TOKENS: &[&str] = &[
-    "<|START_RESPONSE|>",
-    "<|END_RESPONSE|>",
-    "<|START_TEXT|>",
-    "<|END_TEXT|>",
-    "<|end▁of▁sentence|>",
-    "<｜end▁of▁sentence｜>",
-    "<|role_end|>",
-    "<|im_end|>",
-    "<|eot_id|>",
-    "<|eom_id|>",
-    "<|endoftext|>",
-    "<|end_of_text|>",
-    "<|end|>",
-    "<|user|>",
-    "<|tool_calls_section_end|>",
-];
-
-/// Stop markers without the `<|` shape, stripped when they end the content.
-const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
-
-/// Closing tags of call wrappers: once calls were found, one left over in the content
-/// (its opener was missing) is noise, not text.
-const ORPHAN_CLOSERS: &[&str] = &[
-    "</tool_call>",
-    "</longcat_tool_call>",
-    "</seed:tool_call>",
-    "</minimax:tool_call>",
-    "[END_TOOL_REQUEST]",
-];
-
 /// Whether a strong tool-call marker starts at `i` (used to end unclosed think blocks).
 fn marker_at(t: &str, i: usize) -> bool {
     const MARKERS: &[&str] = &[
@@ -518,27 +486,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         }
         content.push_str(piece);
     }
-    if content.contains("<|") || content.contains("<｜") {
-        for tok in STRIP_TOKENS {
-            if content.contains(tok) {
-                content = content.replace(tok, "");
-            }
-        }
-    }
-    for tok in TRAILING_STOP_TOKENS {
-        let kept = content.trim_end().len();
-        // `</s>` closing an HTML `<s>` strike-through is text, not the stop marker.
-        if content[..kept].ends_with(tok) && !(*tok == "</s>" && content.contains("<s>")) {
-            content.truncate(kept - tok.len());
-        }
-    }
-    if n > 0 {
-        for tok in ORPHAN_CLOSERS {
-            if content.contains(tok) {
-                content = content.replace(tok, "");
-            }
-        }
-    }
+    content = crate::stop_tokens::strip(content, n > 0);
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }

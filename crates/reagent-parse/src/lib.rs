@@ -73,6 +73,7 @@ mod react;
 mod render;
 mod scan;
 mod schema;
+mod stop_tokens;
 mod stream;
 mod think;
 mod xml_fmts;

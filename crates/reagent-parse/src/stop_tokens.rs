@@ -1,0 +1,60 @@
+//! Stop markers and leftover wrapper tokens taken out of the content once a turn is parsed.
+
+/// Tokens that never belong in content.
+const STRIP_TOKENS: &[&str] = &[
+    "<|START_RESPONSE|>",
+    "<|END_RESPONSE|>",
+    "<|START_TEXT|>",
+    "<|END_TEXT|>",
+    "<|end▁of▁sentence|>",
+    "<｜end▁of▁sentence｜>",
+    "<|role_end|>",
+    "<|im_end|>",
+    "<|eot_id|>",
+    "<|eom_id|>",
+    "<|endoftext|>",
+    "<|end_of_text|>",
+    "<|end|>",
+    "<|user|>",
+    "<|tool_calls_section_end|>",
+];
+
+/// Stop markers without the `<|` shape, stripped when they end the content.
+const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
+
+/// Closing tags of call wrappers: once calls were found, one left over in the content
+/// (its opener was missing) is noise, not text.
+const ORPHAN_CLOSERS: &[&str] = &[
+    "</tool_call>",
+    "</longcat_tool_call>",
+    "</seed:tool_call>",
+    "</minimax:tool_call>",
+    "[END_TOOL_REQUEST]",
+];
+
+/// `content` without the tokens that never belong in it: control tokens anywhere, stop
+/// markers at its end and, once calls were found (`calls_found`), orphan wrapper closers.
+pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
+    if content.contains("<|") || content.contains("<｜") {
+        for tok in STRIP_TOKENS {
+            if content.contains(tok) {
+                content = content.replace(tok, "");
+            }
+        }
+    }
+    for tok in TRAILING_STOP_TOKENS {
+        let kept = content.trim_end().len();
+        // `</s>` closing an HTML `<s>` strike-through is text, not the stop marker.
+        if content[..kept].ends_with(tok) && !(*tok == "</s>" && content.contains("<s>")) {
+            content.truncate(kept - tok.len());
+        }
+    }
+    if calls_found {
+        for tok in ORPHAN_CLOSERS {
+            if content.contains(tok) {
+                content = content.replace(tok, "");
+            }
+        }
+    }
+    content
+}
