@@ -12,7 +12,7 @@ pub(crate) fn detect(t: &str) -> bool {
     t.contains("<|channel|>") || (t.contains("<|message|>") && t.contains("to="))
 }
 
-const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>"];
+const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>", "<|eot|>"];
 
 /// Word after `key` in `header` (up to whitespace or `<`).
 fn word_after<'a>(header: &'a str, key: &str) -> Option<&'a str> {

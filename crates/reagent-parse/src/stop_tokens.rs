@@ -9,6 +9,8 @@ const STRIP_TOKENS: &[&str] = &[
     "<|end▁of▁sentence|>",
     "<｜end▁of▁sentence｜>",
     "<|role_end|>",
+    "<|END_OF_TURN_TOKEN|>",
+    "<|eot|>",
     "<|im_end|>",
     "<|eot_id|>",
     "<|eom_id|>",

@@ -480,3 +480,30 @@ fn glm_pairs_under_an_unknown_tag_are_a_call() {
         assert_eq!(p.content.as_deref(), Some(input));
     }
 }
+
+#[test]
+fn an_end_of_turn_token_glued_to_the_text_is_not_content() {
+    for (input, content) in [
+        ("<|START_TEXT|>answer<|END_OF_TURN_TOKEN|>", "answer"),
+        ("plain answer<|END_OF_TURN_TOKEN|>", "plain answer"),
+        (" to=user<|message|>Hello<|eot|>", "Hello"),
+        (
+            " to=user<|message|>Running:\n<b>bold</b><|eot|>",
+            "Running:\n<b>bold</b>",
+        ),
+    ] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert_eq!(p.content.as_deref(), Some(content), "{input}");
+    }
+    // A Glimmer message ends at `<|eot|>`: what follows is not part of it.
+    let p = parse_both(
+        " to=get_weather<|message|><atem:function_calls>\n<atem:invoke name=\"get_weather\">\n<atem:parameter name=\"city\">SF</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eot|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "SF"}}])
+    );
+    assert_eq!(p.content, None);
+}
