@@ -7,9 +7,12 @@ use crate::engine::{non_empty, Ctx, Hit};
 use crate::scan::parse_json_lenient;
 use crate::{Family, Parsed, ParsedCall, ReasoningMode};
 
-/// Whether `t` looks like harmony output.
+/// Whether `t` looks like harmony output: a channel, a recipient, or a message opening the
+/// output with its header lost.
 pub(crate) fn detect(t: &str) -> bool {
-    t.contains("<|channel|>") || (t.contains("<|message|>") && t.contains("to="))
+    t.contains("<|channel|>")
+        || (t.contains("<|message|>")
+            && (t.contains("to=") || t.trim_start().starts_with("<|message|>")))
 }
 
 const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>", "<|eot|>"];
@@ -60,26 +63,57 @@ impl Messages {
                 }
                 out.format.get_or_insert(Family::GptOss);
             }
+            // Glimmer's message to itself is its thinking.
+            Some("self") => self.thought(raw, body, ctx),
             Some(r) if r != "user" && r != "assistant" && r != "all" => {
-                if let Some(p) = body.find('<') {
-                    if let Some(mut h) = crate::xml_fmts::try_lt(body, p, ctx) {
-                        out.calls.append(&mut h.calls);
-                        if out.format.is_none() {
-                            out.format = h.family;
-                        }
-                    }
+                let found = body
+                    .find('<')
+                    .and_then(|p| crate::xml_fmts::try_lt(body, p, ctx));
+                match found {
+                    Some(h) => out.take(h),
+                    None => out
+                        .errors
+                        .push(format!("the message to {r:?} holds no call")),
                 }
             }
             _ => match channel {
-                Some("analysis") => {
-                    if ctx.opts.reasoning == ReasoningMode::Keep {
-                        self.content.push_str(raw);
-                    } else {
-                        self.reasoning.push_str(body.trim());
-                    }
-                }
-                _ => self.content.push_str(body),
+                Some("analysis") => self.thought(raw, body, ctx),
+                _ => match whole_call_block(body, ctx) {
+                    // A fumbled header (none, or to the user) over a message that is
+                    // nothing but a call block: the call its block names.
+                    Some(h) => out.take(h),
+                    None => self.content.push_str(body),
+                },
             },
+        }
+    }
+
+    /// A message of reasoning: kept whole in the content when the options keep reasoning.
+    fn thought(&mut self, raw: &str, body: &str, ctx: &Ctx) {
+        if ctx.opts.reasoning == ReasoningMode::Keep {
+            self.content.push_str(raw);
+        } else {
+            self.reasoning.push_str(body.trim());
+        }
+    }
+}
+
+/// The call block `body` consists of, whitespace aside; `None` when it holds anything else.
+fn whole_call_block(body: &str, ctx: &Ctx) -> Option<Hit> {
+    let start = body.len() - body.trim_start().len();
+    if !body[start..].starts_with('<') {
+        return None;
+    }
+    let hit = crate::xml_fmts::try_lt(body, start, ctx)?;
+    (!hit.calls.is_empty() && body[hit.end..].trim().is_empty()).then_some(hit)
+}
+
+impl Parsed {
+    /// Take in the calls of a block found inside a message.
+    fn take(&mut self, mut hit: Hit) {
+        self.calls.append(&mut hit.calls);
+        if self.format.is_none() {
+            self.format = hit.family;
         }
     }
 }

@@ -507,3 +507,35 @@ fn an_end_of_turn_token_glued_to_the_text_is_not_content() {
     );
     assert_eq!(p.content, None);
 }
+
+#[test]
+fn glimmer_messages_to_self_are_reasoning_and_a_fumbled_header_keeps_its_call() {
+    let p = parse_both(
+        " to=self<|message|>Check the facts.<|eom|><|start|>assistant to=user<|message|>Answer<|eot|>",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("Check the facts."));
+    assert_eq!(p.content.as_deref(), Some("Answer"));
+    let block = "<atem:function_calls>\n<atem:invoke name=\"muse.bash\">\n<atem:parameter name=\"command\">pwd</atem:parameter>\n</atem:invoke>\n</atem:function_calls>";
+    let expect = json!([{"name": "muse.bash", "arguments": {"command": "pwd"}}]);
+    // A message that is nothing but a call block, under no header, the user's or a bare
+    // `assistant`, is that call.
+    for input in [
+        format!("<|message|>{block}<|eom|>"),
+        format!(" to=user<|message|>{block}<|eot|>"),
+        format!(" to=self<|message|>look<|eom|><|start|>assistant<|message|>{block}<|eom|>"),
+    ] {
+        let p = parse_both(&input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    // Beside prose the block is the user's text.
+    let input = format!(" to=user<|message|>Running:\n{block}<|eot|>");
+    let p = parse_both(&input, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content, Some(format!("Running:\n{block}")));
+    // A message to a tool that holds no call block is reported, not dropped silently.
+    let p = parse_both(" to=get_weather<|message|>{\"city\":\"SF\"}", &[]);
+    assert!(p.calls.is_empty());
+    assert!(!p.errors.is_empty());
+}
