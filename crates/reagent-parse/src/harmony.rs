@@ -118,6 +118,26 @@ impl Parsed {
     }
 }
 
+/// `t` cut before each `<|start|>` that opens a message (a header with `<|message|>` or a
+/// channel before the next `<|start|>`), the token itself left out; a `<|start|>` that
+/// opens none is text of the message it stands in.
+fn message_segments(t: &str) -> Vec<&str> {
+    const START: &str = "<|start|>";
+    let starts: Vec<usize> = t.match_indices(START).map(|(p, _)| p).collect();
+    let mut segments = Vec::new();
+    let mut from = 0;
+    for (k, &p) in starts.iter().enumerate() {
+        let next = starts.get(k + 1).copied().unwrap_or(t.len());
+        let header = &t[p + START.len()..next];
+        if header.contains("<|message|>") || header.contains("<|channel|>") {
+            segments.push(&t[from..p]);
+            from = p + START.len();
+        }
+    }
+    segments.push(&t[from..]);
+    segments
+}
+
 /// Parse harmony output; `None` if there is no message structure at all.
 pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
     if !t.contains("<|message|>") {
@@ -128,7 +148,7 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
         return None;
     }
     let mut acc = Messages::default();
-    for segment in t.split("<|start|>") {
+    for segment in message_segments(t) {
         // Messages may follow each other without `<|start|>` (`…<|end|><|channel|>…`).
         let mut rest = segment;
         let mut first = true;

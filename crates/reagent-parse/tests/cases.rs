@@ -539,3 +539,19 @@ fn glimmer_messages_to_self_are_reasoning_and_a_fumbled_header_keeps_its_call() 
     assert!(p.calls.is_empty());
     assert!(!p.errors.is_empty());
 }
+
+#[test]
+fn a_harmony_start_token_that_opens_no_message_is_text() {
+    let p = parse_both(" to=user<|message|>Use `<|start|>` here.", &[]);
+    assert_eq!(p.content.as_deref(), Some("Use `<|start|>` here."));
+    let p = parse_both(" to=self<|message|>Use `<|start|>` here.", &[]);
+    assert_eq!(p.reasoning.as_deref(), Some("Use `<|start|>` here."));
+    assert_eq!(p.content, None);
+    // One that opens a message still separates the two.
+    let p = parse_both(
+        " to=self<|message|>Think<|start|>assistant to=user<|message|>Done<|eot|>",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("Think"));
+    assert_eq!(p.content.as_deref(), Some("Done"));
+}
