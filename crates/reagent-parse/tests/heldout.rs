@@ -10,7 +10,8 @@
 //! PLaMo 3, dots, Poolside, Solar Open 2, CWM, MiMo-V2-Flash, RWKV, HyperCLOVA X and Pangu
 //! tests; batch E, ids `e-*`: mlx-lm's, mistral.rs's and lmdeploy's tool-parser tests;
 //! batch F, ids `f-trt-*`: TensorRT-LLM's tool-parser tests; batch G, ids `g-oll-*`: Ollama's
-//! parser tests not cited before; batch H, ids `h-xinf-*`: Xinference's parser tests)
+//! parser tests not cited before; batch H, ids `h-xinf-*`: Xinference's parser tests;
+//! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -312,6 +313,51 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "h-xinf-llama3-no-parameters-key",
         "reagent takes `args` as the arguments key on purpose; as h-xinf-llama3-no-name-key",
+    ),
+    (
+        "i-oll-cohere-missing-comma",
+        "two Cohere call objects with no comma between them give no call",
+    ),
+    (
+        "i-oll-glimmer-suppressed-thinking",
+        "thinking off maps to reasoning kept in the content (batch G's rule), so the message \
+         to self is content; Ollama drops it",
+    ),
+    (
+        "i-oll-glimmer-control-text-in-value",
+        "control-token text inside a parameter value (`<|eot|>`, a whole `<|start|>` header) \
+         ends the message and cuts the call",
+    ),
+    (
+        "i-oll-glimmer-stray-message-in-name",
+        "a `<|message|>` token inside an invoke name stays in the name; Ollama recovers the \
+         name around it",
+    ),
+    (
+        "i-oll-glimmer-message-tag-terminator-replaced",
+        "as i-oll-glimmer-stray-message-in-name",
+    ),
+    (
+        "i-oll-glimmer-message-tag-tag-mid-name",
+        "as i-oll-glimmer-stray-message-in-name",
+    ),
+    (
+        "i-oll-glimmer-message-tag-repeated-tags",
+        "as i-oll-glimmer-stray-message-in-name",
+    ),
+    (
+        "i-oll-glimmer-namespaced-to-read-invoke-read-read",
+        "Glimmer's template offers each tool under its namespace (`read.*`); Ollama resolves \
+         `read.read` to the offered `read`, reagent keeps the name as written",
+    ),
+    (
+        "i-oll-glimmer-namespaced-to-read-read-invoke-read-read",
+        "as i-oll-glimmer-namespaced-to-read-invoke-read-read",
+    ),
+    (
+        "i-oll-glimmer-mismatched-invoke",
+        "an invoke naming another tool than its recipient: Ollama reports an error, reagent \
+         reads the invoke's call",
     ),
 ];
 
