@@ -217,15 +217,19 @@ fn invoke_region(
         let Some(nq) = region[s..].find('"') else {
             break;
         };
-        let name = &region[s..s + nq];
-        let Some(gt) = region[s + nq..].find('>') else {
-            break;
+        let (name, tag_in_name) = invoke_name(&region[s..s + nq]);
+        let body_start = match tag_in_name {
+            // The name ran into the body: its `">` was lost.
+            Some(at) => s + at,
+            None => match region[s + nq..].find('>') {
+                Some(gt) => s + nq + gt + 1,
+                None => break,
+            },
         };
-        let body_start = s + nq + gt + 1;
         let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
             return Some(Hit::cut_after(start, t.len(), fam, calls));
         };
-        match invoke_args(&region[body_start..be], ns, name, fam, ctx) {
+        match invoke_args(&region[body_start..be], ns, &name, fam, ctx) {
             Some(args) => calls.push(ParsedCall {
                 name: name.to_string(),
                 arguments: Value::Object(args),
@@ -244,6 +248,27 @@ fn invoke_region(
     let mut hit = Hit::new(start, end, fam, calls);
     hit.errors = errors;
     Some(hit)
+}
+
+/// The tool name of an invoke from the text up to its closing quote: a control token
+/// (`<|…|>`) the model let slip in is no part of it, and a tag ends it. The offset of that
+/// tag, where the invoke's body then starts, comes second.
+fn invoke_name(raw: &str) -> (String, Option<usize>) {
+    let mut name = String::new();
+    let mut i = 0;
+    while let Some(lt) = raw[i..].find('<').map(|p| i + p) {
+        name.push_str(&raw[i..lt]);
+        let token_end = raw[lt..]
+            .strip_prefix("<|")
+            .and_then(|r| r.find("|>"))
+            .map(|e| lt + 2 + e + 2);
+        match token_end {
+            Some(end) => i = end,
+            None => return (name, Some(lt)),
+        }
+    }
+    name.push_str(&raw[i..]);
+    (name, None)
 }
 
 /// The arguments of one complete invoke; `None` when a parameter in it never closes.

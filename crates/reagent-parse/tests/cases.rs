@@ -555,3 +555,28 @@ fn a_harmony_start_token_that_opens_no_message_is_text() {
     assert_eq!(p.reasoning.as_deref(), Some("Think"));
     assert_eq!(p.content.as_deref(), Some("Done"));
 }
+
+#[test]
+fn a_control_token_in_an_invoke_name_is_no_part_of_it() {
+    let expect = json!([{"name": "read", "arguments": {"path": "go.mod"}}]);
+    let param = "<atem:parameter name=\"path\">go.mod</atem:parameter>\n";
+    for invoke in [
+        format!("read<|message|>\">{param}"),
+        format!("re<|message|>ad\">{param}"),
+        format!("read<|message|><|message|>\">{param}"),
+        // The token took the place of the name's `">`: the body starts at the next tag.
+        format!("read<|message|>{param}"),
+    ] {
+        let input = format!(
+            " to=read<|message|><atem:function_calls>\n<atem:invoke name=\"{invoke}</atem:invoke>\n</atem:function_calls><|eot|>"
+        );
+        let p = parse_both(&input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // The same in another family's invoke.
+    let p = parse_both(
+        "<minimax:tool_call>\n<invoke name=\"read<|message|>\">\n<parameter name=\"path\">go.mod</parameter>\n</invoke>\n</minimax:tool_call>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), expect);
+}

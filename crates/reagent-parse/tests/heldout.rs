@@ -329,23 +329,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          ends the message and cuts the call",
     ),
     (
-        "i-oll-glimmer-stray-message-in-name",
-        "a `<|message|>` token inside an invoke name stays in the name; Ollama recovers the \
-         name around it",
-    ),
-    (
-        "i-oll-glimmer-message-tag-terminator-replaced",
-        "as i-oll-glimmer-stray-message-in-name",
-    ),
-    (
-        "i-oll-glimmer-message-tag-tag-mid-name",
-        "as i-oll-glimmer-stray-message-in-name",
-    ),
-    (
-        "i-oll-glimmer-message-tag-repeated-tags",
-        "as i-oll-glimmer-stray-message-in-name",
-    ),
-    (
         "i-oll-glimmer-namespaced-to-read-invoke-read-read",
         "Glimmer's template offers each tool under its namespace (`read.*`); Ollama resolves \
          `read.read` to the offered `read`, reagent keeps the name as written",
