@@ -79,6 +79,8 @@ pub(crate) fn list_calls(ctx: &Ctx, t: &str, j: usize, fam: Family) -> Option<Li
         k = skip_ws(b, e);
         match b.get(k) {
             Some(b',') => k += 1,
+            // The comma between two call objects is missing: the next one starts here.
+            Some(b'{') => {}
             Some(b']') => {
                 out.end = Some(k + 1);
                 return Some(out);

@@ -580,3 +580,18 @@ fn a_control_token_in_an_invoke_name_is_no_part_of_it() {
     );
     assert_eq!(calls_of(&p), expect);
 }
+
+#[test]
+fn a_comma_missing_between_listed_call_objects_keeps_both_calls() {
+    let expect = json!([
+        {"name": "a", "arguments": {}},
+        {"name": "b", "arguments": {"x": "{not json}"}}
+    ]);
+    for input in [
+        "<|START_ACTION|>[{\"tool_call_id\": \"0\", \"tool_name\": \"a\", \"parameters\": {}}{\"tool_call_id\": \"1\", \"tool_name\": \"b\", \"parameters\": {\"x\": \"{not json}\"}}]<|END_ACTION|>",
+        "[TOOL_CALLS][{\"name\": \"a\", \"arguments\": {}}\n{\"name\": \"b\", \"arguments\": {\"x\": \"{not json}\"}}]",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+}

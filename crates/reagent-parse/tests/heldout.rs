@@ -315,10 +315,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "reagent takes `args` as the arguments key on purpose; as h-xinf-llama3-no-name-key",
     ),
     (
-        "i-oll-cohere-missing-comma",
-        "two Cohere call objects with no comma between them give no call",
-    ),
-    (
         "i-oll-glimmer-suppressed-thinking",
         "thinking off maps to reasoning kept in the content (batch G's rule), so the message \
          to self is content; Ollama drops it",
