@@ -121,7 +121,8 @@ pub(crate) fn narrowing(
     }
     let keywords = answer_focus::keywords(task);
     let mut search_words: Vec<String> = Vec::new();
-    for word in task_words(task) {
+    // A search looks for text in files; a path the task names is where to look, not what.
+    for word in task_words(task).filter(|w| !is_path_like(w)) {
         if keywords.contains(&word.to_lowercase()) && !search_words.contains(&word) {
             search_words.push(word);
         }
@@ -422,18 +423,10 @@ mod tests {
             ]
         );
         assert_eq!(story.repeated, ["fox"]);
-        // The task's distinctive words, with their case.
+        // The task's distinctive words, with their case; not the path it names.
         assert_eq!(
             n.search_words,
-            [
-                "Edit",
-                "story.txt",
-                "fox",
-                "becomes",
-                "wolf",
-                "Search",
-                "FOX"
-            ]
+            ["Edit", "fox", "becomes", "wolf", "Search", "FOX"]
         );
     }
 

@@ -1,4 +1,6 @@
 //! `grep_search{pattern, path?, include?}`: lines matching a regex, respecting `.gitignore`.
+//! Smart case, as ripgrep's `--smart-case`: a pattern with no uppercase letter matches any case
+//! (SmolLM2 searched `error` in a log of `ERROR` lines and concluded there was none).
 //!
 //! The Rust `regex` engine runs in linear time, so `(a+)+$` cannot backtrack
 //! catastrophically; the pattern length and compiled size are capped as well. Matches are
@@ -62,6 +64,17 @@ impl Tool for GrepSearch {
     }
 }
 
+/// Whether `pattern` has an uppercase letter outside an escape (`\W`, `\S` and `\D` are
+/// classes, not letters): smart case searches such a pattern exactly.
+fn has_uppercase_literal(pattern: &str) -> bool {
+    let mut escaped = false;
+    pattern.chars().any(|c| {
+        let literal = !escaped;
+        escaped = !escaped && c == '\\';
+        literal && c.is_uppercase()
+    })
+}
+
 impl GrepSearch {
     fn grep(&self, args: &Value, ctx: &ToolContext) -> Result<String, String> {
         let pattern = str_arg(args, "pattern")?;
@@ -79,6 +92,7 @@ impl GrepSearch {
             ));
         }
         let re = RegexBuilder::new(pattern)
+            .case_insensitive(!has_uppercase_literal(pattern))
             .size_limit(limits.grep_regex_size_limit)
             .dfa_size_limit(limits.grep_regex_size_limit)
             .build()
@@ -201,4 +215,19 @@ fn render(
         None => {}
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::has_uppercase_literal;
+
+    #[test]
+    fn only_uppercase_letters_outside_escapes_make_the_search_exact() {
+        for exact in ["ERROR", "Error code", "fn Main", r"\dX", "É"] {
+            assert!(has_uppercase_literal(exact), "{exact}");
+        }
+        for any_case in ["error", r"\W+error", r"\S\D", "e4711", r"\\", ""] {
+            assert!(!has_uppercase_literal(any_case), "{any_case}");
+        }
+    }
 }

@@ -177,12 +177,28 @@ fn grep_respects_gitignore_include_and_path() {
         )),
         "src/util/mod.rs:1: pub fn helper() {}"
     );
+    // Smart case: an uppercase letter makes the search exact, a lowercase pattern matches any
+    // case.
     assert_eq!(
         out(&fx.call(
             "grep_search",
             json!({"pattern": "HELPER", "path": "README.md"})
         )),
         "no matches for HELPER"
+    );
+    assert_eq!(
+        out(&fx.call(
+            "grep_search",
+            json!({"pattern": "demo", "path": "README.md"})
+        )),
+        "README.md:1: # Demo"
+    );
+    assert_eq!(
+        out(&fx.call(
+            "grep_search",
+            json!({"pattern": "Demo", "path": "README.md"})
+        )),
+        "README.md:1: # Demo"
     );
     assert_eq!(
         out(&fx.call(
