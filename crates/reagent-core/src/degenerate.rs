@@ -168,8 +168,9 @@ impl StreamWatch {
                 }
                 &self.text[from..]
             };
-            self.degenerate =
-                find(tail(TAIL_BYTES)).is_some() || repeated_line(tail(LINE_TAIL_BYTES)).is_some();
+            // The line check covers the short tail too: `find` would run it twice.
+            self.degenerate = repeated_unit(tail(TAIL_BYTES)).is_some()
+                || repeated_line(tail(LINE_TAIL_BYTES)).is_some();
         }
         self.degenerate
     }

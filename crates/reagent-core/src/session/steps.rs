@@ -227,9 +227,8 @@ impl Session {
         true
     }
 
-    /// Ask, without tools, for the final answer. Weak (constrained-mode) models get a fresh,
-    /// plain question with the tool results restated, and once more a narrower one when the
-    /// answer mostly copies what was restated; others continue the conversation.
+    /// Ask, without tools, for the final answer: weak (constrained-mode) models plainly
+    /// ([`Self::plain_final_answer`]); others continue the conversation.
     pub(super) async fn final_answer(
         &mut self,
         run: &mut RunState,
@@ -237,40 +236,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> String {
         let answer = if self.mode() == ToolMode::Constrained {
-            let ctx = ToolContext::new(self.workspace.clone());
-            let view = workspace_view(&self.agent.tools, &ctx);
-            let history = self.history.messages().to_vec();
-            let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
-            let question: Vec<Arc<Message>> = shared(plain_question::restated_question(
-                &run.task, &history, &view,
-            ));
-            let material = question
-                .last()
-                .map(|m| m.content.clone())
-                .unwrap_or_default();
-            match self.ask_without_tools(run, question, events, cancel).await {
-                Ok(answer) if answer_focus::is_echo(&answer.text, &material) => {
-                    events.guardrail(
-                        Guardrail::EchoedAnswer,
-                        GuardrailAction::Retry,
-                        "the answer only copied the restated tool results; asking narrowly",
-                    );
-                    let narrow =
-                        shared(plain_question::narrow_question(&run.task, &history, &view));
-                    match self.ask_without_tools(run, narrow, events, cancel).await {
-                        // A narrow answer that degenerated says less than the copy did.
-                        Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
-                        _ => Ok(answer),
-                    }
-                }
-                other => other,
-            }
-            .map(|mut answer| {
-                if let Some(said) = answer_focus::answer_below_question(&answer.text, &run.task) {
-                    answer.text = said;
-                }
-                answer
-            })
+            self.plain_final_answer(run, events, cancel).await
         } else {
             let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
             self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
@@ -282,6 +248,50 @@ impl Session {
             Ok(answer) => answer.text,
             Err(e) => self.final_answer_failed(run, &e, events),
         }
+    }
+
+    /// The final answer of a weak model in the constrained mode: a fresh, plain question with
+    /// the tool results restated; once more, narrowly, when the answer mostly copies what was
+    /// restated; the text under an `Answer:` label when the reply is shaped as a question and its answer.
+    async fn plain_final_answer(
+        &mut self,
+        run: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> Result<PlainAnswer, ProviderError> {
+        let ctx = ToolContext::new(self.workspace.clone());
+        let view = workspace_view(&self.agent.tools, &ctx);
+        let history = self.history.messages().to_vec();
+        let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
+        let question: Vec<Arc<Message>> = shared(plain_question::restated_question(
+            &run.task, &history, &view,
+        ));
+        let material = question
+            .last()
+            .map(|m| m.content.clone())
+            .unwrap_or_default();
+        match self.ask_without_tools(run, question, events, cancel).await {
+            Ok(answer) if answer_focus::is_echo(&answer.text, &material) => {
+                events.guardrail(
+                    Guardrail::EchoedAnswer,
+                    GuardrailAction::Retry,
+                    "the answer only copied the restated tool results; asking narrowly",
+                );
+                let narrow = shared(plain_question::narrow_question(&run.task, &history, &view));
+                match self.ask_without_tools(run, narrow, events, cancel).await {
+                    // A narrow answer that degenerated says less than the copy did.
+                    Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
+                    _ => Ok(answer),
+                }
+            }
+            other => other,
+        }
+        .map(|mut answer| {
+            if let Some(said) = answer_focus::answer_below_question(&answer.text, &run.task) {
+                answer.text = said;
+            }
+            answer
+        })
     }
 
     /// One request without tools or schema; the reply is recorded and its text returned.
