@@ -497,6 +497,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         calls.retain(|c| !c.name.trim().is_empty());
         errors.push("a tool call has an empty name".to_string());
     }
+    resolve_namespaced_names(&mut calls, &ctx.opts.tools);
     if let Some(f) = profile {
         if f.validates_names() && !ctx.opts.tools.is_empty() {
             calls.retain(|c| ctx.known(&c.name));
@@ -519,6 +520,23 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         format,
         truncated: acc.truncated,
         errors,
+    }
+}
+
+/// A call named `NAMESPACE.NAME` (`default_api.f`, Glimmer's `read.read`) where only the last
+/// segment names an offered tool is a call to that tool. A name the tools offer as written,
+/// or with no offered tool behind it, is left as the model wrote it.
+pub(crate) fn resolve_namespaced_names(calls: &mut [ParsedCall], tools: &[crate::ToolSchema]) {
+    for call in calls {
+        if tools.iter().any(|t| t.name == call.name) {
+            continue;
+        }
+        let Some((_, last)) = call.name.rsplit_once('.') else {
+            continue;
+        };
+        if let Some(tool) = tools.iter().find(|t| t.name == last) {
+            call.name = tool.name.clone();
+        }
     }
 }
 

@@ -18,6 +18,21 @@ pub(crate) fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) ->
     }
     let close_at = call_close(t, j, close);
     let end = close_at.unwrap_or(t.len());
+    // The tag opened again before this call closed: the model started over. A new call
+    // that repeats this one's text makes it one call (this one is dropped); any other
+    // ends this one there, complete.
+    let opener = format!("<{}", close.trim_start_matches("</"));
+    if let Some(again) = t[j..end].find(&opener).map(|p| j + p) {
+        let said = t[j..again].trim_end();
+        let restart = skip_ws(t.as_bytes(), again + opener.len());
+        if t[restart..].starts_with(said) {
+            return Some(Hit::new(i, again, Family::GlmXml, Vec::new()));
+        }
+        let mut hit = glm_body(t, j, again, false, ctx)?;
+        hit.start = i;
+        hit.end = again;
+        return Some(hit);
+    }
     // With neither a pair nor a closer, the call was cut off (its name may be too).
     if close_at.is_none() && !t[j..end].contains("arg_key>") {
         return Some(Hit::truncated(i, t.len(), Family::GlmXml));

@@ -123,7 +123,12 @@ impl Parsed {
 /// opens none is text of the message it stands in.
 fn message_segments(t: &str) -> Vec<&str> {
     const START: &str = "<|start|>";
-    let starts: Vec<usize> = t.match_indices(START).map(|(p, _)| p).collect();
+    let blocks = call_blocks(t);
+    let starts: Vec<usize> = t
+        .match_indices(START)
+        .map(|(p, _)| p)
+        .filter(|p| !inside(&blocks, *p))
+        .collect();
     let mut segments = Vec::new();
     let mut from = 0;
     for (k, &p) in starts.iter().enumerate() {
@@ -136,6 +141,29 @@ fn message_segments(t: &str) -> Vec<&str> {
     }
     segments.push(&t[from..]);
     segments
+}
+
+/// The spans of the complete Glimmer call blocks in `t`: control-token text inside them
+/// (a parameter value quoting `<|eot|>` or a whole `<|start|>` header) is the value's text,
+/// not the end of the message.
+fn call_blocks(t: &str) -> Vec<(usize, usize)> {
+    const OPEN: &str = "<atem:function_calls>";
+    const CLOSE: &str = "</atem:function_calls>";
+    let mut blocks = Vec::new();
+    let mut from = 0;
+    while let Some(open) = t[from..].find(OPEN).map(|p| from + p) {
+        let Some(close) = t[open..].find(CLOSE).map(|p| open + p + CLOSE.len()) else {
+            break;
+        };
+        blocks.push((open, close));
+        from = close;
+    }
+    blocks
+}
+
+/// Whether offset `p` lies inside one of `blocks`.
+fn inside(blocks: &[(usize, usize)], p: usize) -> bool {
+    blocks.iter().any(|&(open, close)| open < p && p < close)
 }
 
 /// Parse harmony output; `None` if there is no message structure at all.
@@ -166,9 +194,16 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
             first = false;
             let header = &rest[..mp];
             let after = &rest[mp + "<|message|>".len()..];
+            let blocks = call_blocks(after);
             let end = BODY_ENDS
                 .iter()
-                .filter_map(|e| after.find(e).map(|p| (p, e.len())))
+                .filter_map(|e| {
+                    let p = after
+                        .match_indices(e)
+                        .map(|(p, _)| p)
+                        .find(|p| !inside(&blocks, *p))?;
+                    Some((p, e.len()))
+                })
                 .min();
             let (body, complete) = match end {
                 Some((e, _)) => (&after[..e], true),
@@ -190,6 +225,7 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
         content,
         reasoning,
     } = acc;
+    crate::engine::resolve_namespaced_names(&mut out.calls, &ctx.opts.tools);
     out.content = non_empty(content.trim().to_string());
     out.reasoning = non_empty(reasoning);
     if out.calls.is_empty() {

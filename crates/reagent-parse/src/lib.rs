@@ -151,7 +151,8 @@ pub struct Parsed {
 /// One tool call.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ParsedCall {
-    /// Tool name exactly as the model wrote it.
+    /// Tool name as the model wrote it, except that a namespace before an offered tool's
+    /// name (`default_api.f` when `f` is offered and `default_api.f` is not) is dropped.
     pub name: String,
     /// Arguments, usually an object.
     pub arguments: Value,

@@ -2,7 +2,9 @@
 //!
 //! Rules: a closed block is reasoning, whatever it contains (calls inside are ignored);
 //! a close tag with no open tag before it makes everything before it reasoning (thinking
-//! forced open by the prompt); an unclosed block ends at the first tool-call marker.
+//! forced open by the prompt); an unclosed block ends at the first tool-call marker; an
+//! open tag repeated at the start of a block (the prompt opened it, then the model) is not
+//! part of the reasoning.
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -67,6 +69,18 @@ impl NextTag {
     }
 }
 
+/// Past the open tags that repeat the one just read (`<think><think>\n…`: the prompt
+/// opened the block and the model opened it again), whitespace between them included.
+fn past_repeated_open(t: &str, mut from: usize, open: &str) -> usize {
+    loop {
+        let rest = &t[from..];
+        let Some(again) = rest.trim_start().strip_prefix(open) else {
+            return from;
+        };
+        from = t.len() - again.len();
+    }
+}
+
 /// Split `t` into reasoning and body pieces. `is_marker(t, i)` tells whether a tool-call
 /// marker starts at byte `i`.
 pub(crate) fn split<'a>(
@@ -122,7 +136,7 @@ pub(crate) fn split<'a>(
                 after_think,
             });
         }
-        let inner_start = o + open.len();
+        let inner_start = past_repeated_open(t, o + open.len(), open);
         match next_close.find(t, k, close, inner_start) {
             Some(c) => {
                 segs.push(Seg::Reasoning {
@@ -179,5 +193,25 @@ mod tests {
         );
         let s = split("a<think>b</think>c", &none);
         assert_eq!(s.len(), 3);
+    }
+
+    #[test]
+    fn an_open_tag_repeated_at_the_start_is_not_reasoning() {
+        for t in ["<think><think>\nR</think>C", "<think>\n<think>R</think>C"] {
+            let s = split(t, &none);
+            let Seg::Reasoning { inner, .. } = &s[0] else {
+                panic!("{t}: {s:?}");
+            };
+            assert_eq!(inner.trim(), "R", "{t}");
+        }
+        // Further in, a quoted tag is the model's text.
+        let s = split("<think>R <think> tag</think>C", &none);
+        assert_eq!(
+            s[0],
+            Seg::Reasoning {
+                inner: "R <think> tag",
+                raw: "<think>R <think> tag</think>"
+            }
+        );
     }
 }

@@ -8,6 +8,7 @@ mod cases;
 mod corpus;
 mod heldout;
 mod props;
+mod recovery;
 mod smoke_fuzz;
 mod streaming;
 mod xml_typing;

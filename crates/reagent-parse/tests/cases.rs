@@ -171,7 +171,7 @@ fn stop_markers_glued_to_the_text_are_not_content() {
 
 /// Parse with tools offered (or none), and check that a stream fed one character at a
 /// time finishes with the same result.
-fn parse_both(input: &str, tools: &[(&str, Value)]) -> reagent_parse::Parsed {
+pub(crate) fn parse_both(input: &str, tools: &[(&str, Value)]) -> reagent_parse::Parsed {
     let opts = ParseOptions {
         tools: tools
             .iter()
@@ -191,7 +191,7 @@ fn parse_both(input: &str, tools: &[(&str, Value)]) -> reagent_parse::Parsed {
     whole
 }
 
-fn calls_of(p: &reagent_parse::Parsed) -> Value {
+pub(crate) fn calls_of(p: &reagent_parse::Parsed) -> Value {
     p.calls
         .iter()
         .map(|c| json!({"name": c.name, "arguments": c.arguments}))

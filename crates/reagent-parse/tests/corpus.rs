@@ -228,6 +228,14 @@ pub(crate) const CONTRADICTIONS: &[(&str, &str)] = &[
         "vllm-minimax-multiline-json-unsupported",
         "record expects no call, its own note says a tolerant parser SHOULD return it; we return it",
     ),
+    (
+        "llamaold-dsr1-think-in-content-forced-open",
+        "llama.cpp keeps a <think> the model repeats after the prompt opened one in the reasoning; ollama's Qwen3, Qwen3.8, Nemotron 3 and Laguna parsers drop it (held-out g-oll-qwen3-explicit-open, g-oll-nemo-leading-open-tag, ...); we drop it, as the record's own note allows",
+    ),
+    (
+        "llama-qwen35-empty-think-block",
+        "as llamaold-dsr1-think-in-content-forced-open: the reasoning is the repeated <think> alone, which we drop (g-oll-nemo-empty-explicit-block)",
+    ),
 ];
 
 fn norm(s: Option<&str>, strip: bool) -> Option<String> {

@@ -260,37 +260,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     ("f-trt-dsv31-malformed", "as f-trt-dsv3-malformed"),
     (
-        "g-oll-nemo-leading-open-tag",
-        "a second `<think>` after the prompt opened one: Ollama drops it, llama.cpp keeps it \
-         (two main-corpus records), and so does reagent",
-    ),
-    (
-        "g-oll-nemo-empty-explicit-block",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    (
-        "g-oll-nemo-s-split-open-tag",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    (
-        "g-oll-qwen3-explicit-open",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    ("g-oll-qwen3-split-open", "as g-oll-nemo-leading-open-tag"),
-    ("g-oll-qwen38-reference", "as g-oll-nemo-leading-open-tag"),
-    (
-        "g-oll-laguna-think-then-tool",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    (
-        "g-oll-laguna-split-tool-tag",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    (
-        "g-oll-laguna-fakeout-thinking",
-        "as g-oll-nemo-leading-open-tag",
-    ),
-    (
         "g-oll-laguna-off-think-block",
         "thinking off: Ollama's Laguna parser drops think tags that its Qwen3.5, Nemotron 3 \
          and Cogito parsers keep; reagent keeps them",
@@ -308,10 +277,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as g-oll-laguna-off-think-block",
     ),
     (
-        "g-oll-laguna-duplicated-nested",
-        "a call repeated inside an unclosed one is read twice",
-    ),
-    (
         "h-xinf-llama3-no-name-key",
         "reagent takes `function` as the name key on purpose; Xinference and vLLM's Llama 3 \
          parser read no call",
@@ -324,20 +289,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "i-oll-glimmer-suppressed-thinking",
         "thinking off maps to reasoning kept in the content (batch G's rule), so the message \
          to self is content; Ollama drops it",
-    ),
-    (
-        "i-oll-glimmer-control-text-in-value",
-        "control-token text inside a parameter value (`<|eot|>`, a whole `<|start|>` header) \
-         ends the message and cuts the call",
-    ),
-    (
-        "i-oll-glimmer-namespaced-to-read-invoke-read-read",
-        "Glimmer's template offers each tool under its namespace (`read.*`); Ollama resolves \
-         `read.read` to the offered `read`, reagent keeps the name as written",
-    ),
-    (
-        "i-oll-glimmer-namespaced-to-read-read-invoke-read-read",
-        "as i-oll-glimmer-namespaced-to-read-invoke-read-read",
     ),
     (
         "i-oll-glimmer-mismatched-invoke",

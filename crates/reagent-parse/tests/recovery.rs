@@ -1,0 +1,90 @@
+//! Hand-written cases for the recovery rules added after batch I of the held-out corpus
+//! (namespaced names, control-token text inside a call block, a GLM call opened again), each
+//! parsed whole and streamed.
+
+use serde_json::json;
+
+use crate::cases::{calls_of, parse_both};
+
+#[test]
+fn a_namespace_before_an_offered_tool_name_is_dropped() {
+    let read = (
+        "read",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    );
+    let expect = json!([{"name": "read", "arguments": {"path": "go.mod"}}]);
+    for input in [
+        " to=read<|message|><atem:function_calls>\n<atem:invoke name=\"read.read\">\n<atem:parameter name=\"path\">go.mod</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eot|>",
+        "<tool_call>{\"name\": \"default_api.read\", \"arguments\": {\"path\": \"go.mod\"}}</tool_call>",
+    ] {
+        let p = parse_both(input, std::slice::from_ref(&read));
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // A dotted name the tools offer as written, or one with no offered tool behind it,
+    // stays as the model wrote it; so does every name when no tools are offered.
+    let dotted = ("fs.read", json!({"type": "object"}));
+    let p = parse_both(
+        "<tool_call>{\"name\": \"fs.read\", \"arguments\": {}}</tool_call>",
+        &[dotted, read.clone()],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "fs.read", "arguments": {}}]));
+    for tools in [vec![read], vec![]] {
+        let p = parse_both(
+            "<tool_call>{\"name\": \"fs.write\", \"arguments\": {}}</tool_call>",
+            &tools,
+        );
+        assert_eq!(calls_of(&p), json!([{"name": "fs.write", "arguments": {}}]));
+    }
+}
+
+#[test]
+fn control_token_text_inside_a_call_block_is_the_value() {
+    let value = "literal <|eot|> and <|start|>assistant to=user<|message|> text";
+    let input = format!(
+        " to=echo<|message|><atem:function_calls>\n<atem:invoke name=\"echo\">\n<atem:parameter name=\"text\">{value}</atem:parameter>\n</atem:invoke>\n</atem:function_calls><|eot|>"
+    );
+    let p = parse_both(&input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "echo", "arguments": {"text": value}}])
+    );
+    assert_eq!(p.content, None);
+    // After the block, the tokens end the message and open the next one as before.
+    let p = parse_both(
+        &format!("{input}<|start|>assistant to=user<|message|>Done<|eot|>"),
+        &[],
+    );
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(p.content.as_deref(), Some("Done"));
+}
+
+#[test]
+fn a_call_opened_again_before_it_closed() {
+    let skill = json!([{"name": "skill", "arguments": {"name": "git-diff-review"}}]);
+    // The model started the same call over: one call.
+    let p = parse_both(
+        "<tool_call>skill\n{\"name\":\"git-diff-review\"}\n<tool_call>skill\n{\"name\":\"git-diff-review\"}</tool_call>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), skill);
+    let p = parse_both(
+        "<tool_call>get_weather<arg_key>city</arg_key><tool_call>get_weather<arg_key>city</arg_key><arg_value>Paris</arg_value></tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+    // Another call after the opener: the first one ends there, complete.
+    let p = parse_both(
+        "<tool_call>skill\n{\"name\":\"git-diff-review\"}\n<tool_call>clock\n{\"zone\":\"UTC\"}</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "skill", "arguments": {"name": "git-diff-review"}},
+            {"name": "clock", "arguments": {"zone": "UTC"}}
+        ])
+    );
+}
