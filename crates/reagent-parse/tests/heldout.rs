@@ -11,7 +11,8 @@
 //! tests; batch E, ids `e-*`: mlx-lm's, mistral.rs's and lmdeploy's tool-parser tests;
 //! batch F, ids `f-trt-*`: TensorRT-LLM's tool-parser tests; batch G, ids `g-oll-*`: Ollama's
 //! parser tests not cited before; batch H, ids `h-xinf-*`: Xinference's parser tests;
-//! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests)
+//! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests;
+//! batch K, ids `k-*`: SGLang's Qwen3-Coder, Kimi K3, K2-V3, unknown-tool and parallel-call tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -202,6 +203,14 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "i-oll-glimmer-undeclared-recipient",
         "as i-oll-glimmer-no-tools-declared and i-oll-glimmer-undeclared-tool (no tool offered, the recipient names none)",
+    ),
+    (
+        "k-sgl-unknown-tool-dropped",
+        "SGLang's default (SGLANG_FORWARD_UNKNOWN_TOOLS off) drops a call to a tool that was not offered; the same test file forwards it with the switch on (k-sgl-unknown-tool-forwarded) and SGLang's K2-V3 detector forwards one by default (k-sgl-k2v3-unknown-tool-forwarded); reagent keeps it, as sgl-py-glm45-unknown-name",
+    ),
+    (
+        "k-sgl-kimik3-parser-no-tools-declared",
+        "with no tool offered SGLang's Kimi K3 parser drops the call; ollama's Nemotron 3 and Qwen3 parsers read a call with no tools offered (g-oll-nemo-think-call, g-oll-qwen3-tool-call), and so does reagent, as i-oll-glimmer-no-tools-declared",
     ),
     (
         "ov-q3c-repeated-param",
