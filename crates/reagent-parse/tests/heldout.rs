@@ -11,7 +11,8 @@
 //! tests; batch E, ids `e-*`: mlx-lm's, mistral.rs's and lmdeploy's tool-parser tests;
 //! batch F, ids `f-trt-*`: TensorRT-LLM's tool-parser tests; batch G, ids `g-oll-*`: Ollama's
 //! parser tests not cited before; batch H, ids `h-xinf-*`: Xinference's parser tests;
-//! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests)
+//! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests;
+//! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -202,6 +203,10 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "i-oll-glimmer-undeclared-recipient",
         "as i-oll-glimmer-no-tools-declared and i-oll-glimmer-undeclared-tool (no tool offered, the recipient names none)",
+    ),
+    (
+        "l-oll-gemma4-thinking-disabled-channel",
+        "with thinking off ollama's Gemma 4 parser drops a <|channel>…<channel|> block; ollama's Qwen3-VL parser with no thinking keeps a whole <think>…</think> block as content (l-oll-qwen3vl-nt-trip-thinking, qwen3vl_nonthinking_test.go), and so does reagent (batch G's rule: thinking off keeps the reasoning in the content)",
     ),
     (
         "ov-q3c-repeated-param",
