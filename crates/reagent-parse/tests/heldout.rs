@@ -399,9 +399,9 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     (
         "j-sglr-mistral-streaming-closing-bracket",
-        "text after a Mistral `[TOOL_CALLS] [...]` list is dropped; SGLang's streamed test \
-         keeps it, while its whole-output test drops it (j-sglr-mistral-real-world, which \
-         reagent passes)",
+        "text after a Mistral `[TOOL_CALLS] [...]` list is dropped on purpose (family.rs, \
+         after vLLM's non-streaming Mistral parser); SGLang's streamed test keeps it, while \
+         its whole-output test drops it (j-sglr-mistral-real-world, which reagent passes)",
     ),
     (
         "j-sglr-mistral-streaming-bracket-in-text",
