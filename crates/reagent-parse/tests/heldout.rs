@@ -13,7 +13,8 @@
 //! parser tests not cited before; batch H, ids `h-xinf-*`: Xinference's parser tests;
 //! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests;
 //! batch K, ids `k-*`: SGLang's Qwen3-Coder, Kimi K3, K2-V3, unknown-tool and parallel-call tests;
-//! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test)
+//! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
+//! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -220,6 +221,43 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "ov-q3c-repeated-param",
         "a parameter given twice: OpenVINO Model Server keeps the first value, vLLM the later one (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent",
+    ),
+    (
+        "j-sglr-deepseek-complete",
+        "SGLang's Rust parsers drop the text after the calls in a whole output; the same MiniMax and Mistral parsers streamed keep it (j-sglr-minimax-char-by-char, j-sglr-mistral-streaming-closing-bracket), SGLang's Python tests keep it (sgl-minicpm4-single-around), ollama keeps it (main corpus, ollama-ds3-content-after-call), and so does reagent; the calls match",
+    ),
+    ("j-sglr-glm4-complete", "as j-sglr-deepseek-complete"),
+    ("j-sglr-kimik2-complete", "as j-sglr-deepseek-complete"),
+    ("j-sglr-minimax-complete", "as j-sglr-deepseek-complete"),
+    (
+        "j-sglr-minimax-text-before-and-after",
+        "as j-sglr-deepseek-complete",
+    ),
+    (
+        "j-sglr-llama-python-tag-format",
+        "as sgl-py-llama32-trailing-text (SGLang's Rust Llama parser keeps the text before <|python_tag|>); the call matches",
+    ),
+    ("j-sglr-llama-text-before", "as j-sglr-llama-python-tag-format"),
+    (
+        "j-sglr-llama-json-trailing-text",
+        "SGLang's Rust Llama parser reads no call where text follows the JSON; SGLang's Python Llama 3.2 test reads the call (sgl-py-llama32-trailing-text), its Rust JSON parser reads a call inside text (j-sglr-json-extraction-from-text), vLLM reads it and drops the text (main corpus, vllm-llama3-*), and reagent follows vLLM",
+    ),
+    (
+        "j-sglr-minimax-nested-json",
+        "with no tool schema SGLang's Rust MiniMax M2 parser keeps a JSON object or list as text; its GLM-4 MoE test decodes the same values (j-sglr-glm4-nested-json), and reagent reads JSON for MiniMax with no schema (as vllm-minimax-m2-two-params-no-schema)",
+    ),
+    ("j-sglr-minimax-nested-xml-like", "as j-sglr-minimax-nested-json"),
+    (
+        "j-sglr-minimax-invalid-json-in-params",
+        "as j-sglr-minimax-nested-json (the valid object {\"key\": \"value\"} is kept as text upstream)",
+    ),
+    (
+        "j-sglr-minimax-invalid-function-name",
+        "SGLang's Rust MiniMax M2 parser skips a call to a tool that was not offered; reagent keeps it, as sgl-py-glm45-unknown-name (TensorRT-LLM's parsers other than Kimi keep it too, see f-trt-kimi-undefined)",
+    ),
+    (
+        "j-sglr-minimax-invalid-function-progressive",
+        "as j-sglr-minimax-invalid-function-name (upstream hands the block back as text)",
     ),
 ];
 
@@ -470,6 +508,31 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "l-oll-qwen3vl-t-interleaved-thinking",
         "as l-oll-qwen3vl-t-trip-thinking",
+    ),
+    (
+        "j-sglr-gptoss-namespace",
+        "a harmony recipient outside `functions.` (`to=api.users.create`) is read as no call; \
+         SGLang takes the last dotted part as the name",
+    ),
+    (
+        "j-sglr-minimax-xml-entities",
+        "entities in MiniMax parameter text (`&lt;`, `&quot;`, `&amp;`) are kept as data \
+         (the robustness rule); SGLang unescapes them",
+    ),
+    (
+        "j-sglr-minimax-invoke-without-name",
+        "a MiniMax block whose invoke has no name is dropped; SGLang hands the whole block \
+         back as text",
+    ),
+    (
+        "j-sglr-mistral-streaming-closing-bracket",
+        "text after a Mistral `[TOOL_CALLS] [...]` list is dropped on purpose (family.rs, \
+         after vLLM's non-streaming Mistral parser); SGLang's streamed test keeps it, while \
+         its whole-output test drops it (j-sglr-mistral-real-world, which reagent passes)",
+    ),
+    (
+        "j-sglr-mistral-streaming-bracket-in-text",
+        "as j-sglr-mistral-streaming-closing-bracket",
     ),
 ];
 
