@@ -69,9 +69,37 @@ impl Messages {
                 let found = body
                     .find('<')
                     .and_then(|p| crate::xml_fmts::try_lt(body, p, ctx));
-                match found {
-                    Some(h) => out.take(h),
-                    None => out
+                match (found, channel) {
+                    (Some(h), _) => out.take(h),
+                    // A harmony message to a namespaced tool (`to=api.users.create`) with a
+                    // JSON body: a call to the tool the recipient's last segment names,
+                    // unless the tools offer the recipient as written.
+                    (None, Some(_)) if body.trim_start().starts_with('{') => {
+                        match parse_json_lenient(body.trim()) {
+                            Some(arguments @ Value::Object(_)) => {
+                                let offered = ctx.opts.tools.iter().any(|t| t.name == r);
+                                let name = if offered {
+                                    r
+                                } else {
+                                    r.rsplit('.').next().unwrap_or(r)
+                                };
+                                out.calls.push(ParsedCall {
+                                    name: name.to_string(),
+                                    arguments,
+                                    id: None,
+                                });
+                                out.format.get_or_insert(Family::GptOss);
+                            }
+                            _ if !complete => {
+                                out.truncated = true;
+                                out.errors.push(format!("call to {r:?} was cut off"));
+                            }
+                            _ => out
+                                .errors
+                                .push(format!("the message to {r:?} is not a JSON object")),
+                        }
+                    }
+                    (None, _) => out
                         .errors
                         .push(format!("the message to {r:?} holds no call")),
                 }

@@ -510,11 +510,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as l-oll-qwen3vl-t-trip-thinking",
     ),
     (
-        "j-sglr-gptoss-namespace",
-        "a harmony recipient outside `functions.` (`to=api.users.create`) is read as no call; \
-         SGLang takes the last dotted part as the name",
-    ),
-    (
         "j-sglr-minimax-xml-entities",
         "entities in MiniMax parameter text (`&lt;`, `&quot;`, `&amp;`) are kept as data \
          (the robustness rule); SGLang unescapes them",

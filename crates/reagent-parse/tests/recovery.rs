@@ -88,3 +88,27 @@ fn a_call_opened_again_before_it_closed() {
         ])
     );
 }
+
+#[test]
+fn a_harmony_message_to_a_namespaced_tool_is_a_call() {
+    let input = "<|channel|>commentary to=api.users.create<|constrain|>json<|message|>{\"name\": \"John\"}<|call|>";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "create", "arguments": {"name": "John"}}])
+    );
+    // A recipient the tools offer as written keeps its whole name.
+    let offered = ("api.users.create", json!({"type": "object"}));
+    let p = parse_both(input, &[offered]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "api.users.create", "arguments": {"name": "John"}}])
+    );
+    // A body that is no JSON object is an error, not a call.
+    let p = parse_both(
+        "<|channel|>commentary to=api.users.create<|message|>hello<|call|>",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+    assert!(!p.errors.is_empty());
+}
