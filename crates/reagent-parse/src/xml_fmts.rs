@@ -135,12 +135,23 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             };
             let key = &t[ks..ks + kgt];
             let vs = ks + kgt + 1;
-            let Some(ve) = t[vs..].find("</parameter>").map(|q| vs + q) else {
+            let Some((len, closed)) = qwen_value_len(&t[vs..]) else {
                 return Some(Hit::truncated(start, t.len(), fam));
             };
-            let raw = qwen_value(&t[vs..ve]);
+            let ve = vs + len;
+            let raw = if closed {
+                qwen_value(&t[vs..ve])
+            } else {
+                let v = &t[vs..ve];
+                let v = v.strip_suffix('\n').unwrap_or(v);
+                v.strip_prefix('\n').unwrap_or(v)
+            };
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
-            p = ve + "</parameter>".len();
+            p = if closed {
+                ve + "</parameter>".len()
+            } else {
+                ve
+            };
         }
         calls.push(ParsedCall {
             name: name.to_string(),
@@ -154,6 +165,29 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
     }
     let end = skip_close_tag(t, k, close);
     Some(Hit::new(start, end, fam, calls))
+}
+
+/// The length of the `<parameter=k>` value at the start of `rest`, and whether its own
+/// `</parameter>` closes it. A value with no closer before the next `<parameter=`, or
+/// before its function's `</function>`, ends there (the model left the closer out); a
+/// `</function>` inside a value whose closer follows, with no `<function=` between, is
+/// text. `None`: the output ends inside the value.
+fn qwen_value_len(rest: &str) -> Option<(usize, bool)> {
+    let explicit = rest.find("</parameter>");
+    let next_param = rest.find("<parameter=");
+    let fn_close = rest.find("</function>");
+    if let Some(e) = explicit {
+        let before_next = next_param.is_none_or(|n| e < n);
+        let fn_close_is_text = fn_close.is_none_or(|f| e < f || !rest[f..e].contains("<function="));
+        if before_next && fn_close_is_text {
+            return Some((e, true));
+        }
+    }
+    let implicit = match (next_param, fn_close) {
+        (Some(n), Some(f)) => n.min(f),
+        (n, f) => n.or(f)?,
+    };
+    Some((implicit, false))
 }
 
 /// The text of a `<parameter=k>` value: one delimiter newline on each side (only when the

@@ -348,11 +348,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          reads the invoke's call",
     ),
     (
-        "k-sgl-q3c-case-implicit-parameter-close",
-        "a Qwen3-Coder parameter with no `</parameter>`: reagent flags the call as cut off; \
-         SGLang ends the value at the next `<parameter=` or `</function>`",
-    ),
-    (
         "k-sgl-kimik3-single",
         "Kimi K3's XTML markup (`<|open|>tools<|sep|>`, `<|open|>call tool=\"…\"`, \
          `<|open|>argument key=\"…\" type=\"…\"`) is not read: no call, the markup stays content",

@@ -112,3 +112,33 @@ fn a_harmony_message_to_a_namespaced_tool_is_a_call() {
     assert!(p.calls.is_empty());
     assert!(!p.errors.is_empty());
 }
+
+#[test]
+fn a_qwen3_coder_value_without_its_closer_ends_at_the_next_tag() {
+    let weather = (
+        "get_weather",
+        json!({"type": "object", "properties": {
+            "city": {"type": "string"}, "unit": {"type": "string"}, "days": {"type": "integer"}}}),
+    );
+    let expect = json!([{"name": "get_weather", "arguments": {"city": "Paris", "unit": "celsius", "days": 3}}]);
+    for input in [
+        "<function=get_weather>\n<parameter=city>Paris\n<parameter=unit>celsius\n<parameter=days>3\n</function>",
+        "<tool_call>\n<function=get_weather>\n<parameter=city>\nParis\n</parameter>\n<parameter=unit>celsius\n<parameter=days>3</parameter>\n</function>\n</tool_call>",
+    ] {
+        let p = parse_both(input, std::slice::from_ref(&weather));
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // A `</function>` inside a value whose own closer follows is text.
+    let p = parse_both(
+        "<function=write>\n<parameter=code>\nend </function> here\n</parameter>\n</function>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write", "arguments": {"code": "end </function> here"}}])
+    );
+    // The output ending inside a value is still a cut-off call.
+    let p = parse_both("<function=get_weather>\n<parameter=city>Par", &[]);
+    assert!(p.calls.is_empty());
+    assert!(p.truncated);
+}
