@@ -196,16 +196,39 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned.push_str(text);
         t = &owned;
     }
-    if t.contains(MINIMAX_NOISE) {
-        // MiniMax M3 prefixes every tag with noise: read the text without it, but a text
-        // that holds no call after all keeps what it said.
-        let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
+    if let Some(plain) = without_vendor_noise(t) {
+        // Read the tags without their vendor noise, but a text that holds no call after
+        // all keeps what it said.
+        let parsed = parse_text(&plain, opts);
         if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
             return with_fallback(parse_text(t, opts), opts);
         }
         return parsed;
     }
     with_fallback(parse_text(t, opts), opts)
+}
+
+/// The tool-call tags of `t` without a vendor's noise: MiniMax M3 writes `]<]minimax[>[`
+/// before each tag; K2-V3 puts GLM's tags under a namespace (`<ifm|tool_call>`,
+/// `<ifm|arg_key>`, `</ifm|arg_value>`, …). `None` when there is none.
+fn without_vendor_noise(t: &str) -> Option<String> {
+    if t.contains(MINIMAX_NOISE) {
+        return Some(t.replace(MINIMAX_NOISE, ""));
+    }
+    let bar = t.find("|tool_call")?;
+    let lt = t[..bar].rfind('<')?;
+    let ns = t[lt + 1..bar].trim_start_matches('/');
+    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
+    if ns.is_empty() || ns.len() > 16 || !ns.bytes().all(word) {
+        return None;
+    }
+    let mut plain = t.to_string();
+    for tag in ["tool_call", "arg_key", "arg_value", "arg_type"] {
+        plain = plain
+            .replace(&format!("<{ns}|{tag}"), &format!("<{tag}"))
+            .replace(&format!("</{ns}|{tag}"), &format!("</{tag}"));
+    }
+    Some(plain)
 }
 
 /// A turn where no family found a call gets the general fallback's look

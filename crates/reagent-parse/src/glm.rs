@@ -1,7 +1,8 @@
 //! GLM-4.5/4.7 tool calls: `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`
 //! (newlines optional), and the same pairs under a vendor prefix (`<longcat_arg_key>`).
-//! String values are raw text; other types follow the schema. A JSON object after the name,
-//! in place of pairs, is the arguments.
+//! String values are raw text; other types follow the schema, or the type K2-V3 names
+//! before a value (`<arg_type>string</arg_type>`). A JSON object after the name, in place of
+//! pairs, is the arguments.
 
 use serde_json::{Map, Value};
 
@@ -112,6 +113,8 @@ struct PairTags {
     key_close: String,
     value_open: String,
     value_close: String,
+    type_open: String,
+    type_close: String,
 }
 
 impl PairTags {
@@ -126,6 +129,8 @@ impl PairTags {
             key_close: format!("</{prefix}arg_key>"),
             value_open: format!("<{prefix}arg_value>"),
             value_close: format!("</{prefix}arg_value>"),
+            type_open: format!("<{prefix}arg_type>"),
+            type_close: format!("</{prefix}arg_type>"),
         }
     }
 }
@@ -177,6 +182,15 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
         while let Some(r) = body[after..].strip_prefix("\\n") {
             after = skip_ws(body.as_bytes(), body.len() - r.len());
         }
+        // K2-V3 may name the value's type between key and value (`<arg_type>string</arg_type>`).
+        let mut declared = None;
+        if let Some(r) = body[after..].strip_prefix(tags.type_open.as_str()) {
+            let ts = body.len() - r.len();
+            if let Some(te) = body[ts..].find(&tags.type_close).map(|q| ts + q) {
+                declared = Some(body[ts..te].trim());
+                after = skip_ws(body.as_bytes(), te + tags.type_close.len());
+            }
+        }
         let Some(vs) = body[after..]
             .strip_prefix(tags.value_open.as_str())
             .map(|r| body.len() - r.len())
@@ -199,7 +213,13 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
         } else {
             raw.trim_end()
         };
-        args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+        let value = match declared {
+            Some(ty) => {
+                crate::schema::type_raw(raw, Some(&serde_json::json!({ "type": ty })), true)
+            }
+            None => typed(ctx, fam, name, key, raw),
+        };
+        args.insert(key.to_string(), value);
         p = next;
     }
     Some(Hit::one_call(j, end, fam, name, Value::Object(args)))

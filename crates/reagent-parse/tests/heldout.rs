@@ -374,20 +374,8 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as k-sgl-kimik3-truncated-marker (`<|open|>tool`)",
     ),
     (
-        "k-sgl-k2v3-single",
-        "K2-V3's IFM markup (GLM's `<tool_call>NAME<arg_key>…` with every tag prefixed `ifm|`) \
-         is not read: no call, the markup stays content",
-    ),
-    ("k-sgl-k2v3-schema-typed", "as k-sgl-k2v3-single"),
-    ("k-sgl-k2v3-no-args", "as k-sgl-k2v3-single"),
-    ("k-sgl-k2v3-unknown-tool-forwarded", "as k-sgl-k2v3-single"),
-    (
-        "k-sgl-k2v3-xml-typed-string",
-        "as k-sgl-k2v3-single (and its inline `<ifm|arg_type>` is not read)",
-    ),
-    (
         "k-sgl-k2v3-ifm-think-prefix",
-        "as k-sgl-k2v3-single (and `<ifm|think>` is not reasoning)",
+        "K2-V3's `<ifm|think>` block is not reasoning: it stays in the content",
     ),
     ("k-sgl-k2v3-effort-think", "as k-sgl-k2v3-ifm-think-prefix"),
     (
@@ -398,7 +386,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "k-sgl-k2v3-effort-think-faster",
         "as k-sgl-k2v3-ifm-think-prefix (`<ifm|think_faster>`)",
     ),
-    ("k-sgl-k2v3-legacy-think", "as k-sgl-k2v3-single"),
     ("k-sgl-k2v3-full-pipeline", "as k-sgl-k2v3-ifm-think-prefix"),
     (
         "k-sgl-unknown-tool-forwarded",

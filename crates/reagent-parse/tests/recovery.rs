@@ -142,3 +142,30 @@ fn a_qwen3_coder_value_without_its_closer_ends_at_the_next_tag() {
     assert!(p.calls.is_empty());
     assert!(p.truncated);
 }
+
+#[test]
+fn glm_tags_under_a_vendor_namespace_are_glm_tags() {
+    let p = parse_both(
+        "<ifm|tool_call>get_weather<ifm|arg_key>city</ifm|arg_key><ifm|arg_value>Tokyo</ifm|arg_value></ifm|tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Tokyo"}}])
+    );
+    assert_eq!(p.content, None);
+    // A type named before the value types it: `string` keeps digits as text.
+    let p = parse_both(
+        "<ifm|tool_call>study<ifm|arg_key>id</ifm|arg_key><ifm|arg_type>string</ifm|arg_type><ifm|arg_value>12345</ifm|arg_value><ifm|arg_key>n</ifm|arg_key><ifm|arg_type>integer</ifm|arg_type><ifm|arg_value>7</ifm|arg_value></ifm|tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "study", "arguments": {"id": "12345", "n": 7}}])
+    );
+    // Prose naming such a tag holds no call and keeps its text.
+    let text = "Write <ifm|tool_call> to call a tool.";
+    let p = parse_both(text, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some(text));
+}
