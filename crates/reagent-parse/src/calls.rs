@@ -86,6 +86,21 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
     })
 }
 
+/// A call with no arguments from an object that holds nothing but its name (and perhaps an
+/// id): `{"name": "now"}`. Only where a call tag says a call is meant.
+pub(crate) fn name_only_call(v: &Value) -> Option<ParsedCall> {
+    let m = v.as_object()?;
+    let name = m.get("name")?.as_str().filter(|n| !n.trim().is_empty())?;
+    if m.keys().any(|k| k != "name" && k != "id") {
+        return None;
+    }
+    Some(ParsedCall {
+        name: name.to_string(),
+        arguments: Value::Object(Map::new()),
+        id: id_of(m),
+    })
+}
+
 /// Calls from a decoded value: a call object, a `{"tool_calls": [...]}` wrapper, or a
 /// non-empty list of call objects (all elements must be calls).
 pub(crate) fn calls_from_value(v: &Value, rules: CallRules) -> Option<Vec<ParsedCall>> {

@@ -66,7 +66,10 @@ fn wrapped_json(
     let good_list = || list_hit(ctx, t, start, j, close, family).filter(|h| !h.calls.is_empty());
     match json_at(ctx, t, j) {
         JsonAt::Value(v, e) => {
-            let calls = calls_from_owned(v, ctx.rules(family));
+            // Inside a call tag, an object that is only a name (`{"name": "now"}`) is a call
+            // with no arguments; bare JSON like that stays an answer.
+            let named = crate::calls::name_only_call(&v);
+            let calls = calls_from_owned(v, ctx.rules(family)).or(named.map(|c| vec![c]));
             let end = skip_close(t, e, close);
             match calls {
                 Some(calls) => Some(Hit::new(start, end, family, calls)),

@@ -477,11 +477,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as l-oll-qwen3vl-t-prefill-content-close",
     ),
     (
-        "l-oll-qwen3vl-t-ws-then-call",
-        "a Hermes call object with a name and no arguments key (`{\"name\":\"test\"}`) is \
-         not read as a call",
-    ),
-    (
         "l-oll-qwen3vl-t-trip-thinking",
         "(passed when scored, a miss since 960fb95) a `<think>` the model repeats after the \
          prompt opened one: ollama's Qwen3-VL parser keeps it in the reasoning, as llama.cpp \

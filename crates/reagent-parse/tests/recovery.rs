@@ -169,3 +169,27 @@ fn glm_tags_under_a_vendor_namespace_are_glm_tags() {
     assert!(p.calls.is_empty());
     assert_eq!(p.content.as_deref(), Some(text));
 }
+
+#[test]
+fn a_tagged_object_that_is_only_a_name_is_a_call_without_arguments() {
+    for input in [
+        "<tool_call>{\"name\":\"now\"}</tool_call>",
+        "<tool_call>\n{\"name\": \"now\", \"id\": \"c1\"}\n</tool_call>",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "now", "arguments": {}}]),
+            "{input}"
+        );
+    }
+    // Bare, it is an answer; with another key than the arguments, no call is guessed.
+    let p = parse_both("{\"name\": \"now\"}", &[]);
+    assert!(p.calls.is_empty());
+    let p = parse_both(
+        "<tool_call>{\"name\": \"now\", \"options\": {}}</tool_call>",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+    assert!(!p.errors.is_empty());
+}
