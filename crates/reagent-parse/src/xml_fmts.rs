@@ -275,8 +275,12 @@ fn invoke_region(
         }
         p = be + end_tag.len();
     }
-    if calls.is_empty() && errors.is_empty() && close_at.is_none() {
-        return Some(Hit::truncated(start, t.len(), fam));
+    if calls.is_empty() && errors.is_empty() {
+        // A closed block with no invoke that names a tool (`<invoke>` with no name) is the
+        // model's text, not swallowed; an open one was cut off.
+        return close_at
+            .is_none()
+            .then(|| Hit::truncated(start, t.len(), fam));
     }
     let end = close_at.map_or(t.len(), |c| c + close.len());
     let mut hit = Hit::new(start, end, fam, calls);

@@ -492,11 +492,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          (the robustness rule); SGLang unescapes them",
     ),
     (
-        "j-sglr-minimax-invoke-without-name",
-        "a MiniMax block whose invoke has no name is dropped; SGLang hands the whole block \
-         back as text",
-    ),
-    (
         "j-sglr-mistral-streaming-closing-bracket",
         "text after a Mistral `[TOOL_CALLS] [...]` list is dropped on purpose (family.rs, \
          after vLLM's non-streaming Mistral parser); SGLang's streamed test keeps it, while \

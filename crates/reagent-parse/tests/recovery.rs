@@ -193,3 +193,15 @@ fn a_tagged_object_that_is_only_a_name_is_a_call_without_arguments() {
     assert!(p.calls.is_empty());
     assert!(!p.errors.is_empty());
 }
+
+#[test]
+fn a_call_block_that_names_no_tool_is_text() {
+    let block = "<minimax:tool_call>\n<invoke>\n<parameter name=\"city\">Miami</parameter>\n</invoke>\n</minimax:tool_call>";
+    let p = parse_both(block, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some(block));
+    // Cut off before any invoke, it is still a cut-off call.
+    let p = parse_both("Sure.<minimax:tool_call>\n<inv", &[]);
+    assert!(p.calls.is_empty());
+    assert!(p.truncated);
+}
