@@ -90,10 +90,11 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
 /// id): `{"name": "now"}`. Only where a call tag says a call is meant.
 pub(crate) fn name_only_call(v: &Value) -> Option<ParsedCall> {
     let m = v.as_object()?;
-    let name = m.get("name")?.as_str().filter(|n| !n.trim().is_empty())?;
-    if m.keys().any(|k| k != "name" && k != "id") {
+    // Checked by size first: this runs on every tagged call object.
+    if m.len() > 2 || (m.len() == 2 && !m.contains_key("id")) {
         return None;
     }
+    let name = m.get("name")?.as_str().filter(|n| !n.trim().is_empty())?;
     Some(ParsedCall {
         name: name.to_string(),
         arguments: Value::Object(Map::new()),

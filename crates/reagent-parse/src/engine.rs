@@ -196,26 +196,34 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned.push_str(text);
         t = &owned;
     }
-    if let Some(plain) = without_vendor_noise(t) {
-        // Read the tags without their vendor noise, but a text that holds no call after
-        // all keeps what it said.
-        let parsed = parse_text(&plain, opts);
+    if t.contains(MINIMAX_NOISE) {
+        // MiniMax M3 prefixes every tag with noise: read the text without it, but a text
+        // that holds no call after all keeps what it said.
+        let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
         if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
             return with_fallback(parse_text(t, opts), opts);
         }
         return parsed;
     }
-    with_fallback(parse_text(t, opts), opts)
+    let parsed = with_fallback(parse_text(t, opts), opts);
+    if parsed.calls.is_empty() && !parsed.truncated {
+        // Only a text that holds no call is looked at again for namespaced tags.
+        if let Some(plain) = without_namespace(t) {
+            let read = parse_text(&plain, opts);
+            if !read.calls.is_empty() || read.truncated {
+                return read;
+            }
+        }
+    }
+    parsed
 }
 
-/// The tool-call tags of `t` without a vendor's noise: MiniMax M3 writes `]<]minimax[>[`
-/// before each tag; K2-V3 puts GLM's tags under a namespace (`<ifm|tool_call>`,
+/// The GLM tags of `t` without the namespace K2-V3 puts them under (`<ifm|tool_call>`,
 /// `<ifm|arg_key>`, `</ifm|arg_value>`, …). `None` when there is none.
-fn without_vendor_noise(t: &str) -> Option<String> {
-    if t.contains(MINIMAX_NOISE) {
-        return Some(t.replace(MINIMAX_NOISE, ""));
-    }
-    let bar = t.find("|tool_call")?;
+fn without_namespace(t: &str) -> Option<String> {
+    // From the first tag on (a byte search): prose with no tag is not searched twice.
+    let first_tag = t.find('<')?;
+    let bar = first_tag + t[first_tag..].find("|tool_call")?;
     let lt = t[..bar].rfind('<')?;
     let ns = t[lt + 1..bar].trim_start_matches('/');
     let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
