@@ -158,6 +158,7 @@ fn marker_at(t: &str, i: usize) -> bool {
         || crate::kimi_k3::CHANNEL_OPENERS
             .iter()
             .any(|m| rest.starts_with(m))
+        || crate::kimi_k3::marker_cut_off(rest)
 }
 
 fn first_marker(t: &str, from: usize) -> Option<usize> {

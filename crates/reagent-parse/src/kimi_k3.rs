@@ -90,8 +90,9 @@ fn cut_off(after: &str) -> bool {
     })
 }
 
-/// Whether `rest` is a marker cut off at the end of the output (`<|open|>tool`).
-fn marker_cut_off(rest: &str) -> bool {
+/// Whether `rest` is a marker cut off at the end of the output (`<|open|>tool`); it also
+/// ends a `think` channel left open (see `engine::marker_at`).
+pub(crate) fn marker_cut_off(rest: &str) -> bool {
     rest.strip_prefix(OPEN)
         .or_else(|| rest.strip_prefix(CLOSE))
         .is_some_and(cut_off)

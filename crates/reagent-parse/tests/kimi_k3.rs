@@ -264,3 +264,34 @@ fn a_broken_call_beside_good_ones_is_skipped_and_reported() {
     assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
     assert!(!p.truncated);
 }
+
+#[test]
+fn every_cut_of_an_output_keeps_only_complete_calls() {
+    let text = format!(
+        "<|open|>think<|sep|>plan<|close|>think<|sep|><|open|>response<|sep|>Two reads.<|close|>response<|sep|>{}<|close|>message<|sep|>",
+        section(&[
+            call("read_file", 1, &[argument("path", "string", "a.txt")]),
+            call("read_file", 2, &[argument("path", "string", "b.txt"), argument("limit", "integer", "5")]),
+        ])
+    );
+    let whole = parse_both(&text, &read_file_tool());
+    let all = calls_of(&whole);
+    let all = all.as_array().expect("a list of calls");
+    assert_eq!(all.len(), 2);
+    for cut in (0..=text.len()).filter(|c| text.is_char_boundary(*c)) {
+        let p = parse(&text[..cut], &ParseOptions::default());
+        let got = calls_of(&p);
+        let got = got.as_array().expect("a list of calls");
+        assert!(
+            got.len() <= all.len() && got[..] == all[..got.len()],
+            "cut at {cut}: {got:?}"
+        );
+        // No marker of the format is ever content or reasoning.
+        for text in [p.content, p.reasoning].into_iter().flatten() {
+            assert!(
+                !text.contains("<|open|>") && !text.contains("<|close|>"),
+                "cut at {cut}: {text:?}"
+            );
+        }
+    }
+}
