@@ -155,6 +155,10 @@ fn marker_at(t: &str, i: usize) -> bool {
     ];
     let rest = &t[i..];
     MARKERS.iter().any(|m| rest.starts_with(m))
+        || crate::kimi_k3::CHANNEL_OPENERS
+            .iter()
+            .any(|m| rest.starts_with(m))
+        || crate::kimi_k3::marker_cut_off(rest)
 }
 
 fn first_marker(t: &str, from: usize) -> Option<usize> {
@@ -435,6 +439,11 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with("<tool_call>") {
         return tool_call_tag(t, i, ctx);
     }
+    if rest.starts_with("<|open|>") || rest.starts_with("<|close|>") {
+        if let Some(hit) = crate::kimi_k3::try_lt(t, i) {
+            return Some(hit);
+        }
+    }
     // LongCat writes GLM pairs (`<longcat_arg_key>`) as well as JSON under its own tag.
     if let Some(r) = rest.strip_prefix("<longcat_tool_call>") {
         let j = crate::scan::skip_ws(t.as_bytes(), t.len() - r.len());
@@ -529,7 +538,9 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         errors.push("a tool call has an empty name".to_string());
     }
     resolve_namespaced_names(&mut calls, &ctx.opts.tools);
-    if let Some(f) = profile {
+    // Names are checked where the syntax that found the calls is ambiguous (bare JSON),
+    // not because a hint names such a family over calls in a marked format.
+    if let Some(f) = acc.detected.or(profile) {
         if f.validates_names() && !ctx.opts.tools.is_empty() {
             calls.retain(|c| ctx.known(&c.name));
         }

@@ -58,6 +58,9 @@ families! {
     DeepseekDsml => "deepseek_dsml",
     /// Kimi K2 `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{...}`.
     KimiK2 => "kimi_k2",
+    /// Kimi K3 XTML `<|open|>tools<|sep|><|open|>call tool="f"<|sep|><|open|>argument key="k"
+    /// type="string"<|sep|>v<|close|>argument<|sep|>…`, `response` and `think` channels.
+    KimiK3 => "kimi_k3",
     /// IBM Granite 3.x `<|tool_call|>[...]`.
     Granite => "granite",
     /// Gemma 4 `<|tool_call>call:f{k:<|"|>v<|"|>}<tool_call|>`.

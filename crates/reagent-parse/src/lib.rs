@@ -4,7 +4,7 @@
 //! text of one assistant turn and splits it into [`Parsed`]: the plain `content`, the
 //! `reasoning` (think blocks), and the [`ParsedCall`]s, in any of the formats the
 //! open-weight model families emit (Hermes/Qwen `<tool_call>`, Qwen3-Coder/GLM/MiniMax
-//! XML, Llama 3 JSON, Mistral `[TOOL_CALLS]`, DeepSeek and Kimi tool tokens, GPT-OSS
+//! XML, Llama 3 JSON, Mistral `[TOOL_CALLS]`, DeepSeek and Kimi tool tokens, Kimi K3 XTML, GPT-OSS
 //! harmony, pythonic `[f(a=1)]` lists, ReAct text, ...). See [`Family`] for the list.
 //!
 //! ```
@@ -25,7 +25,8 @@
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
 //! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
 //! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `pythonic`, `harmony`, `react`), `schema`
+//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `kimi_k3`, `pythonic`, `harmony`,
+//! `react`), `schema`
 //! (typing and [`coerce_arguments`]), `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
@@ -67,6 +68,7 @@ mod harmony;
 mod json_fmts;
 mod json_list;
 mod json_tokens;
+mod kimi_k3;
 mod lenient;
 mod pythonic;
 mod react;

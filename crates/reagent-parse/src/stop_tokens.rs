@@ -19,6 +19,7 @@ const STRIP_TOKENS: &[&str] = &[
     "<|end|>",
     "<|user|>",
     "<|tool_calls_section_end|>",
+    "<|close|>message<|sep|>",
 ];
 
 /// Stop markers without the `<|` shape, stripped when they end the content.

@@ -15,6 +15,7 @@ const PAIRS: &[(&str, &str)] = &[
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<mm:think>", "</mm:think>"),
     ("<|channel>thought", "<channel|>"),
+    ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 ];
 
 /// A piece of the turn, borrowed from it.

@@ -7,6 +7,7 @@
 mod cases;
 mod corpus;
 mod heldout;
+mod kimi_k3;
 mod props;
 mod recovery;
 mod smoke_fuzz;

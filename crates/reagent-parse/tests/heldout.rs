@@ -212,7 +212,7 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
     (
         "k-sgl-kimik3-parser-no-tools-declared",
-        "with no tool offered SGLang's Kimi K3 parser drops the call; ollama's Nemotron 3 and Qwen3 parsers read a call with no tools offered (g-oll-nemo-think-call, g-oll-qwen3-tool-call), and so does reagent in the formats it reads, as i-oll-glimmer-no-tools-declared (it reads no Kimi K3 yet: k-sgl-kimik3-single)",
+        "with no tool offered SGLang's Kimi K3 parser drops the call; ollama's Nemotron 3 and Qwen3 parsers read a call with no tools offered (g-oll-nemo-think-call, g-oll-qwen3-tool-call), and so does reagent, as i-oll-glimmer-no-tools-declared",
     ),
     (
         "l-oll-gemma4-thinking-disabled-channel",
@@ -346,32 +346,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "i-oll-glimmer-mismatched-invoke",
         "an invoke naming another tool than its recipient: Ollama reports an error, reagent \
          reads the invoke's call",
-    ),
-    (
-        "k-sgl-kimik3-single",
-        "Kimi K3's XTML markup (`<|open|>tools<|sep|>`, `<|open|>call tool=\"…\"`, \
-         `<|open|>argument key=\"…\" type=\"…\"`) is not read: no call, the markup stays content",
-    ),
-    (
-        "k-sgl-kimik3-no-tools-channel",
-        "as k-sgl-kimik3-single: the `<|open|>response<|sep|>` channel markers stay in the content",
-    ),
-    ("k-sgl-kimik3-multiple", "as k-sgl-kimik3-single"),
-    ("k-sgl-kimik3-unclosed-section", "as k-sgl-kimik3-single"),
-    ("k-sgl-kimik3-attr-unescaping", "as k-sgl-kimik3-single"),
-    ("k-sgl-kimik3-non-string-args", "as k-sgl-kimik3-single"),
-    (
-        "k-sgl-kimik3-streaming-split-markers",
-        "as k-sgl-kimik3-single",
-    ),
-    (
-        "k-sgl-kimik3-truncated-marker",
-        "a Kimi K3 marker cut off at the end of the output (`<|open|>`) stays in the content; \
-         SGLang drops it",
-    ),
-    (
-        "k-sgl-kimik3-parser-detection-misses",
-        "as k-sgl-kimik3-truncated-marker (`<|open|>tool`)",
     ),
     (
         "k-sgl-k2v3-ifm-think-prefix",

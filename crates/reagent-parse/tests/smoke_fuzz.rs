@@ -191,6 +191,12 @@ fn pathological_inputs_finish_quickly() {
         "[a(".repeat(big / 3),
         "<think>".repeat(big / 7),
         "Action: x\n".repeat(big / 10),
+        "<|open|>response<|sep|>x<|y|>".repeat(big / 29),
+        "<|open|>think<|sep|><|open|>tools<|sep|><|open|>call tool=\"f\"<|sep|>".repeat(big / 64),
+        format!(
+            "<|open|>call tool=\"f\"<|sep|>{}<|close|>call<|sep|>",
+            "<|open|>argument key=\"k\"<|sep|>v".repeat(big / 36)
+        ),
     ];
     for input in &inputs {
         let t0 = Instant::now();
