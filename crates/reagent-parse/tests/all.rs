@@ -6,6 +6,7 @@
 
 mod cases;
 mod corpus;
+mod gemma4;
 mod heldout;
 mod props;
 mod recovery;

@@ -354,7 +354,7 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     (
         "k-sgl-k2v3-ifm-think-prefix",
-        "as k-sgl-k2v3-single (and `<ifm|think>` is not reasoning)",
+        "as k-sgl-k2v3-single (its `<ifm|think>` block is read as reasoning)",
     ),
     ("k-sgl-k2v3-effort-think", "as k-sgl-k2v3-ifm-think-prefix"),
     (
@@ -372,40 +372,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a bare Llama 3 JSON object naming no offered tool is read as text, not a call; SGLang \
          forwards it with SGLANG_FORWARD_UNKNOWN_TOOLS on and drops it by default (the same \
          output, k-sgl-unknown-tool-dropped)",
-    ),
-    (
-        "l-oll-gemma4-multiple-thinking-blocks",
-        "a Gemma 4 `<|channel>` opener without the `thought` name is not read as one: the \
-         second block stays in the content; Ollama reads every block as thinking",
-    ),
-    (
-        "l-oll-gemma4-thinking-only",
-        "as l-oll-gemma4-multiple-thinking-blocks: `<|channel>` stays in the reasoning",
-    ),
-    (
-        "l-oll-gemma4-split-thinking-tag",
-        "as l-oll-gemma4-thinking-only",
-    ),
-    (
-        "l-oll-gemma4-tool-response-continues-thinking",
-        "with the prompt's `<|channel>` as prefill, the prefill is kept in the reasoning",
-    ),
-    (
-        "l-oll-gemma4-extra-close-without-trailing-content",
-        "a second `<tool_call|>` after a Gemma 4 call is kept in the content; Ollama drops it",
-    ),
-    (
-        "l-oll-gemma4-extra-close-before-real-content",
-        "as l-oll-gemma4-extra-close-without-trailing-content",
-    ),
-    (
-        "l-oll-gemma4-tool-response-boundary-without-trailing-content",
-        "`<|tool_response>` after a Gemma 4 call is kept in the content; Ollama drops the \
-         marker and keeps the text after it",
-    ),
-    (
-        "l-oll-gemma4-tool-response-boundary-before-real-content",
-        "as l-oll-gemma4-tool-response-boundary-without-trailing-content",
     ),
     (
         "l-oll-gemma4-inner-invalid-raw-escape",
