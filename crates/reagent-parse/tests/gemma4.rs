@@ -128,3 +128,103 @@ fn markers_after_a_call_are_dropped_and_the_text_after_them_kept() {
         assert_eq!(p.content.as_deref(), Some(input));
     }
 }
+
+/// `write` (two string properties) and `tally` (a string and an integer).
+fn typed_tools() -> [(&'static str, serde_json::Value); 2] {
+    [
+        (
+            "write",
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "content": {"type": "string"}}}),
+        ),
+        (
+            "tally",
+            json!({"type": "object", "properties": {
+                "label": {"type": "string"}, "count": {"type": "integer"}}}),
+        ),
+    ]
+}
+
+#[test]
+fn malformed_string_values_are_repaired_where_the_schema_says_string() {
+    let tools = typed_tools();
+    for (call, args) in [
+        // No delimiter: the value runs to the next declared key, or to the final `}`.
+        (
+            "call:write{content:Hello, world: hi,path:<|\"|>a.md<|\"|>}",
+            json!({"content": "Hello, world: hi", "path": "a.md"}),
+        ),
+        (
+            "call:write{path:<|\"|>a.md<|\"|>,content:\n# Title\n\nSee `x`, it's {ok}.}",
+            json!({"path": "a.md", "content": "\n# Title\n\nSee `x`, it's {ok}."}),
+        ),
+        // No delimiter and no `}`: the value runs to the closer.
+        (
+            "call:write{path:a.md,content:Line one\nline two",
+            json!({"path": "a.md", "content": "Line one\nline two"}),
+        ),
+        // A delimited string left open on the last value closes at the final `}`.
+        (
+            "call:write{path:<|\"|>a.md<|\"|>,content:<|\"|>hi}",
+            json!({"path": "a.md", "content": "hi"}),
+        ),
+        // A single-quoted value with a stray delimiter after it.
+        (
+            "call:write{path:'a.md'<|\"|>,content:<|\"|>hi<|\"|>}",
+            json!({"path": "a.md", "content": "hi"}),
+        ),
+        // An integer property stays typed beside a repaired string.
+        (
+            "call:tally{label:apples and pears,count:3}",
+            json!({"label": "apples and pears", "count": 3}),
+        ),
+    ] {
+        let input = format!("<|tool_call>{call}<tool_call|>Done.");
+        let p = parse_both(&input, &tools);
+        let name = call[5..].split('{').next().unwrap_or_default();
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": name, "arguments": args}]),
+            "{input}"
+        );
+        assert_eq!(p.content.as_deref(), Some("Done."), "{input}");
+        assert!(!p.truncated, "{input}");
+    }
+    // The repaired call and a good one in the same block: both.
+    let input = "<|tool_call>call:write{path:a.md,content:<|\"|>x<|\"|>}call:tally{label:<|\"|>n<|\"|>,count:2}<tool_call|>";
+    let p = parse_both(input, &tools);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write", "arguments": {"path": "a.md", "content": "x"}},
+               {"name": "tally", "arguments": {"label": "n", "count": 2}}])
+    );
+}
+
+#[test]
+fn no_repair_without_a_string_property_or_a_closed_call() {
+    let tools = typed_tools();
+    for (input, with) in [
+        // The property is an integer: its raw text is not made a string.
+        (
+            "<|tool_call>call:tally{count:three}<tool_call|>",
+            &tools[..],
+        ),
+        // No schema: nothing to type the value by.
+        ("<|tool_call>call:write{content:hello}<tool_call|>", &[][..]),
+        // An open delimiter before another property: ambiguous, not guessed.
+        (
+            "<|tool_call>call:write{content:<|\"|>a,path:<|\"|>b<|\"|>}<tool_call|>",
+            &tools[..],
+        ),
+    ] {
+        let p = parse_both(input, with);
+        assert!(p.calls.is_empty(), "{input}: {p:?}");
+        // Nothing is lost: the unread block stays the model's text.
+        assert_eq!(p.content.as_deref(), Some(input));
+    }
+    // An opened block cut off mid-value is truncated, not completed.
+    let p = parse_both("Sure.<|tool_call>call:write{path:a.md,content:Line", &tools);
+    assert!(p.calls.is_empty(), "{p:?}");
+    assert!(p.truncated);
+    assert_eq!(p.content.as_deref(), Some("Sure."));
+}

@@ -379,28 +379,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          decodes it leniently (`\\b`, `\\f` become control characters), Ollama rejects the call",
     ),
     (
-        "l-oll-gemma4-inner-raw-multiline-string",
-        "a Gemma 4 string value with no delimiter up to the end of the call is not repaired: \
-         no call; Ollama reads it as a string where the schema says string",
-    ),
-    (
-        "l-oll-gemma4-inner-raw-before-next",
-        "as l-oll-gemma4-inner-raw-multiline-string, the value ending at the next `,key:`",
-    ),
-    (
-        "l-oll-gemma4-inner-unclosed-string",
-        "a `<|\"|>` string left open before the closing `}`: no call; Ollama closes it there",
-    ),
-    (
-        "l-oll-gemma4-inner-unclosed-terminal",
-        "as l-oll-gemma4-inner-unclosed-string, after another property",
-    ),
-    (
-        "l-oll-gemma4-inner-single-quoted-dangling",
-        "a single-quoted Gemma 4 value followed by a stray `<|\"|>`: no call; Ollama reads the \
-         quoted text and drops the delimiter",
-    ),
-    (
         "l-oll-qwen3vl-t-prefill-content-close",
         "an assistant prefill with content maps to the default options (batch G's rule), \
          where text before a lone `</think>` is reasoning; Ollama keeps it all as content \
