@@ -190,6 +190,13 @@ fn malformed_string_values_are_repaired_where_the_schema_says_string() {
         assert_eq!(p.content.as_deref(), Some("Done."), "{input}");
         assert!(!p.truncated, "{input}");
     }
+    // FunctionGemma, the sibling dialect with `<escape>` delimiters, is repaired alike.
+    let input = "<start_function_call>call:write{content:hi there,path:<escape>a.md<escape>}<end_function_call>";
+    let p = parse_both(input, &tools);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write", "arguments": {"content": "hi there", "path": "a.md"}}])
+    );
     // The repaired call and a good one in the same block: both.
     let input = "<|tool_call>call:write{path:a.md,content:<|\"|>x<|\"|>}call:tally{label:<|\"|>n<|\"|>,count:2}<tool_call|>";
     let p = parse_both(input, &tools);
