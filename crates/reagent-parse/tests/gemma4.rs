@@ -76,6 +76,31 @@ fn every_channel_block_is_reasoning_with_or_without_its_name() {
 }
 
 #[test]
+fn the_text_after_a_closed_thinking_block_streams_live() {
+    for block in [
+        "<|channel>thought\nPlan.<channel|>",
+        "<|channel>Plan.<channel|>",
+        "<ifm|think>Plan.</ifm|think>",
+        "<ifm|think_faster>Plan.</ifm|think_faster>",
+    ] {
+        let answer = "The answer is 42, as computed.";
+        let mut stream = StreamParser::new(ParseOptions::default());
+        let mut released = String::new();
+        for ch in block.chars().chain(answer.chars()) {
+            released.push_str(&stream.push(ch.encode_utf8(&mut [0; 4])));
+        }
+        // Released before `finish`, all but what may still be a marker's start.
+        assert!(
+            released.starts_with("The answer is 42"),
+            "{block}: released {released:?}"
+        );
+        let p = stream.finish();
+        assert_eq!(p.reasoning.as_deref(), Some("Plan."), "{block}");
+        assert_eq!(p.content.as_deref(), Some(answer), "{block}");
+    }
+}
+
+#[test]
 fn a_prefill_ending_in_the_channel_opener_is_thinking_forced_open() {
     let p = parse_prefilled("Look at the files.<channel|>a.txt and b.txt", "<|channel>");
     assert_eq!(p.reasoning.as_deref(), Some("Look at the files."));
