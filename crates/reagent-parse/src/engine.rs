@@ -459,7 +459,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 
 /// `<tool_call>` is shared by Hermes JSON, Qwen3-Coder XML, GLM, xLAM lists, Granite
 /// and MiniMax M3: look at what follows.
-fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+pub(crate) fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = crate::scan::skip_ws(t.as_bytes(), i + "<tool_call>".len());
     let rest = &t[j..];
     if rest.starts_with('{') || rest.starts_with('[') || rest.is_empty() {

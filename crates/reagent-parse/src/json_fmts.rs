@@ -221,11 +221,47 @@ pub(crate) fn named_json(
 }
 
 /// `<tool_calls>`: a JSON list (Jamba, Apriel) or JSON objects one per line (MiniMax M1).
+/// `<tool_calls>` around `<tool_call>` blocks (K2-V3's `<ifm|tool_calls>`, read without its
+/// namespace): the calls of each block, and the wrapper's closer consumed.
+fn tagged_calls_block(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let mut whole = Hit {
+        start: i,
+        end: j,
+        ..Hit::default()
+    };
+    let mut k = j;
+    while t[k..].starts_with("<tool_call>") {
+        let Some(mut hit) = crate::engine::tool_call_tag(t, k, ctx) else {
+            break;
+        };
+        whole.family = whole.family.or(hit.family);
+        whole.calls.append(&mut hit.calls);
+        whole.errors.append(&mut hit.errors);
+        whole.truncated |= hit.truncated;
+        whole.end = hit.end;
+        if hit.truncated || hit.end <= k {
+            return Some(whole);
+        }
+        k = skip_ws(t.as_bytes(), hit.end);
+    }
+    if whole.calls.is_empty() && whole.errors.is_empty() && !whole.truncated {
+        return None;
+    }
+    whole.end = match t[k..].strip_prefix("</tool_calls>") {
+        Some(r) => t.len() - r.len(),
+        None => whole.end,
+    };
+    Some(whole)
+}
+
 fn tool_calls_block(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), i + "<tool_calls>".len());
     if t[j..].starts_with("<invoke") {
         // SGLang's minimax and dsv32 dialects: invoke XML without a namespace.
         return crate::xml_fmts::minimax_block(t, i, j, "</tool_calls>", ctx);
+    }
+    if t[j..].starts_with("<tool_call>") {
+        return tagged_calls_block(t, i, j, ctx);
     }
     if t[j..].starts_with('[') {
         let fam = ctx

@@ -25,8 +25,8 @@
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
 //! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
 //! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `kimi_k3`, `pythonic`, `harmony`,
-//! `react`), `schema`
+//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `kimi_k3`, `pythonic` with
+//! `gemma_repair`, `harmony`, `react`), `schema`
 //! (typing and [`coerce_arguments`]), `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
@@ -63,6 +63,7 @@ mod calls;
 mod engine;
 mod fallback;
 mod family;
+mod gemma_repair;
 mod glm;
 mod harmony;
 mod json_fmts;

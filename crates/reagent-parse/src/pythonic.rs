@@ -6,7 +6,7 @@ use serde_json::{Map, Value};
 use crate::engine::{Ctx, Hit};
 use crate::lenient::Lenient;
 use crate::scan::{container_end, skip_ws, End};
-use crate::{Family, ParsedCall};
+use crate::{Family, ParsedCall, ToolSchema};
 
 /// Parse `name(k=v, …)` at the parser's position.
 fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
@@ -205,7 +205,7 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
 }
 
 /// Tag-introduced pythonic / Gemma formats.
-pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
+pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
     if rest.starts_with("<function_calls>") {
         return line_calls(
@@ -219,7 +219,10 @@ pub(crate) fn try_lt(t: &str, i: usize, _ctx: &Ctx) -> Option<Hit> {
     GEMMAS
         .into_iter()
         .find(|(_, open, _, _)| rest.starts_with(open))
-        .and_then(|(fam, open, close, delim)| gemma(t, i, i + open.len(), close, delim, fam))
+        .and_then(|(fam, open, close, delim)| {
+            let dialect = Gemma { close, delim, fam };
+            gemma(t, i, i + open.len(), &dialect, &ctx.opts.tools)
+        })
 }
 
 /// Whether `s` starts with `name(`.
@@ -298,22 +301,27 @@ pub(crate) fn gemma_at_start(t: &str, ctx: &Ctx) -> Option<Hit> {
         None if t.contains("<escape>") => GEMMAS[1],
         None => GEMMAS[0],
     };
-    gemma(t, j, j, close, delim, fam)
+    gemma(t, j, j, &Gemma { close, delim, fam }, &ctx.opts.tools)
+}
+
+/// A Gemma dialect's closer, string delimiter and family.
+struct Gemma {
+    close: &'static str,
+    delim: &'static str,
+    fam: Family,
 }
 
 /// Gemma: `open call:NAME{k:v,…} close`; several calls may follow each other inside one
 /// block (`call:f{…}call:g{…}`); strings use a delimiter token. `j` is where the first
-/// `call:` stands (right after the opener, or at `i` when the opener was lost).
-fn gemma(
-    t: &str,
-    i: usize,
-    j: usize,
-    close: &str,
-    delim: &'static str,
-    fam: Family,
-) -> Option<Hit> {
+/// `call:` stands (right after the opener, or at `i` when the opener was lost). A call
+/// that does not read strictly gets the `gemma_repair` repairs over its region: up to
+/// the block's closer or, when the opener was lost and no closer follows, the end of the
+/// text (a server's inner text); an opened block with no closer was cut off, not repaired.
+fn gemma(t: &str, i: usize, j: usize, dialect: &Gemma, tools: &[ToolSchema]) -> Option<Hit> {
+    let &Gemma { close, delim, fam } = dialect;
     let mut calls = Vec::new();
     let mut k = j;
+    let mut closer = None;
     while let Some(r) = t[k..].strip_prefix("call:") {
         let s = t.len() - r.len();
         let Some(brace) = t[s..].find('{').map(|b| s + b) else {
@@ -327,13 +335,23 @@ fn gemma(
         p.pos = brace;
         p.str_delim = Some(delim);
         p.bare_keys = true;
-        let Some(args @ Value::Object(_)) = p.value() else {
-            return match t[brace..].find(close) {
+        let strict = match p.value() {
+            Some(args @ Value::Object(_)) => Some((args, p.pos)),
+            _ => {
+                let block_end = match closer_from(t, close, brace, &mut closer) {
+                    Some(c) => Some(c),
+                    None => (i == j).then_some(t.len()),
+                };
+                block_end.and_then(|e| repaired_call(t, brace, e, delim, tools, name))
+            }
+        };
+        let Some((args, end)) = strict else {
+            return match closer_from(t, close, brace, &mut closer) {
                 // Cut off: the calls completed before it are kept, the cut one is not guessed.
                 None => Some(Hit::cut_after(i, t.len(), fam, calls)),
                 Some(_) if calls.is_empty() => None,
                 Some(c) => {
-                    let mut hit = Hit::new(i, brace + c + close.len(), fam, calls);
+                    let mut hit = Hit::new(i, c + close.len(), fam, calls);
                     hit.errors
                         .push(format!("malformed call to {name:?} skipped"));
                     Some(hit)
@@ -345,7 +363,7 @@ fn gemma(
             arguments: args,
             id: None,
         });
-        k = p.pos;
+        k = end;
         let next = skip_ws(t.as_bytes(), k);
         if t[next..].starts_with("call:") {
             k = next;
@@ -361,4 +379,50 @@ fn gemma(
         k
     };
     Some(Hit::new(i, end, fam, calls))
+}
+
+/// The first `close` at or after `from`, remembered in `memo`: the calls of a block move
+/// forward, so its closer is searched for once (linear work however many calls it holds).
+fn closer_from(
+    t: &str,
+    close: &str,
+    from: usize,
+    memo: &mut Option<Option<usize>>,
+) -> Option<usize> {
+    if let Some(found) = *memo {
+        if found.is_none_or(|c| c >= from) {
+            return found;
+        }
+    }
+    let found = t[from..].find(close).map(|c| from + c);
+    *memo = Some(found);
+    found
+}
+
+/// The arguments of the call whose `{` is at `brace`, repaired (`gemma_repair`), and where
+/// the call ends; `block_end` is where its block ends (the closer, or the end of a text
+/// holding only calls). `None` when its tool declares no properties or no repair makes it
+/// read.
+fn repaired_call(
+    t: &str,
+    brace: usize,
+    block_end: usize,
+    delim: &'static str,
+    tools: &[ToolSchema],
+    name: &str,
+) -> Option<(Value, usize)> {
+    let props = tools
+        .iter()
+        .find(|tool| tool.name == name)?
+        .parameters
+        .get("properties")?
+        .as_object()?;
+    // A call ends where the next one of the block starts (`…}call:g{`).
+    let end = t[brace..block_end]
+        .match_indices("call:")
+        .map(|(c, _)| t[brace..brace + c].trim_end())
+        .find(|before| before.ends_with('}'))
+        .map_or(block_end, |before| brace + before.len());
+    let args = crate::gemma_repair::repaired_arguments(&t[brace..end], delim, props)?;
+    Some((args, end))
 }

@@ -6,7 +6,7 @@ use crate::scan::{number_value, parse_json_lenient};
 use crate::ToolSchema;
 
 /// The JSON types a schema allows (empty = unknown / any).
-fn allowed_types(schema: &Value) -> Vec<&str> {
+pub(crate) fn allowed_types(schema: &Value) -> Vec<&str> {
     let mut out = Vec::new();
     collect_types(schema, &mut out, 0);
     out

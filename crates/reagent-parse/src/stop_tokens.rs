@@ -25,10 +25,15 @@ const STRIP_TOKENS: &[&str] = &[
 /// Stop markers without the `<|` shape, stripped when they end the content.
 const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
 
-/// Closing tags of call wrappers: once calls were found, one left over in the content
-/// (its opener was missing) is noise, not text.
-const ORPHAN_CLOSERS: &[&str] = &[
+/// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
+/// left over in the content (the opener was missing, or the closer was written twice:
+/// Gemma 4's `…<tool_call|><tool_call|>`), and the tool-response opener a model writes
+/// after its call, where the server would have answered (Gemma 4's `<|tool_response>`;
+/// the text after it is kept).
+const AFTER_CALL_NOISE: &[&str] = &[
     "</tool_call>",
+    "<tool_call|>",
+    "<|tool_response>",
     "</longcat_tool_call>",
     "</seed:tool_call>",
     "</minimax:tool_call>",
@@ -36,7 +41,8 @@ const ORPHAN_CLOSERS: &[&str] = &[
 ];
 
 /// `content` without the tokens that never belong in it: control tokens anywhere, stop
-/// markers at its end and, once calls were found (`calls_found`), orphan wrapper closers.
+/// markers at its end and, once calls were found (`calls_found`), orphan wrapper closers
+/// and tool-response openers.
 pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
     if content.contains("<|") || content.contains("<｜") {
         for tok in STRIP_TOKENS {
@@ -53,7 +59,7 @@ pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
         }
     }
     if calls_found {
-        for tok in ORPHAN_CLOSERS {
+        for tok in AFTER_CALL_NOISE {
             if content.contains(tok) {
                 content = content.replace(tok, "");
             }

@@ -4,7 +4,10 @@
 //! a close tag with no open tag before it makes everything before it reasoning (thinking
 //! forced open by the prompt); an unclosed block ends at the first tool-call marker; an
 //! open tag repeated at the start of a block (the prompt opened it, then the model) is not
-//! part of the reasoning.
+//! part of the reasoning. Gemma 4's `<|channel>` may name its channel on the opener's line
+//! (`<|channel>thought\n…`); the name is optional and no part of the reasoning, and every
+//! channel block is reasoning. K2-V3 prefixes its think tags `ifm|` and names the effort in
+//! them (`<ifm|think_fast>…</ifm|think_fast>`).
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -14,9 +17,18 @@ const PAIRS: &[(&str, &str)] = &[
     ("<seed:think>", "</seed:think>"),
     ("<|START_THINKING|>", "<|END_THINKING|>"),
     ("<mm:think>", "</mm:think>"),
-    ("<|channel>thought", "<channel|>"),
+    (GEMMA_CHANNEL, "<channel|>"),
+    ("<ifm|think>", "</ifm|think>"),
+    ("<ifm|think_fast>", "</ifm|think_fast>"),
+    ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
 ];
+
+/// Gemma 4's channel opener; its block is reasoning, whatever channel it names.
+const GEMMA_CHANNEL: &str = "<|channel>";
+
+/// The channel names Gemma 4 writes after [`GEMMA_CHANNEL`] (alone on the opener's line).
+const CHANNEL_NAMES: &[&str] = &["thought"];
 
 /// A piece of the turn, borrowed from it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -82,6 +94,23 @@ fn past_repeated_open(t: &str, mut from: usize, open: &str) -> usize {
     }
 }
 
+/// Past the channel name after a Gemma 4 channel opener (`<|channel>thought\n…`): a known
+/// name ending its line, or the whole block. A word that runs on (`thoughtful`, `thought
+/// about`) is the reasoning's first word.
+fn past_channel_name(t: &str, from: usize, open: &str) -> usize {
+    if open != GEMMA_CHANNEL {
+        return from;
+    }
+    let rest = &t[from..];
+    CHANNEL_NAMES
+        .iter()
+        .filter_map(|name| rest.strip_prefix(name))
+        .find(|after| {
+            after.is_empty() || after.starts_with(['\n', '\r']) || after.starts_with("<channel|>")
+        })
+        .map_or(from, |after| t.len() - after.len())
+}
+
 /// Split `t` into reasoning and body pieces. `is_marker(t, i)` tells whether a tool-call
 /// marker starts at byte `i`.
 pub(crate) fn split<'a>(
@@ -137,7 +166,7 @@ pub(crate) fn split<'a>(
                 after_think,
             });
         }
-        let inner_start = past_repeated_open(t, o + open.len(), open);
+        let inner_start = past_channel_name(t, past_repeated_open(t, o + open.len(), open), open);
         match next_close.find(t, k, close, inner_start) {
             Some(c) => {
                 segs.push(Seg::Reasoning {
@@ -214,5 +243,80 @@ mod tests {
                 raw: "<think>R <think> tag</think>"
             }
         );
+    }
+
+    /// The reasoning pieces of `t`, trimmed, and its body text.
+    fn reasoning_and_body(t: &str) -> (Vec<&str>, String) {
+        let mut reasoning = Vec::new();
+        let mut body = String::new();
+        for seg in split(t, &none) {
+            match seg {
+                Seg::Reasoning { inner, .. } => reasoning.push(inner.trim()),
+                Seg::Body { text, .. } => body.push_str(text),
+            }
+        }
+        (reasoning, body)
+    }
+
+    #[test]
+    fn k2v3_effort_think_blocks_are_reasoning() {
+        for effort in ["think", "think_fast", "think_faster"] {
+            let t = format!("<ifm|{effort}>need lookup</ifm|{effort}>\n<ifm|tool_call>x");
+            let (reasoning, body) = reasoning_and_body(&t);
+            assert_eq!(reasoning, ["need lookup"], "{t}");
+            assert_eq!(body, "\n<ifm|tool_call>x", "{t}");
+        }
+        // Forced open by the prompt: the text before the close tag is reasoning.
+        let (reasoning, body) = reasoning_and_body("plan</ifm|think_fast>answer");
+        assert_eq!((reasoning, body.as_str()), (vec!["plan"], "answer"));
+        // Two effort blocks, each closed by its own closer.
+        let (reasoning, body) =
+            reasoning_and_body("<ifm|think_faster>a</ifm|think_faster>b<ifm|think>c</ifm|think>");
+        assert_eq!((reasoning, body.as_str()), (vec!["a", "c"], "b"));
+        // Left open, the block ends at the first call marker.
+        let s = split("<ifm|think>plan<tool_call>{}", &|t: &str, from: usize| {
+            t[from..].find("<tool_call>").map(|p| from + p)
+        });
+        assert_eq!(
+            s,
+            [
+                Seg::Reasoning {
+                    inner: "plan",
+                    raw: "<ifm|think>plan"
+                },
+                Seg::Body {
+                    text: "<tool_call>{}",
+                    after_think: false
+                }
+            ]
+        );
+    }
+
+    #[test]
+    fn gemma_channel_blocks_are_reasoning_named_or_not() {
+        let cases: [(&str, &[&str], &str); 6] = [
+            ("<|channel>\nthought\nR<channel|>C", &["thought\nR"], "C"),
+            ("<|channel>thought\nR<channel|>C", &["R"], "C"),
+            (
+                "<|channel>first<channel|><|channel>second<channel|>C",
+                &["first", "second"],
+                "C",
+            ),
+            ("<|channel>thought<channel|>C", &[""], "C"),
+            // A word running on from the name is the reasoning's.
+            ("<|channel>thoughtful<channel|>C", &["thoughtful"], "C"),
+            (
+                "<|channel>thought about it<channel|>C",
+                &["thought about it"],
+                "C",
+            ),
+        ];
+        for (t, reasoning, body) in cases {
+            assert_eq!(
+                reasoning_and_body(t),
+                (reasoning.to_vec(), body.to_string()),
+                "{t}"
+            );
+        }
     }
 }

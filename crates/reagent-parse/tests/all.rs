@@ -6,6 +6,7 @@
 
 mod cases;
 mod corpus;
+mod gemma4;
 mod heldout;
 mod kimi_k3;
 mod props;

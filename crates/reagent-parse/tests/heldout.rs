@@ -348,85 +348,15 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          reads the invoke's call",
     ),
     (
-        "k-sgl-k2v3-ifm-think-prefix",
-        "K2-V3's `<ifm|think>` block is not reasoning: it stays in the content",
-    ),
-    ("k-sgl-k2v3-effort-think", "as k-sgl-k2v3-ifm-think-prefix"),
-    (
-        "k-sgl-k2v3-effort-think-fast",
-        "as k-sgl-k2v3-ifm-think-prefix (`<ifm|think_fast>`)",
-    ),
-    (
-        "k-sgl-k2v3-effort-think-faster",
-        "as k-sgl-k2v3-ifm-think-prefix (`<ifm|think_faster>`)",
-    ),
-    ("k-sgl-k2v3-full-pipeline", "as k-sgl-k2v3-ifm-think-prefix"),
-    (
         "k-sgl-unknown-tool-forwarded",
         "a bare Llama 3 JSON object naming no offered tool is read as text, not a call; SGLang \
          forwards it with SGLANG_FORWARD_UNKNOWN_TOOLS on and drops it by default (the same \
          output, k-sgl-unknown-tool-dropped)",
     ),
     (
-        "l-oll-gemma4-multiple-thinking-blocks",
-        "a Gemma 4 `<|channel>` opener without the `thought` name is not read as one: the \
-         second block stays in the content; Ollama reads every block as thinking",
-    ),
-    (
-        "l-oll-gemma4-thinking-only",
-        "as l-oll-gemma4-multiple-thinking-blocks: `<|channel>` stays in the reasoning",
-    ),
-    (
-        "l-oll-gemma4-split-thinking-tag",
-        "as l-oll-gemma4-thinking-only",
-    ),
-    (
-        "l-oll-gemma4-tool-response-continues-thinking",
-        "with the prompt's `<|channel>` as prefill, the prefill is kept in the reasoning",
-    ),
-    (
-        "l-oll-gemma4-extra-close-without-trailing-content",
-        "a second `<tool_call|>` after a Gemma 4 call is kept in the content; Ollama drops it",
-    ),
-    (
-        "l-oll-gemma4-extra-close-before-real-content",
-        "as l-oll-gemma4-extra-close-without-trailing-content",
-    ),
-    (
-        "l-oll-gemma4-tool-response-boundary-without-trailing-content",
-        "`<|tool_response>` after a Gemma 4 call is kept in the content; Ollama drops the \
-         marker and keeps the text after it",
-    ),
-    (
-        "l-oll-gemma4-tool-response-boundary-before-real-content",
-        "as l-oll-gemma4-tool-response-boundary-without-trailing-content",
-    ),
-    (
         "l-oll-gemma4-inner-invalid-raw-escape",
         "a `\"…\"` Gemma 4 value with escapes JSON does not allow (`\\u` not hex): reagent \
          decodes it leniently (`\\b`, `\\f` become control characters), Ollama rejects the call",
-    ),
-    (
-        "l-oll-gemma4-inner-raw-multiline-string",
-        "a Gemma 4 string value with no delimiter up to the end of the call is not repaired: \
-         no call; Ollama reads it as a string where the schema says string",
-    ),
-    (
-        "l-oll-gemma4-inner-raw-before-next",
-        "as l-oll-gemma4-inner-raw-multiline-string, the value ending at the next `,key:`",
-    ),
-    (
-        "l-oll-gemma4-inner-unclosed-string",
-        "a `<|\"|>` string left open before the closing `}`: no call; Ollama closes it there",
-    ),
-    (
-        "l-oll-gemma4-inner-unclosed-terminal",
-        "as l-oll-gemma4-inner-unclosed-string, after another property",
-    ),
-    (
-        "l-oll-gemma4-inner-single-quoted-dangling",
-        "a single-quoted Gemma 4 value followed by a stray `<|\"|>`: no call; Ollama reads the \
-         quoted text and drops the delimiter",
     ),
     (
         "l-oll-qwen3vl-t-prefill-content-close",

@@ -205,3 +205,20 @@ fn a_call_block_that_names_no_tool_is_text() {
     assert!(p.calls.is_empty());
     assert!(p.truncated);
 }
+
+#[test]
+fn a_tool_calls_wrapper_around_tagged_calls_holds_their_calls() {
+    let p = parse_both(
+        "<think>need lookup</think>\n<tool_calls>\n<tool_call>get_weather<arg_key>city</arg_key><arg_value>Tokyo</arg_value></tool_call>\n<tool_call>{\"name\": \"now\", \"arguments\": {}}</tool_call>\n</tool_calls>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "get_weather", "arguments": {"city": "Tokyo"}},
+            {"name": "now", "arguments": {}}
+        ])
+    );
+    assert_eq!(p.content, None);
+    assert_eq!(p.reasoning.as_deref(), Some("need lookup"));
+}

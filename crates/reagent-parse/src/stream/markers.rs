@@ -14,6 +14,8 @@ const LT_MARKERS: &[&str] = &[
     "<think",
     "</think",
     "<thinking",
+    "<ifm|think",
+    "</ifm|think",
     "<seed:",
     "<minimax:",
     "<mm:",
