@@ -14,7 +14,9 @@
 //! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests;
 //! batch K, ids `k-*`: SGLang's Qwen3-Coder, Kimi K3, K2-V3, unknown-tool and parallel-call tests;
 //! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
-//! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before)
+//! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before;
+//! batch M, ids `m-*`: SGLang's Rust Qwen Coder, fallback, wrapper-token and streaming tests,
+//! LocalAI's `parse_test.go`)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -258,6 +260,52 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "j-sglr-minimax-invalid-function-progressive",
         "as j-sglr-minimax-invalid-function-name (upstream hands the block back as text)",
+    ),
+    // Batch M, marked before scoring.
+    (
+        "m-sglr-qc-nested-json",
+        "with no tool schema SGLang's Rust Qwen Coder parser and LocalAI's XML parser read a Qwen3-Coder value as JSON (objects, numbers, booleans, null); SGLang's Python Qwen3-Coder detector and vLLM keep the text, and so does reagent (ov-q3c-typed-0-int_tool, tests/xml_typing.rs); the calls' names match",
+    ),
+    ("m-sglr-qc-string-parameters", "as m-sglr-qc-nested-json"),
+    ("m-sglr-qc-type-conversion", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-two-calls-numbers", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-json-value", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-json-scalars", "as m-sglr-qc-nested-json"),
+    ("m-lai-pfc-json-then-xml", "as m-sglr-qc-nested-json"),
+    ("m-lai-pfc-text-json-xml", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-stream-typed", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-scientific", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-negative", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-json-compact", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-json-object-value", "as m-sglr-qc-nested-json"),
+    (
+        "m-sglr-qc-whitespace",
+        "SGLang's Rust Qwen Coder parser trims the edges of every value (`  spaces around  ` becomes `spaces around`); vLLM keeps the spaces (main corpus, vllm-step3-whitespace-preserved) and so does reagent: whitespace inside a value is data, only layout around it is dropped",
+    ),
+    (
+        "m-sglr-qc-content-before-and-after",
+        "as j-sglr-deepseek-complete (SGLang's Rust parse_complete drops the text after the calls)",
+    ),
+    (
+        "m-sglr-fb-mixed-valid-invalid",
+        "as j-sglr-deepseek-complete: upstream's normal text is the text before the first call only, dropping the text between and after the calls and the malformed block; the good call matches",
+    ),
+    (
+        "m-sglr-qc-invalid-function-name",
+        "as sgl-py-glm45-unknown-name: SGLang skips a call to a tool that was not offered; reagent keeps it",
+    ),
+    (
+        "m-sglr-fb-qwen-missing-closer-then-text",
+        "SGLang reads no call in a Hermes <tool_call> whose closer is missing; OpenVINO Model Server reads it (ov-hermes-single-no-closer), and reagent keeps a complete call object whose closer is missing (sglr-qwen-missing-closer, issue 15's missing-closer rule)",
+    ),
+    (
+        "m-sglr-wt-missing-end",
+        "SGLang's JsonParser configured with a <tool> wrapper reads no call when the wrapper's closer or opener is missing, while the same file reads the bare object as a call (m-sglr-wt-empty-tokens, m-sglr-wt-no-wrapper); reagent reads a call whose opener or closer is missing (issue 15's rule; ov-hermes-single-no-closer, sglr-qwen-missing-closer, sglr-qwen-missing-opener)",
+    ),
+    ("m-sglr-wt-missing-start", "as m-sglr-wt-missing-end"),
+    (
+        "m-sglr-fb-mistral-missing-bracket",
+        "SGLang reads no call in a Mistral list whose closing bracket is missing; reagent keeps the complete calls of a list cut off at the end (issue 15's rule, rob-cut-mistral-list)",
     ),
 ];
 
