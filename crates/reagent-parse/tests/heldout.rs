@@ -14,7 +14,9 @@
 //! batch I, ids `i-oll-*`: Ollama's Cohere, OLMo 3 Think and Glimmer parser tests;
 //! batch K, ids `k-*`: SGLang's Qwen3-Coder, Kimi K3, K2-V3, unknown-tool and parallel-call tests;
 //! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
-//! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before)
+//! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before;
+//! batch M, ids `m-*`: SGLang's Rust Qwen Coder, fallback, wrapper-token and streaming tests,
+//! LocalAI's `parse_test.go`)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -259,6 +261,48 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "j-sglr-minimax-invalid-function-progressive",
         "as j-sglr-minimax-invalid-function-name (upstream hands the block back as text)",
     ),
+    // Batch M, marked before scoring.
+    (
+        "m-sglr-qc-nested-json",
+        "with no tool schema SGLang's Rust Qwen Coder parser and LocalAI's XML parser read a Qwen3-Coder value as JSON (objects, numbers, booleans, null); SGLang's Python Qwen3-Coder detector and vLLM keep the text, and so does reagent (ov-q3c-typed-0-int_tool, tests/xml_typing.rs); the calls' names match",
+    ),
+    ("m-sglr-qc-string-parameters", "as m-sglr-qc-nested-json"),
+    ("m-sglr-qc-type-conversion", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-two-calls-numbers", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-json-value", "as m-sglr-qc-nested-json"),
+    ("m-lai-xml-json-scalars", "as m-sglr-qc-nested-json"),
+    ("m-lai-pfc-json-then-xml", "as m-sglr-qc-nested-json"),
+    ("m-lai-pfc-text-json-xml", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-stream-typed", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-scientific", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-negative", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-json-compact", "as m-sglr-qc-nested-json"),
+    ("m-lai-iter-json-object-value", "as m-sglr-qc-nested-json"),
+    (
+        "m-sglr-qc-whitespace",
+        "SGLang's Rust Qwen Coder parser trims the edges of every value (`  spaces around  ` becomes `spaces around`); vLLM keeps the spaces (main corpus, vllm-step3-whitespace-preserved) and so does reagent: whitespace inside a value is data, only layout around it is dropped",
+    ),
+    (
+        "m-sglr-qc-content-before-and-after",
+        "as j-sglr-deepseek-complete (SGLang's Rust parse_complete drops the text after the calls)",
+    ),
+    (
+        "m-sglr-fb-mixed-valid-invalid",
+        "as j-sglr-deepseek-complete: upstream's normal text is the text before the first call only, dropping the text between and after the calls and the malformed block; the good call matches",
+    ),
+    (
+        "m-sglr-qc-invalid-function-name",
+        "as sgl-py-glm45-unknown-name: SGLang skips a call to a tool that was not offered; reagent keeps it",
+    ),
+    (
+        "m-sglr-fb-qwen-missing-closer-then-text",
+        "SGLang reads no call in a Hermes <tool_call> whose closer is missing; OpenVINO Model Server reads it (ov-hermes-single-no-closer), and reagent keeps a complete call object whose closer is missing (sglr-qwen-missing-closer, issue 15's missing-closer rule)",
+    ),
+    (
+        "m-sglr-wt-missing-end",
+        "SGLang's JsonParser configured with a <tool> wrapper reads no call when the wrapper's closer or opener is missing, while the same file reads the bare object as a call (m-sglr-wt-empty-tokens, m-sglr-wt-no-wrapper); reagent reads a call whose opener or closer is missing (issue 15's rule; ov-hermes-single-no-closer, sglr-qwen-missing-closer, sglr-qwen-missing-opener)",
+    ),
+    ("m-sglr-wt-missing-start", "as m-sglr-wt-missing-end"),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
@@ -404,6 +448,75 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "j-sglr-mistral-streaming-bracket-in-text",
         "as j-sglr-mistral-streaming-closing-bracket",
+    ),
+    // Batch M, scored on the parser as it stood (no change to src/ on this branch).
+    (
+        "m-sglr-qc-incomplete-tool-call",
+        "a Qwen3-Coder block whose </function> and </tool_call> never come: reagent reads no \
+         call, as SGLang does, but withholds the block from the content; SGLang returns the \
+         input unchanged as the normal text",
+    ),
+    (
+        "m-sglr-fb-qwen-malformed-json",
+        "a Hermes <tool_call> whose object is invalid JSON: reagent reads no call, as SGLang \
+         does, but drops the block from the content; SGLang returns the input unchanged",
+    ),
+    (
+        "m-sglr-fb-mistral-invalid-json",
+        "as m-sglr-fb-qwen-malformed-json, a Mistral [TOOL_CALLS] list of invalid JSON",
+    ),
+    (
+        "m-sglr-fb-deepseek-malformed-json",
+        "as m-sglr-fb-qwen-malformed-json, a DeepSeek V3 call whose fenced JSON is invalid \
+         (reagent keeps only the text before it)",
+    ),
+    (
+        "m-sglr-fb-deepseek-not-function",
+        "as m-sglr-fb-qwen-malformed-json, a DeepSeek V3 call typed `notfunction`",
+    ),
+    (
+        "m-sglr-fb-qwen-unicode-malformed",
+        "as m-sglr-fb-qwen-malformed-json, with a non-ASCII name and an emoji in the bad JSON",
+    ),
+    (
+        "m-sglr-fb-json-very-long-invalid",
+        "a bare call object that never closes (1000 fields, then `incomplete`): reagent reads \
+         no call, as SGLang does, but withholds the text; SGLang returns it unchanged",
+    ),
+    (
+        "m-sglr-fb-json-missing-quote",
+        "as m-sglr-fb-json-very-long-invalid: a bare call object whose last string never \
+         closes",
+    ),
+    (
+        "m-sglr-fb-mistral-missing-bracket",
+        "(marked a disagreement before scoring, counted after: its stated reason, that reagent \
+         keeps the call, proved false) a Mistral list missing its `]`: reagent reads no call, as \
+         SGLang does, but withholds the text; SGLang returns the input unchanged",
+    ),
+    (
+        "m-sglr-fb-json-name-only-in-text",
+        "a bare `{\"name\": \"example\"}` inside prose, no tools offered: reagent keeps it as the \
+         answer's text (0e7378f: only inside a call tag is a name-only object a call); SGLang's \
+         JsonParser extracts it as a call with no arguments",
+    ),
+    (
+        "m-sglr-fb-json-single-quotes",
+        "`{'name': 'test', 'arguments': {}}`: reagent's lenient reading takes single-quoted \
+         keys and strings as a call; SGLang's JsonParser requires JSON's double quotes and reads \
+         no call",
+    ),
+    (
+        "m-lai-iter-literal-backslash-n",
+        "Qwen3-Coder tags separated by the two characters `\\n` (an output escaped twice): \
+         reagent reads no call; LocalAI's prelude check takes a literal `\\n` between tags as \
+         whitespace and reads the call",
+    ),
+    (
+        "m-lai-iter-empty-values",
+        "a Qwen3-Coder value that is only the indentation of its closing tag \
+         (`<parameter=empty>\\n    </parameter>`) is read as four spaces; LocalAI trims it to \
+         the empty string (upstream asserts only the key)",
     ),
 ];
 
