@@ -418,6 +418,12 @@ fn record(acc: &mut Acc, body: &str, pos: usize, mut h: Hit) -> usize {
     if let Some(c) = h.content.take() {
         acc.content.push((acc.calls.len(), c));
     }
+    if h.calls.is_empty() && !h.truncated && !h.errors.is_empty() {
+        // A closed call block that holds no valid call is the model's text: kept, with the
+        // error, as vLLM and SGLang return it.
+        acc.content
+            .push((acc.calls.len(), body[h.start..h.end].to_string()));
+    }
     acc.calls.append(&mut h.calls);
     acc.truncated |= h.truncated;
     acc.errors.append(&mut h.errors);
@@ -465,7 +471,7 @@ pub(crate) fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if rest.starts_with('{') || rest.starts_with('[') || rest.is_empty() {
         return json_fmts::hermes_body(t, i, j, ctx);
     }
-    if rest.starts_with("<function=") {
+    if t[crate::scan::skip_layout(t.as_bytes(), j)..].starts_with("<function=") {
         return xml_fmts::qwen_block(t, i, j, "</tool_call>", ctx);
     }
     if rest.starts_with("<invoke") {

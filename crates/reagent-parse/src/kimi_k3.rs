@@ -90,9 +90,13 @@ fn cut_off(after: &str) -> bool {
     })
 }
 
-/// Whether `rest` is a marker cut off at the end of the output (`<|open|>tool`); it also
+/// Whether `rest` is a marker cut off at the end of the output (`<|op`, `<|open|>tool`); it also
 /// ends a `think` channel left open (see `engine::marker_at`).
 pub(crate) fn marker_cut_off(rest: &str) -> bool {
+    // Cut inside the marker token itself (`<`, `<|op`).
+    if !rest.is_empty() && (OPEN.starts_with(rest) || CLOSE.starts_with(rest)) {
+        return true;
+    }
     rest.strip_prefix(OPEN)
         .or_else(|| rest.strip_prefix(CLOSE))
         .is_some_and(cut_off)

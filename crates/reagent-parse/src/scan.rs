@@ -159,6 +159,18 @@ pub(crate) fn skip_ws(b: &[u8], mut i: usize) -> usize {
     i
 }
 
+/// [`skip_ws`], also past escapes a model wrote for layout between tags as if inside a JSON
+/// string (a literal `\n`, `\r` or `\t`).
+pub(crate) fn skip_layout(b: &[u8], mut i: usize) -> usize {
+    loop {
+        i = skip_ws(b, i);
+        match b.get(i..i + 2) {
+            Some([b'\\', b'n' | b'r' | b't']) => i += 2,
+            _ => return i,
+        }
+    }
+}
+
 /// Parse `text` (trimmed) as exactly one JSON value, strictly first, then tolerantly
 /// (single quotes, Python literals, one trailing comma).
 pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::{parse_json_lenient, skip_ws};
+use crate::scan::{parse_json_lenient, skip_layout, skip_ws};
 use crate::schema::{property_schema, type_raw};
 use crate::{Family, ParsedCall};
 
@@ -105,7 +105,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
     let mut calls = Vec::new();
     let mut k = j;
     loop {
-        k = skip_ws(t.as_bytes(), k);
+        k = skip_layout(t.as_bytes(), k);
         let Some(r) = t[k..].strip_prefix("<function=") else {
             break;
         };
@@ -117,7 +117,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
         let mut args = Map::new();
         let mut p = s + gt + 1;
         loop {
-            p = skip_ws(t.as_bytes(), p);
+            p = skip_layout(t.as_bytes(), p);
             if let Some(r) = t[p..].strip_prefix("</function>") {
                 p = t.len() - r.len();
                 break;
@@ -192,11 +192,16 @@ fn qwen_value_len(rest: &str) -> Option<(usize, bool)> {
 
 /// The text of a `<parameter=k>` value: one delimiter newline on each side (only when the
 /// value opens with one). When the closing tag sits indented on a line of its own, the
-/// indentation is layout (`\n    Dallas\n    </parameter>`) and is dropped around the value.
+/// indentation is layout (`\n    Dallas\n    </parameter>`) and is dropped around the value;
+/// a value of nothing but that indentation is empty.
 fn qwen_value(raw: &str) -> &str {
     let Some(r) = raw.strip_prefix('\n') else {
         return raw;
     };
+    // Nothing but the closing tag's indentation: an empty value.
+    if r.bytes().all(|c| c == b' ' || c == b'\t') {
+        return "";
+    }
     if let Some(v) = r.strip_suffix('\n') {
         return v;
     }
@@ -209,7 +214,7 @@ fn qwen_value(raw: &str) -> &str {
 }
 
 fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
-    let s = skip_ws(t.as_bytes(), k);
+    let s = skip_layout(t.as_bytes(), k);
     if t[s..].starts_with(close) {
         s + close.len()
     } else {

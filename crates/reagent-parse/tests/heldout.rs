@@ -457,28 +457,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          input unchanged as the normal text",
     ),
     (
-        "m-sglr-fb-qwen-malformed-json",
-        "a Hermes <tool_call> whose object is invalid JSON: reagent reads no call, as SGLang \
-         does, but drops the block from the content; SGLang returns the input unchanged",
-    ),
-    (
-        "m-sglr-fb-mistral-invalid-json",
-        "as m-sglr-fb-qwen-malformed-json, a Mistral [TOOL_CALLS] list of invalid JSON",
-    ),
-    (
-        "m-sglr-fb-deepseek-malformed-json",
-        "as m-sglr-fb-qwen-malformed-json, a DeepSeek V3 call whose fenced JSON is invalid \
-         (reagent keeps only the text before it)",
-    ),
-    (
-        "m-sglr-fb-deepseek-not-function",
-        "as m-sglr-fb-qwen-malformed-json, a DeepSeek V3 call typed `notfunction`",
-    ),
-    (
-        "m-sglr-fb-qwen-unicode-malformed",
-        "as m-sglr-fb-qwen-malformed-json, with a non-ASCII name and an emoji in the bad JSON",
-    ),
-    (
         "m-sglr-fb-json-very-long-invalid",
         "a bare call object that never closes (1000 fields, then `incomplete`): reagent reads \
          no call, as SGLang does, but withholds the text; SGLang returns it unchanged",
@@ -505,18 +483,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "`{'name': 'test', 'arguments': {}}`: reagent's lenient reading takes single-quoted \
          keys and strings as a call; SGLang's JsonParser requires JSON's double quotes and reads \
          no call",
-    ),
-    (
-        "m-lai-iter-literal-backslash-n",
-        "Qwen3-Coder tags separated by the two characters `\\n` (an output escaped twice): \
-         reagent reads no call; LocalAI's prelude check takes a literal `\\n` between tags as \
-         whitespace and reads the call",
-    ),
-    (
-        "m-lai-iter-empty-values",
-        "a Qwen3-Coder value that is only the indentation of its closing tag \
-         (`<parameter=empty>\\n    </parameter>`) is read as four spaces; LocalAI trims it to \
-         the empty string (upstream asserts only the key)",
     ),
 ];
 

@@ -222,3 +222,52 @@ fn a_tool_calls_wrapper_around_tagged_calls_holds_their_calls() {
     assert_eq!(p.content, None);
     assert_eq!(p.reasoning.as_deref(), Some("need lookup"));
 }
+
+#[test]
+fn a_closed_call_block_that_holds_no_valid_call_stays_text_with_its_error() {
+    for block in [
+        "<tool_call>\n{\"name\": \"test\", \"arguments\": invalid}\n</tool_call>",
+        "[TOOL_CALLS] [{\"name\": invalid json}]",
+    ] {
+        let input = format!("Let me try.{block}");
+        let p = parse_both(&input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert_eq!(p.content.as_deref(), Some(input.as_str()));
+        assert!(!p.errors.is_empty(), "{input}");
+    }
+    // One bad call beside a good one: the good one is read, the bad one is not text.
+    let p = parse_both(
+        "<tool_call>{\"name\": \"ls\", \"arguments\": {}}</tool_call><tool_call>{\"name\": \"x\", \"arguments\": bad}</tool_call>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "ls", "arguments": {}}]));
+    // A block cut off at the end is still a cut-off call, not text.
+    let p = parse_both(
+        "Let me look. <tool_call>{\"name\": \"read\", \"arguments\": {\"pa",
+        &[],
+    );
+    assert_eq!(p.content.as_deref(), Some("Let me look. "));
+    assert!(p.truncated);
+}
+
+#[test]
+fn qwen3_coder_layout_written_as_escapes_or_indentation() {
+    // A literal `\n` between tags is layout; inside a value it is the value's text.
+    let p = parse_both(
+        "Looking.\\n\\n<tool_call>\\n<function=bash>\\n<parameter=script>\\ncd /tmp\\n</parameter>\\n</function>\\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "bash", "arguments": {"script": "\\ncd /tmp\\n"}}])
+    );
+    // A value of nothing but its closing tag's indentation is empty.
+    let p = parse_both(
+        "<tool_call>\n  <function=f>\n    <parameter=a>\n    </parameter>\n    <parameter=b>\n  x\n    </parameter>\n  </function>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"a": "", "b": "x"}}])
+    );
+}
