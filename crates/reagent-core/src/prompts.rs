@@ -50,15 +50,29 @@ pub(crate) fn system_prompt(
     prompt
 }
 
-/// A nudge after an empty or narrating reply.
-pub(crate) fn nudge(reason: &str, mode: ToolMode) -> String {
-    let how = match mode {
+/// What a nudge asks for, in the run's tool mode.
+fn act_now(mode: ToolMode) -> &'static str {
+    match mode {
         ToolMode::Constrained => {
             "Reply with a tool call JSON object now, or with {\"final_answer\": ...}."
         }
         ToolMode::Prompt => "Write the <tool_call> now, or give your final answer.",
         ToolMode::Native | ToolMode::Auto => "Call the tool now, or give your final answer.",
-    };
+    }
+}
+
+/// A nudge after a reply whose tool call could not be read: the parser's reason, then what
+/// to do.
+pub(crate) fn unread_call_nudge(why: &str, mode: ToolMode) -> String {
+    format!(
+        "Your tool call could not be read ({why}). Write it again, complete and well-formed. {}",
+        act_now(mode)
+    )
+}
+
+/// A nudge after an empty or narrating reply.
+pub(crate) fn nudge(reason: &str, mode: ToolMode) -> String {
+    let how = act_now(mode);
     match reason {
         "empty_reply" => format!("Your reply was empty. {how}"),
         _ => format!("Do not describe what you will do; do it. {how}"),

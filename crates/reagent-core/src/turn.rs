@@ -48,6 +48,9 @@ pub(crate) struct Turn {
     pub(crate) final_answer: Option<String>,
     /// Which extraction layer found the calls.
     pub(crate) layer: Option<String>,
+    /// Why a tool call the reply attempted could not be read (the parser's errors), when
+    /// the reply holds no call and no final answer.
+    pub(crate) unread_call: Option<String>,
     /// The reply text as the server sent it, when the message keeps something else.
     pub(crate) raw: Option<String>,
     /// Tokens used, retries included.
@@ -275,6 +278,11 @@ impl TurnSetup<'_> {
                 None => {}
             }
         }
+        let unread_call = (calls.is_empty()
+            && final_answer.is_none()
+            && parsed.calls.is_empty()
+            && !parsed.errors.is_empty())
+        .then(|| parsed.errors.join("; "));
         if calls.is_empty() && final_answer.is_none() && !parsed.calls.is_empty() {
             layer = parsed
                 .format
@@ -323,6 +331,7 @@ impl TurnSetup<'_> {
             calls,
             final_answer,
             layer,
+            unread_call,
             raw,
             usage,
             model_time,

@@ -423,7 +423,8 @@ pub enum EventKind {
     },
     /// The model was nudged to act.
     Nudge {
-        /// Why: `empty_reply` or `narration`.
+        /// Why: `unread_call` (a tool call the parser could not read), `empty_reply` or
+        /// `narration`.
         reason: String,
         /// How many nudges so far in this run.
         count: u32,

@@ -41,8 +41,9 @@ impl Session {
         };
         let flow = match self.record_reply(run, turn, events) {
             Break(ending) => Break(ending),
-            Continue((calls, text)) if calls.is_empty() => self.answer_or_nudge(run, text, events),
-            Continue((calls, _)) => match self.run_calls(run, calls, events, cancel).await {
+            Continue(reply) if reply.calls.is_empty() => self.answer_or_nudge(run, reply, events),
+            Continue(Reply { calls, .. }) => match self.run_calls(run, calls, events, cancel).await
+            {
                 Continue(Some(repetition)) => {
                     return self.on_repetition(run, repetition, events, cancel).await
                 }
@@ -171,13 +172,14 @@ impl Session {
         run: &mut RunState,
         turn: Turn,
         events: &EventSink,
-    ) -> ControlFlow<Ending, (Vec<ToolCall>, String)> {
+    ) -> ControlFlow<Ending, Reply> {
         let Turn {
             message,
             text,
             calls,
             final_answer,
             layer,
+            unread_call,
             raw,
             ..
         } = turn;
@@ -187,7 +189,11 @@ impl Session {
         }
         match final_answer {
             Some(answer) => Break(Ending::new(Outcome::Completed, answer)),
-            None => Continue((calls, text)),
+            None => Continue(Reply {
+                calls,
+                text,
+                unread_call,
+            }),
         }
     }
 
@@ -213,15 +219,20 @@ impl Session {
         self.history.push_assistant(message);
     }
 
-    /// A reply without calls: nudged when empty or only narrating (a few times), else the
-    /// answer.
+    /// A reply without calls: nudged when it attempted a call that could not be read, when
+    /// empty or only narrating (a few times), else the answer.
     fn answer_or_nudge(
         &mut self,
         run: &mut RunState,
-        text: String,
+        reply: Reply,
         events: &EventSink,
     ) -> ControlFlow<Ending> {
-        let reason = if text.trim().is_empty() {
+        let Reply {
+            text, unread_call, ..
+        } = reply;
+        let reason = if unread_call.is_some() {
+            "unread_call"
+        } else if text.trim().is_empty() {
             "empty_reply"
         } else if is_narration(&text) {
             "narration"
@@ -236,7 +247,10 @@ impl Session {
             reason: reason.to_owned(),
             count: run.nudges,
         });
-        let nudge = prompts::nudge(reason, self.mode());
+        let nudge = match &unread_call {
+            Some(why) => prompts::unread_call_nudge(why, self.mode()),
+            None => prompts::nudge(reason, self.mode()),
+        };
         self.push_loop_message(UserMessageReason::Nudge, nudge, events);
         Continue(())
     }
@@ -360,4 +374,12 @@ impl RunState {
         self.completion_tokens += turn.usage.completion_tokens;
         self.model_time += turn.model_time;
     }
+}
+
+/// A recorded reply the run goes on from.
+struct Reply {
+    calls: Vec<ToolCall>,
+    text: String,
+    /// Why a call the reply attempted could not be read.
+    unread_call: Option<String>,
 }

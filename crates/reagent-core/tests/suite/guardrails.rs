@@ -123,6 +123,33 @@ async fn narration_gets_a_nudge_then_the_model_acts() {
 }
 
 #[tokio::test]
+async fn a_call_that_cannot_be_read_is_answered_with_the_reason() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                "<tool_call>{\"name\": \"read_file\", \"arguments\": a.txt}</tool_call>",
+            ))
+            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
+            .turn(Turn::text("It contains A.")),
+        |d| files(d, &[("a.txt", "A")]),
+        |_| {},
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "It contains A.");
+    let nudges = o.events_of("nudge");
+    assert_eq!(nudges.len(), 1);
+    assert_eq!(nudges[0]["reason"], "unread_call");
+    let msgs = o.messages(1);
+    let told = msgs.last().unwrap()["content"].as_str().unwrap();
+    assert!(
+        told.starts_with("Your tool call could not be read ("),
+        "{told}"
+    );
+    assert!(told.contains("not valid JSON"), "{told}");
+}
+
+#[tokio::test]
 async fn at_most_two_nudges_then_the_reply_is_the_answer() {
     let o = run(
         ScriptBuilder::new()
