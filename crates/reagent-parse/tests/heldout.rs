@@ -16,7 +16,8 @@
 //! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
 //! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before;
 //! batch M, ids `m-*`: SGLang's Rust Qwen Coder, fallback, wrapper-token and streaming tests,
-//! LocalAI's `parse_test.go`)
+//! LocalAI's `parse_test.go`; batch N, ids `n-vllm-*`: vLLM's tool-parser tests not cited before,
+//! CSM/CWM to HY-V4 duplicate keys)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -303,6 +304,24 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "SGLang's JsonParser configured with a <tool> wrapper reads no call when the wrapper's closer or opener is missing, while the same file reads the bare object as a call (m-sglr-wt-empty-tokens, m-sglr-wt-no-wrapper); reagent reads a call whose opener or closer is missing (issue 15's rule; ov-hermes-single-no-closer, sglr-qwen-missing-closer, sglr-qwen-missing-opener)",
     ),
     ("m-sglr-wt-missing-start", "as m-sglr-wt-missing-end"),
+    // Batch N, marked before scoring.
+    (
+        "n-vllm-dsv4-function-calls-block-rejected",
+        "vLLM's DeepSeek V4 parser reads no call in a <｜DSML｜function_calls> block (V3.2's wrapper name); vLLM's DeepSeek V3.2 tests read the same block as calls (vllm-dsv32-no-params, vllm-dsv32-two-params, tests/tool_parsers/test_deepseekv32_tool_parser.py), and so does reagent, which reads both wrapper names as one DSML family",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-mid-value",
+        "vLLM's HY parsers finalize a call cut off mid-value at the end of a stream, the value as far as written; vLLM's DeepSeek V3 test expects no call for a call cut before its end (main corpus, vllm-dsv3-malformed-unclosed-json), as reagent does: a cut call is flagged, never completed (as vllm-apertus-incomplete)",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-after-key",
+        "as n-vllm-hytr-hy3-cut-mid-value (a key with no value yet: upstream emits the call with no arguments)",
+    ),
+    (
+        "n-vllm-hytr-hy3-second-call-cut",
+        "as n-vllm-hytr-hy3-cut-mid-value (the second call is cut mid-value; the first is complete)",
+    ),
+    ("n-vllm-hytr-hy4-cut-mid-value", "as n-vllm-hytr-hy3-cut-mid-value"),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
