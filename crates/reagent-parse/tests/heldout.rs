@@ -16,7 +16,8 @@
 //! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
 //! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before;
 //! batch M, ids `m-*`: SGLang's Rust Qwen Coder, fallback, wrapper-token and streaming tests,
-//! LocalAI's `parse_test.go`)
+//! LocalAI's `parse_test.go`; batch N, ids `n-vllm-*`: vLLM's tool-parser tests not cited before,
+//! CSM/CWM to HY-V4 duplicate keys)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -303,6 +304,24 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "SGLang's JsonParser configured with a <tool> wrapper reads no call when the wrapper's closer or opener is missing, while the same file reads the bare object as a call (m-sglr-wt-empty-tokens, m-sglr-wt-no-wrapper); reagent reads a call whose opener or closer is missing (issue 15's rule; ov-hermes-single-no-closer, sglr-qwen-missing-closer, sglr-qwen-missing-opener)",
     ),
     ("m-sglr-wt-missing-start", "as m-sglr-wt-missing-end"),
+    // Batch N, marked before scoring.
+    (
+        "n-vllm-dsv4-function-calls-block-rejected",
+        "vLLM's DeepSeek V4 parser reads no call in a <｜DSML｜function_calls> block (V3.2's wrapper name); vLLM's DeepSeek V3.2 tests read the same block as calls (vllm-dsv32-no-params, vllm-dsv32-two-params, tests/tool_parsers/test_deepseekv32_tool_parser.py), and so does reagent, which reads both wrapper names as one DSML family",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-mid-value",
+        "vLLM's HY parsers finalize a call cut off mid-value at the end of a stream, the value as far as written; vLLM's DeepSeek V3 test expects no call for a call cut before its end (main corpus, vllm-dsv3-malformed-unclosed-json), as reagent does: a cut call is flagged, never completed (as vllm-apertus-incomplete)",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-after-key",
+        "as n-vllm-hytr-hy3-cut-mid-value (a key with no value yet: upstream emits the call with no arguments)",
+    ),
+    (
+        "n-vllm-hytr-hy3-second-call-cut",
+        "as n-vllm-hytr-hy3-cut-mid-value (the second call is cut mid-value; the first is complete)",
+    ),
+    ("n-vllm-hytr-hy4-cut-mid-value", "as n-vllm-hytr-hy3-cut-mid-value"),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
@@ -483,6 +502,120 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "`{'name': 'test', 'arguments': {}}`: reagent's lenient reading takes single-quoted \
          keys and strings as a call; SGLang's JsonParser requires JSON's double quotes and reads \
          no call",
+    ),
+    // Batch N, scored on the parser as it stood (no change to src/ on this branch).
+    (
+        "n-vllm-csm-shorthand-missing-gt",
+        "CWM's `<tool: LABEL command </tool>` shorthand (no `>` after the label) is not read; \
+         vLLM names the tool by its label (CWM calls are not read at all, see d-cwm-terminal)",
+    ),
+    (
+        "n-vllm-g4rx-turn-end-closer",
+        "Gemma 4's `<turn|>` closing a call in place of `<tool_call|>`: the call is read, but \
+         `<turn|>` stays in the content; vLLM drops it",
+    ),
+    (
+        "n-vllm-g4rx-channel-close-bare-call",
+        "a bare Gemma 4 `call:NAME{…}` after a `<channel|>` with no `<|channel>` before it is \
+         not read; vLLM's fallback reads it (the same after a whole thought channel is read)",
+    ),
+    (
+        "n-vllm-g4rx-colon-prefixed",
+        "`<|tool_call>:call:NAME{…}` (a stray colon after the opener, no closer) is not read; \
+         vLLM's fallback reads it",
+    ),
+    (
+        "n-vllm-g4rx-bare-after-prose",
+        "a bare Gemma 4 `call:NAME{…}` on a line after prose is not read; vLLM's fallback \
+         reads it",
+    ),
+    (
+        "n-vllm-g4rx-fragmented-call-tag",
+        "`<call>NAME{…}` (Gemma 4's opener fragmented by multimodal input) is not read; \
+         vLLM's fallback reads it",
+    ),
+    (
+        "n-vllm-g4-incomplete",
+        "a Gemma 4 call cut off before `<tool_call|>`: reagent reads no call, as vLLM does, but \
+         withholds the cut markup from the content; vLLM returns the text unchanged (as \
+         m-sglr-qc-incomplete-tool-call)",
+    ),
+    (
+        "n-vllm-g4u-bare-unquoted",
+        "a bare `call:NAME{key:word}` with no tag and an unquoted value is not read; vLLM's \
+         fallback reads it (a bare call with `<|\"|>` strings is)",
+    ),
+    (
+        "n-vllm-gc35-single",
+        "GigaChat 3.5's `<｜GCML｜tool_calls>` / `invoke` / `parameter` markup (DSML's layout \
+         under a GCML namespace) is not read",
+    ),
+    ("n-vllm-gc35-parallel", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-types", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-empty-args", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-surrounding", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-escaped", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-alias-lookup", "as n-vllm-gc35-single"),
+    ("n-vllm-gc35-string-false-object", "as n-vllm-gc35-single"),
+    (
+        "n-vllm-gpy-single",
+        "Granite's pythonic calls written bare, `name(k=\"v\")` with no `[ ]`, are not read \
+         (no tool offered); vLLM's granite_pythonic parser reads them",
+    ),
+    (
+        "n-vllm-gpy-two-lines",
+        "as n-vllm-gpy-single (two bare calls on two lines)",
+    ),
+    ("n-vllm-gpy-no-args", "as n-vllm-gpy-single"),
+    (
+        "n-vllm-gpy-text-then-call",
+        "as n-vllm-gpy-single (a bare call on the line after prose)",
+    ),
+    ("n-vllm-gpy-stream-single", "as n-vllm-gpy-single"),
+    (
+        "n-vllm-hy3-zero-arg-inline",
+        "HY3's GLM-style call with `<tool_sep>` after the name \
+         (`<tool_call>NAME<tool_sep>…`) in a `<tool_calls>` block is not read",
+    ),
+    (
+        "n-vllm-hy3-zero-arg-newline",
+        "as n-vllm-hy3-zero-arg-inline",
+    ),
+    ("n-vllm-hy3-args-same-line", "as n-vllm-hy3-zero-arg-inline"),
+    ("n-vllm-hy3-args-newlines", "as n-vllm-hy3-zero-arg-inline"),
+    ("n-vllm-hy3-content-before", "as n-vllm-hy3-zero-arg-inline"),
+    ("n-vllm-hy3-two-calls", "as n-vllm-hy3-zero-arg-inline"),
+    ("n-vllm-hytr-hy3-complete", "as n-vllm-hy3-zero-arg-inline"),
+    (
+        "n-vllm-hytr-hy3-cut-after-arg-none",
+        "as n-vllm-hy3-zero-arg-inline (closers missing after a complete \
+         argument)",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-after-arg-newline",
+        "as n-vllm-hytr-hy3-cut-after-arg-none",
+    ),
+    (
+        "n-vllm-hytr-hy3-cut-after-arg-two-newlines",
+        "as n-vllm-hytr-hy3-cut-after-arg-none",
+    ),
+    (
+        "n-vllm-hytr-hy4-complete",
+        "HY4's GLM-style tags carrying the checkpoint suffix \
+         (`<tool_call:opensource>`, `<arg_key:opensource>`…) are not read",
+    ),
+    (
+        "n-vllm-hytr-hy4-cut-after-arg-none",
+        "as n-vllm-hytr-hy4-complete (closers missing after a complete \
+         argument)",
+    ),
+    (
+        "n-vllm-hytr-hy4-cut-after-arg-newline",
+        "as n-vllm-hytr-hy4-cut-after-arg-none",
+    ),
+    (
+        "n-vllm-hytr-hy4-cut-newline-between-tags",
+        "as n-vllm-hytr-hy4-cut-after-arg-none",
     ),
 ];
 
