@@ -142,6 +142,7 @@ fn marker_at(t: &str, i: usize) -> bool {
         "<｜tool▁calls▁begin｜>",
         "<|tool▁calls▁begin|>",
         "<｜DSML｜",
+        "<｜GCML｜",
         "<minimax:tool_call>",
         "<seed:tool_call>",
         "<|tool_call_start|>",
@@ -223,22 +224,48 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
 }
 
 /// The GLM tags of `t` without the namespace K2-V3 puts them under (`<ifm|tool_call>`,
-/// `<ifm|arg_key>`, `</ifm|arg_value>`, …). `None` when there is none.
+/// `<ifm|arg_key>`, `</ifm|arg_value>`, …) or the checkpoint suffix HY4 writes into them
+/// (`<tool_call:opensource>`). `None` when there is neither.
 fn without_namespace(t: &str) -> Option<String> {
     // From the first tag on (a byte search): prose with no tag is not searched twice.
     let first_tag = t.find('<')?;
-    let bar = first_tag + t[first_tag..].find("|tool_call")?;
-    let lt = t[..bar].rfind('<')?;
-    let ns = t[lt + 1..bar].trim_start_matches('/');
-    let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_';
-    if ns.is_empty() || ns.len() > 16 || !ns.bytes().all(word) {
+    let rest = &t[first_tag..];
+    let word = |s: &str| {
+        !s.is_empty() && s.len() <= 16 && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
+    };
+    const TAGS: [&str; 5] = [
+        "tool_calls",
+        "tool_call",
+        "arg_key",
+        "arg_value",
+        "arg_type",
+    ];
+    let mut plain = t.to_string();
+    if let Some(bar) = rest.find("|tool_call") {
+        let lt = rest[..bar].rfind('<')?;
+        let ns = rest[lt + 1..bar].trim_start_matches('/');
+        if !word(ns) {
+            return None;
+        }
+        for tag in TAGS {
+            plain = plain
+                .replace(&format!("<{ns}|{tag}"), &format!("<{tag}"))
+                .replace(&format!("</{ns}|{tag}"), &format!("</{tag}"));
+        }
+        return Some(plain);
+    }
+    let colon = rest
+        .find("<tool_call:")
+        .or_else(|| rest.find("<tool_calls:"))?;
+    let after = &rest[colon + 1..];
+    let suffix = after[after.find(':')? + 1..].split('>').next()?;
+    if !word(suffix) {
         return None;
     }
-    let mut plain = t.to_string();
-    for tag in ["tool_call", "arg_key", "arg_value", "arg_type"] {
+    for tag in TAGS {
         plain = plain
-            .replace(&format!("<{ns}|{tag}"), &format!("<{tag}"))
-            .replace(&format!("</{ns}|{tag}"), &format!("</{tag}"));
+            .replace(&format!("<{tag}:{suffix}>"), &format!("<{tag}>"))
+            .replace(&format!("</{tag}:{suffix}>"), &format!("</{tag}>"));
     }
     Some(plain)
 }

@@ -1,5 +1,6 @@
 //! GLM-4.5/4.7 tool calls: `<tool_call>NAME<arg_key>k</arg_key><arg_value>v</arg_value></tool_call>`
-//! (newlines optional), and the same pairs under a vendor prefix (`<longcat_arg_key>`).
+//! (newlines optional), the same pairs under a vendor prefix (`<longcat_arg_key>`), and HY3's
+//! `<tool_sep>` after the name.
 //! String values are raw text; other types follow the schema, or the type K2-V3 names
 //! before a value (`<arg_type>string</arg_type>`). A JSON object after the name, in place of
 //! pairs, is the arguments.
@@ -85,7 +86,7 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
         return false;
     };
     let name = body[..name_end].trim();
-    let next = &body[name_end..];
+    let next = after_tool_sep(&body[name_end..]);
     !name.is_empty()
         && !name.contains(['{', '['])
         // A name with spaces only right before its pairs (`<tool_call> get weather <arg_key>`).
@@ -95,6 +96,11 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
             || key_tag_prefix(next).is_some()
             || next.starts_with("</tool_call>")
             || next.starts_with("</longcat_tool_call>"))
+}
+
+/// `rest` past the `<tool_sep>` HY3 writes between a tool's name and its pairs.
+fn after_tool_sep(rest: &str) -> &str {
+    rest.strip_prefix("<tool_sep>").unwrap_or(rest)
 }
 
 /// The vendor prefix of a GLM key tag at the start of `s`: `""` for `<arg_key>`,
@@ -150,6 +156,7 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
         .unwrap_or(body.len());
     // A literal `\n` after the name (the model escaped the newline) is not part of it.
     let name = body[..name_end].trim().trim_end_matches("\\n").trim_end();
+    let name_end = body.len() - after_tool_sep(&body[name_end..]).len();
     let tags = PairTags::of(&body[name_end..]);
     // A JSON object after the name line, in place of pairs, is the arguments
     // (`<tool_call>get_weather\n{"city": "Paris"}</tool_call>`).

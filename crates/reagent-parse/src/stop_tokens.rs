@@ -22,8 +22,9 @@ const STRIP_TOKENS: &[&str] = &[
     "<|close|>message<|sep|>",
 ];
 
-/// Stop markers without the `<|` shape, stripped when they end the content.
-const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>"];
+/// Stop markers without the `<|` shape, stripped when they end the content (Gemma 3's and
+/// Gemma 4's ends of turn among them).
+const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>", "<end_of_turn>", "<turn|>"];
 
 /// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
 /// left over in the content (the opener was missing, or the closer was written twice:

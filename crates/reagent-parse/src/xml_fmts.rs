@@ -47,19 +47,10 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     {
         return minimax_block(t, i, i, "</minimax:tool_call>", ctx);
     }
+    if let Some(hit) = fullwidth_namespaced(t, i, ctx) {
+        return Some(hit);
+    }
     for (open, close, ns, fam) in [
-        (
-            "<｜DSML｜function_calls>",
-            "</｜DSML｜function_calls>",
-            "｜DSML｜",
-            Family::DeepseekDsml,
-        ),
-        (
-            "<｜DSML｜tool_calls>",
-            "</｜DSML｜tool_calls>",
-            "｜DSML｜",
-            Family::DeepseekDsml,
-        ),
         (
             "<｜tool_calls_begin｜>",
             "<｜tool_calls_end｜>",
@@ -81,6 +72,27 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return minicpm(t, i, ctx);
     }
     None
+}
+
+/// DeepSeek V3.2/V4's DSML and its siblings under another fullwidth namespace (GigaChat
+/// 3.5's `<｜GCML｜tool_calls>`): `<｜NS｜function_calls>` or `<｜NS｜tool_calls>` around
+/// `<｜NS｜invoke name="…">` elements.
+fn fullwidth_namespaced(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    const BAR: &str = "｜";
+    let after = t[i..].strip_prefix('<')?.strip_prefix(BAR)?;
+    let len = after.find(BAR)?;
+    let name = &after[..len];
+    if name.is_empty() || len > 16 || !name.bytes().all(|c| c.is_ascii_alphanumeric()) {
+        return None;
+    }
+    let ns = &t[i + 1..i + 1 + BAR.len() + len + BAR.len()];
+    let tag = &after[len + BAR.len()..];
+    let wrapper = ["function_calls>", "tool_calls>"]
+        .into_iter()
+        .find(|w| tag.starts_with(w))?;
+    let open_len = 1 + ns.len() + wrapper.len();
+    let close = format!("</{ns}{wrapper}");
+    invoke_region(t, i, i + open_len, &close, ns, Family::DeepseekDsml, ctx)
 }
 
 /// Offset of the `>` closing a short tag (names are short; bounded search keeps

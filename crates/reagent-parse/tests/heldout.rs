@@ -510,11 +510,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          vLLM names the tool by its label (CWM calls are not read at all, see d-cwm-terminal)",
     ),
     (
-        "n-vllm-g4rx-turn-end-closer",
-        "Gemma 4's `<turn|>` closing a call in place of `<tool_call|>`: the call is read, but \
-         `<turn|>` stays in the content; vLLM drops it",
-    ),
-    (
         "n-vllm-g4rx-channel-close-bare-call",
         "a bare Gemma 4 `call:NAME{…}` after a `<channel|>` with no `<|channel>` before it is \
          not read; vLLM's fallback reads it (the same after a whole thought channel is read)",
@@ -546,18 +541,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          fallback reads it (a bare call with `<|\"|>` strings is)",
     ),
     (
-        "n-vllm-gc35-single",
-        "GigaChat 3.5's `<｜GCML｜tool_calls>` / `invoke` / `parameter` markup (DSML's layout \
-         under a GCML namespace) is not read",
-    ),
-    ("n-vllm-gc35-parallel", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-types", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-empty-args", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-surrounding", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-escaped", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-alias-lookup", "as n-vllm-gc35-single"),
-    ("n-vllm-gc35-string-false-object", "as n-vllm-gc35-single"),
-    (
         "n-vllm-gpy-single",
         "Granite's pythonic calls written bare, `name(k=\"v\")` with no `[ ]`, are not read \
          (no tool offered); vLLM's granite_pythonic parser reads them",
@@ -572,51 +555,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as n-vllm-gpy-single (a bare call on the line after prose)",
     ),
     ("n-vllm-gpy-stream-single", "as n-vllm-gpy-single"),
-    (
-        "n-vllm-hy3-zero-arg-inline",
-        "HY3's GLM-style call with `<tool_sep>` after the name \
-         (`<tool_call>NAME<tool_sep>…`) in a `<tool_calls>` block is not read",
-    ),
-    (
-        "n-vllm-hy3-zero-arg-newline",
-        "as n-vllm-hy3-zero-arg-inline",
-    ),
-    ("n-vllm-hy3-args-same-line", "as n-vllm-hy3-zero-arg-inline"),
-    ("n-vllm-hy3-args-newlines", "as n-vllm-hy3-zero-arg-inline"),
-    ("n-vllm-hy3-content-before", "as n-vllm-hy3-zero-arg-inline"),
-    ("n-vllm-hy3-two-calls", "as n-vllm-hy3-zero-arg-inline"),
-    ("n-vllm-hytr-hy3-complete", "as n-vllm-hy3-zero-arg-inline"),
-    (
-        "n-vllm-hytr-hy3-cut-after-arg-none",
-        "as n-vllm-hy3-zero-arg-inline (closers missing after a complete \
-         argument)",
-    ),
-    (
-        "n-vllm-hytr-hy3-cut-after-arg-newline",
-        "as n-vllm-hytr-hy3-cut-after-arg-none",
-    ),
-    (
-        "n-vllm-hytr-hy3-cut-after-arg-two-newlines",
-        "as n-vllm-hytr-hy3-cut-after-arg-none",
-    ),
-    (
-        "n-vllm-hytr-hy4-complete",
-        "HY4's GLM-style tags carrying the checkpoint suffix \
-         (`<tool_call:opensource>`, `<arg_key:opensource>`…) are not read",
-    ),
-    (
-        "n-vllm-hytr-hy4-cut-after-arg-none",
-        "as n-vllm-hytr-hy4-complete (closers missing after a complete \
-         argument)",
-    ),
-    (
-        "n-vllm-hytr-hy4-cut-after-arg-newline",
-        "as n-vllm-hytr-hy4-cut-after-arg-none",
-    ),
-    (
-        "n-vllm-hytr-hy4-cut-newline-between-tags",
-        "as n-vllm-hytr-hy4-cut-after-arg-none",
-    ),
 ];
 
 // The rate, the records not counted and the misses are printed for the record (`--nocapture`).

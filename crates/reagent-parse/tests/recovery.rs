@@ -271,3 +271,51 @@ fn qwen3_coder_layout_written_as_escapes_or_indentation() {
         json!([{"name": "f", "arguments": {"a": "", "b": "x"}}])
     );
 }
+
+#[test]
+fn dsml_under_another_fullwidth_namespace_is_dsml() {
+    let p = parse_both(
+        "I will check.<｜GCML｜tool_calls><｜GCML｜invoke name=\"store\"><｜GCML｜parameter name=\"city\" string=\"true\">Tokyo</｜GCML｜parameter><｜GCML｜parameter name=\"n\" string=\"false\">{\"a\": 1}</｜GCML｜parameter></｜GCML｜invoke></｜GCML｜tool_calls>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "store", "arguments": {"city": "Tokyo", "n": {"a": 1}}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("I will check."));
+    // A fullwidth bar in prose opens nothing.
+    let text = "Use <｜GCML｜ as the prefix.";
+    assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
+}
+
+#[test]
+fn hy_tool_separators_and_tag_suffixes_are_glm() {
+    let expect = json!([{"name": "get_weather", "arguments": {"city": "Beijing"}}]);
+    for input in [
+        "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n</tool_call>\n</tool_calls>",
+        "<tool_calls:opensource>\n<tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Beijing</arg_value:opensource></tool_call:opensource>\n</tool_calls:opensource>",
+        // A complete value whose closers were cut off is read, as for GLM.
+        "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    let p = parse_both(
+        "<tool_calls><tool_call>get_current_date<tool_sep></tool_call></tool_calls>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_current_date", "arguments": {}}])
+    );
+}
+
+#[test]
+fn an_end_of_turn_token_after_a_call_is_not_content() {
+    for input in ["<|tool_call>call:now{}<turn|>", "Done.<end_of_turn>"] {
+        let p = parse_both(input, &[]);
+        let content = p.content.unwrap_or_default();
+        assert!(!content.contains("turn"), "{input}: {content:?}");
+    }
+}
