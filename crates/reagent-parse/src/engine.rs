@@ -5,7 +5,7 @@ use serde_json::Value;
 
 use crate::calls::CallRules;
 use crate::think::{self, Seg};
-use crate::{harmony, json_fmts, json_tokens, pythonic, react, xml_fmts};
+use crate::{harmony, json_fmts, json_tokens, pythonic, react, vendor_tags, xml_fmts};
 use crate::{Family, ParseOptions, Parsed, ParsedCall, ReasoningMode};
 
 /// Shared parsing context.
@@ -201,10 +201,10 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         owned.push_str(text);
         t = &owned;
     }
-    if t.contains(MINIMAX_NOISE) {
+    if t.contains(vendor_tags::MINIMAX_NOISE) {
         // MiniMax M3 prefixes every tag with noise: read the text without it, but a text
         // that holds no call after all keeps what it said.
-        let parsed = parse_text(&t.replace(MINIMAX_NOISE, ""), opts);
+        let parsed = parse_text(&t.replace(vendor_tags::MINIMAX_NOISE, ""), opts);
         if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
             return with_fallback(parse_text(t, opts), opts);
         }
@@ -213,7 +213,7 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
     let parsed = with_fallback(parse_text(t, opts), opts);
     if parsed.calls.is_empty() && !parsed.truncated {
         // Only a text that holds no call is looked at again for namespaced tags.
-        if let Some(plain) = without_namespace(t) {
+        if let Some(plain) = vendor_tags::without_namespace(t) {
             let read = parse_text(&plain, opts);
             if !read.calls.is_empty() || read.truncated {
                 return read;
@@ -223,53 +223,6 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
     parsed
 }
 
-/// The GLM tags of `t` without the namespace K2-V3 puts them under (`<ifm|tool_call>`,
-/// `<ifm|arg_key>`, `</ifm|arg_value>`, …) or the checkpoint suffix HY4 writes into them
-/// (`<tool_call:opensource>`). `None` when there is neither.
-fn without_namespace(t: &str) -> Option<String> {
-    // From the first tag on (a byte search): prose with no tag is not searched twice.
-    let first_tag = t.find('<')?;
-    let rest = &t[first_tag..];
-    let word = |s: &str| {
-        !s.is_empty() && s.len() <= 16 && s.bytes().all(|c| c.is_ascii_alphanumeric() || c == b'_')
-    };
-    const TAGS: [&str; 5] = [
-        "tool_calls",
-        "tool_call",
-        "arg_key",
-        "arg_value",
-        "arg_type",
-    ];
-    let mut plain = t.to_string();
-    if let Some(bar) = rest.find("|tool_call") {
-        let lt = rest[..bar].rfind('<')?;
-        let ns = rest[lt + 1..bar].trim_start_matches('/');
-        if !word(ns) {
-            return None;
-        }
-        for tag in TAGS {
-            plain = plain
-                .replace(&format!("<{ns}|{tag}"), &format!("<{tag}"))
-                .replace(&format!("</{ns}|{tag}"), &format!("</{tag}"));
-        }
-        return Some(plain);
-    }
-    let colon = rest
-        .find("<tool_call:")
-        .or_else(|| rest.find("<tool_calls:"))?;
-    let after = &rest[colon + 1..];
-    let suffix = after[after.find(':')? + 1..].split('>').next()?;
-    if !word(suffix) {
-        return None;
-    }
-    for tag in TAGS {
-        plain = plain
-            .replace(&format!("<{tag}:{suffix}>"), &format!("<{tag}>"))
-            .replace(&format!("</{tag}:{suffix}>"), &format!("</{tag}>"));
-    }
-    Some(plain)
-}
-
 /// A turn where no family found a call gets the general fallback's look
 /// (see the `fallback` module).
 fn with_fallback(parsed: Parsed, opts: &ParseOptions) -> Parsed {
@@ -277,9 +230,6 @@ fn with_fallback(parsed: Parsed, opts: &ParseOptions) -> Parsed {
     crate::fallback::drop_orphan_call_closer(&mut parsed);
     parsed
 }
-
-/// The noise MiniMax M3 writes before each of its tags.
-const MINIMAX_NOISE: &str = "]<]minimax[>[";
 
 /// [`parse_full`] after the prefill is in place.
 fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {

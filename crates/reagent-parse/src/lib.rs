@@ -27,7 +27,8 @@
 //! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
 //! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `kimi_k3`, `pythonic` with
 //! `gemma_repair`, `harmony`, `react`), `schema`
-//! (typing and [`coerce_arguments`]), `fallback`, `stream`, `render`.
+//! (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of known tags),
+//! `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
 //! only where no family recognised a call, and knows the shapes every format shares: a
@@ -79,6 +80,7 @@ mod schema;
 mod stop_tokens;
 mod stream;
 mod think;
+mod vendor_tags;
 mod xml_fmts;
 
 pub use family::Family;
