@@ -221,7 +221,14 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         .find(|(_, open, _, _)| rest.starts_with(open))
         .and_then(|(fam, open, close, delim)| {
             let dialect = Gemma { close, delim, fam };
-            gemma(t, i, i + open.len(), &dialect, &ctx.opts.tools)
+            // A colon the model let slip before the first call (`<|tool_call>:call:f{…}`).
+            let j = i + open.len();
+            let j = if t[j..].starts_with(":call:") {
+                j + 1
+            } else {
+                j
+            };
+            gemma(t, i, j, &dialect, &ctx.opts.tools)
         })
 }
 
@@ -289,19 +296,31 @@ const GEMMAS: [(Family, &str, &str, &str); 2] = [
     ),
 ];
 
-/// Gemma calls at the very start of the output with their opener lost (`call:f{…}`): the
-/// dialect is the hinted one, else the one whose string delimiter the text uses.
+/// Gemma calls with their opener lost (`call:f{…}`), at the very start of the output or
+/// at the start of a line after plain prose (no byte that may start a call before it): the
+/// dialect is the hinted one, else the one whose string delimiter the text uses. After
+/// prose only calls that read whole count, so a line that merely starts with `call:` stays
+/// text.
 pub(crate) fn gemma_at_start(t: &str, ctx: &Ctx) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), 0);
-    if !t[j..].starts_with("call:") {
-        return None;
-    }
+    let after_prose = !t[j..].starts_with("call:");
+    let j = if after_prose {
+        let line = t.find("\ncall:")? + 1;
+        let before = &t.as_bytes()[..line];
+        if crate::scan::next_trigger(before, 0) < before.len() {
+            return None;
+        }
+        line
+    } else {
+        j
+    };
     let (fam, _, close, delim) = match ctx.hint() {
         Some(h) => GEMMAS.into_iter().find(|g| g.0 == h)?,
         None if t.contains("<escape>") => GEMMAS[1],
         None => GEMMAS[0],
     };
-    gemma(t, j, j, &Gemma { close, delim, fam }, &ctx.opts.tools)
+    let hit = gemma(t, j, j, &Gemma { close, delim, fam }, &ctx.opts.tools)?;
+    (!after_prose || (!hit.calls.is_empty() && !hit.truncated)).then_some(hit)
 }
 
 /// A Gemma dialect's closer, string delimiter and family.

@@ -121,7 +121,7 @@ pub(crate) fn split<'a>(
     // Fast path: no think tags at all.
     if !t.contains("think")
         && !t.contains("THINK")
-        && !t.contains("<|channel>")
+        && !t.contains("channel")
         && !t.contains("[BEGIN FINAL RESPONSE]")
     {
         segs.push(Seg::Body {

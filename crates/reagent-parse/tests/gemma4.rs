@@ -260,3 +260,25 @@ fn no_repair_without_a_string_property_or_a_closed_call() {
     assert!(p.truncated);
     assert_eq!(p.content.as_deref(), Some("Sure."));
 }
+
+#[test]
+fn gemma_calls_with_a_lost_or_fumbled_opener() {
+    let expect = json!([{"name": "bash", "arguments": {"command": "make -j8"}}]);
+    for input in [
+        // After a lone channel closer (the prompt opened the channel).
+        "<channel|>call:bash{command:<|\"|>make -j8<|\"|>}",
+        // A colon slipped in before the call.
+        "<|tool_call>:call:bash{command:<|\"|>make -j8<|\"|>}<tool_call|>",
+        // On its own line after plain prose.
+        "some prose\ncall:bash{command:<|\"|>make -j8<|\"|>}",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+    // A prose line that merely starts with `call:` stays text, and is not cut off.
+    let text = "Notes\ncall:me{maybe later";
+    let p = parse_both(text, &[]);
+    assert!(p.calls.is_empty());
+    assert!(!p.truncated);
+    assert_eq!(p.content.as_deref(), Some(text));
+}

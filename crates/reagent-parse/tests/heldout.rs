@@ -510,21 +510,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          vLLM names the tool by its label (CWM calls are not read at all, see d-cwm-terminal)",
     ),
     (
-        "n-vllm-g4rx-channel-close-bare-call",
-        "a bare Gemma 4 `call:NAME{…}` after a `<channel|>` with no `<|channel>` before it is \
-         not read; vLLM's fallback reads it (the same after a whole thought channel is read)",
-    ),
-    (
-        "n-vllm-g4rx-colon-prefixed",
-        "`<|tool_call>:call:NAME{…}` (a stray colon after the opener, no closer) is not read; \
-         vLLM's fallback reads it",
-    ),
-    (
-        "n-vllm-g4rx-bare-after-prose",
-        "a bare Gemma 4 `call:NAME{…}` on a line after prose is not read; vLLM's fallback \
-         reads it",
-    ),
-    (
         "n-vllm-g4rx-fragmented-call-tag",
         "`<call>NAME{…}` (Gemma 4's opener fragmented by multimodal input) is not read; \
          vLLM's fallback reads it",
