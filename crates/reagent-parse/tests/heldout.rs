@@ -16,7 +16,8 @@
 //! batch L, ids `l-*`: Ollama's Gemma 4 and Qwen3-VL parser tests, one LocalAI test;
 //! batch J, ids `j-sglr-*`: SGLang's Rust router tool-parser tests not cited before;
 //! batch M, ids `m-*`: SGLang's Rust Qwen Coder, fallback, wrapper-token and streaming tests,
-//! LocalAI's `parse_test.go`)
+//! LocalAI's `parse_test.go`; batch O, ids `o-*`: Hugging Face transformers' response-parsing
+//! tests, LiteLLM's Ollama transformation tests, TabbyAPI's stream-parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -303,6 +304,16 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "SGLang's JsonParser configured with a <tool> wrapper reads no call when the wrapper's closer or opener is missing, while the same file reads the bare object as a call (m-sglr-wt-empty-tokens, m-sglr-wt-no-wrapper); reagent reads a call whose opener or closer is missing (issue 15's rule; ov-hermes-single-no-closer, sglr-qwen-missing-closer, sglr-qwen-missing-opener)",
     ),
     ("m-sglr-wt-missing-start", "as m-sglr-wt-missing-end"),
+    // Batch O, marked before scoring.
+    (
+        "o-hf-qwen3-tool-calls",
+        "transformers' Qwen3 response schema reads a Qwen3-Coder value as JSON with no tool schema (a list here); the same project's string-args template keeps the text when no tools are given (o-hf-qwen3-string-args-no-tools), SGLang's Python Qwen3-Coder detector and vLLM keep it, and so does reagent (ov-q3c-typed-0-int_tool, tests/xml_typing.rs)",
+    ),
+    ("o-hf-qwen3-lax-values-no-tools", "as o-hf-qwen3-tool-calls (`true` read as a boolean with no schema)"),
+    (
+        "o-hf-qwen3-label-lax-parser",
+        "transformers' Qwen3 template reads `1.50` as the float 1.5 before the schema says label is a string; the same test gives the string \"1.50\" for the same text and tools through its string-args template (o-hf-qwen3-label-string-schema), and reagent types a value by its schema (string: the text kept)",
+    ),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
