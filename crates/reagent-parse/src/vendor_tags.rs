@@ -44,7 +44,8 @@ pub(crate) fn without_namespace(t: &str) -> Option<String> {
     if !word(suffix) {
         return None;
     }
-    for tag in TAGS {
+    // The whole tag is matched here, so HY's separator and think tags come along.
+    for tag in TAGS.iter().chain(&["tool_sep", "think"]) {
         plain = plain
             .replace(&format!("<{tag}:{suffix}>"), &format!("<{tag}>"))
             .replace(&format!("</{tag}:{suffix}>"), &format!("</{tag}>"));

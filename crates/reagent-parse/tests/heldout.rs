@@ -612,17 +612,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          (`{\"a\": `); TabbyAPI trims them (`{\"a\":`), as reagent does for Kimi K2 \
          (rob-malformed-kimi-middle)",
     ),
-    (
-        "o-tab-hy3-fmt-tool-call",
-        "Hunyuan 3's GLM pairs with every tag suffixed `:opensource` (`<tool_call:opensource>`, \
-         `<arg_key:opensource>`, `<tool_sep:opensource>`) are not read: no call",
-    ),
-    ("o-tab-hy3-fmt-parallel", "as o-tab-hy3-fmt-tool-call"),
-    ("o-tab-hy3-fmt-no-args", "as o-tab-hy3-fmt-tool-call"),
-    (
-        "o-tab-hy3-streamed",
-        "as o-tab-hy3-fmt-tool-call (with `<think:opensource>` thinking before it)",
-    ),
 ];
 
 // The rate, the records not counted and the misses are printed for the record (`--nocapture`).

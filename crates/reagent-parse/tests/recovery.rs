@@ -296,11 +296,20 @@ fn hy_tool_separators_and_tag_suffixes_are_glm() {
         "<tool_calls:opensource>\n<tool_call:opensource>get_weather<arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Beijing</arg_value:opensource></tool_call:opensource>\n</tool_calls:opensource>",
         // A complete value whose closers were cut off is read, as for GLM.
         "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n",
+        // HY3 under the suffix, its separator included.
+        "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Beijing</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
     ] {
         let p = parse_both(input, &[]);
         assert_eq!(calls_of(&p), expect, "{input}");
         assert_eq!(p.content, None, "{input}");
     }
+    let p = parse_both(
+        "pondering</think:opensource>Checking.<tool_calls:opensource><tool_call:opensource>get_weather<tool_sep:opensource><arg_key:opensource>city</arg_key:opensource><arg_value:opensource>Beijing</arg_value:opensource></tool_call:opensource></tool_calls:opensource>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), expect);
+    assert_eq!(p.reasoning.as_deref(), Some("pondering"));
+    assert_eq!(p.content.as_deref(), Some("Checking."));
     let p = parse_both(
         "<tool_calls><tool_call>get_current_date<tool_sep></tool_call></tool_calls>",
         &[],
