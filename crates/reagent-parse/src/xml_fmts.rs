@@ -47,7 +47,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     {
         return minimax_block(t, i, i, "</minimax:tool_call>", ctx);
     }
-    if let Some(hit) = fullwidth_namespaced(t, i, ctx) {
+    if let Some(hit) = fullwidth_namespaced(t, i, ctx).or_else(|| bare_invoke(t, i, ctx)) {
         return Some(hit);
     }
     for (open, close, ns, fam) in [
@@ -93,6 +93,36 @@ fn fullwidth_namespaced(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let open_len = 1 + ns.len() + wrapper.len();
     let close = format!("</{ns}{wrapper}");
     invoke_region(t, i, i + open_len, &close, ns, Family::DeepseekDsml, ctx)
+}
+
+/// Whether an invoke body that runs to the end of the output ends cleanly, after a closed
+/// parameter (an invoke with nothing after its name was cut off).
+fn closes_cleanly(body: &str, ns: &str) -> bool {
+    body.trim_end().ends_with(&format!("</{ns}parameter>"))
+}
+
+/// An invoke with its wrapper lost, at the very start of the output, in the namespaced
+/// dialects (DSML and its siblings, `<｜NS｜invoke name="…">`; Glimmer, `<atem:invoke …>`;
+/// Step-3, `<steptml:invoke …>`): read as the block its wrapper would have opened.
+fn bare_invoke(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    if !t[..i].trim().is_empty() {
+        return None;
+    }
+    let rest = &t[i + 1..];
+    let ns_len = rest.find("invoke name=\"")?;
+    let ns = &rest[..ns_len];
+    let fam = match ns {
+        "atem:" => Family::Glimmer,
+        "steptml:" => Family::Step3,
+        _ => {
+            let name = ns.strip_prefix('｜')?.strip_suffix('｜')?;
+            if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric()) {
+                return None;
+            }
+            Family::DeepseekDsml
+        }
+    };
+    invoke_region(t, i, i, "\u{0}", ns, fam, ctx)
 }
 
 /// Offset of the `>` closing a short tag (names are short; bounded search keeps
@@ -277,8 +307,12 @@ fn invoke_region(
                 None => break,
             },
         };
-        let Some(be) = region[body_start..].find(&end_tag).map(|e| body_start + e) else {
-            return Some(Hit::cut_after(start, t.len(), fam, calls));
+        let be = match region[body_start..].find(&end_tag) {
+            Some(e) => body_start + e,
+            // The output ends after the invoke's last parameter closed: a complete call
+            // whose closer is missing (as for GLM and Hermes). Anything else was cut off.
+            None if close_at.is_none() && closes_cleanly(&region[body_start..], ns) => region.len(),
+            None => return Some(Hit::cut_after(start, t.len(), fam, calls)),
         };
         match invoke_args(&region[body_start..be], ns, &name, fam, ctx) {
             Some(args) => calls.push(ParsedCall {
@@ -290,7 +324,7 @@ fn invoke_region(
                 "call to {name:?} skipped: a parameter never closes"
             )),
         }
-        p = be + end_tag.len();
+        p = (be + end_tag.len()).min(region.len());
     }
     if calls.is_empty() && errors.is_empty() {
         // A closed block with no invoke that names a tool (`<invoke>` with no name) is the

@@ -552,6 +552,13 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as n-vllm-gpy-single (a bare call on the line after prose)",
     ),
     ("n-vllm-gpy-stream-single", "as n-vllm-gpy-single"),
+    (
+        "j-sglr-minimax-incomplete",
+        "(passed when scored, a miss since the batch O fixes) an invoke whose last parameter \
+         closed and whose closers never come: SGLang's MiniMax parser reads no call; TabbyAPI's \
+         Glimmer parser reads the call (o-tab-glimmer-fmt-missing-closing-invoke), as reagent \
+         reads a complete GLM or Hermes call whose closer is missing, and so does reagent now",
+    ),
     // Batch O, scored on the parser as it stood (no change to src/ on this branch).
     (
         "o-hf-ernie-no-tools",
@@ -569,37 +576,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a parameter typed `{\"type\": \"string\", \"nullable\": true}` (transformers' \
          get_json_schema for Optional[str]): reagent keeps `null` as the string \"null\"; \
          transformers casts it to null",
-    ),
-    (
-        "o-tab-dsv4-fmt-string-verbatim",
-        "a DeepSeek V4 `<｜DSML｜invoke>` with no `<｜DSML｜tool_calls>` wrapper is not read; \
-         TabbyAPI's format parser reads the bare invoke",
-    ),
-    ("o-tab-dsv4-fmt-typed", "as o-tab-dsv4-fmt-string-verbatim"),
-    (
-        "o-tab-dsv4-fmt-invalid-json-string",
-        "as o-tab-dsv4-fmt-string-verbatim",
-    ),
-    (
-        "o-tab-dsv4-fmt-no-args",
-        "as o-tab-dsv4-fmt-string-verbatim",
-    ),
-    (
-        "o-tab-glimmer-fmt-value-types",
-        "a Glimmer `<atem:invoke>` with no `<atem:function_calls>` wrapper and no recipient \
-         header is not read; TabbyAPI's format parser reads the bare invoke",
-    ),
-    (
-        "o-tab-glimmer-fmt-multiline-string",
-        "as o-tab-glimmer-fmt-value-types",
-    ),
-    (
-        "o-tab-glimmer-fmt-missing-closing-invoke",
-        "as o-tab-glimmer-fmt-value-types (the bare invoke is also cut before its closer)",
-    ),
-    (
-        "o-tab-glimmer-fmt-no-args",
-        "as o-tab-glimmer-fmt-value-types",
     ),
     (
         "o-tab-glimmer-truncated-header",

@@ -328,3 +328,30 @@ fn an_end_of_turn_token_after_a_call_is_not_content() {
         assert!(!content.contains("turn"), "{input}: {content:?}");
     }
 }
+
+#[test]
+fn an_invoke_with_its_wrapper_lost_at_the_start_is_a_call() {
+    let expect = json!([{"name": "f", "arguments": {"a": "hello"}}]);
+    for input in [
+        "<｜DSML｜invoke name=\"f\">\n<｜DSML｜parameter name=\"a\" string=\"true\">hello</｜DSML｜parameter>\n</｜DSML｜invoke>",
+        "<atem:invoke name=\"f\">\n<atem:parameter name=\"a\">hello</atem:parameter>\n</atem:invoke>",
+        // Its closer missing at the end, after a closed parameter: complete.
+        "<atem:invoke name=\"f\">\n<atem:parameter name=\"a\">hello</atem:parameter>\n",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+        assert_eq!(p.content, None, "{input}");
+    }
+    // Cut off before any parameter closed: no call is guessed.
+    for input in [
+        "<atem:invoke name=\"f\">\n<atem:parameter name=\"a\">hel",
+        "<｜GCML｜tool_calls><｜GCML｜invoke name=\"f\">",
+    ] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert!(p.truncated, "{input}");
+    }
+    // After prose, a bare invoke is text.
+    let text = "Write <atem:invoke name=\"f\"> to call f.";
+    assert!(parse_both(text, &[]).calls.is_empty());
+}
