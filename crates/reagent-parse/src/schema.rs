@@ -21,6 +21,11 @@ fn collect_types<'a>(schema: &'a Value, out: &mut Vec<&'a str>, depth: usize) {
         Some(Value::Array(ts)) => out.extend(ts.iter().filter_map(Value::as_str)),
         _ => {}
     }
+    // OpenAPI's spelling of an optional value (`"nullable": true`, which transformers'
+    // `get_json_schema` writes for `Optional[str]`).
+    if schema.get("nullable") == Some(&Value::Bool(true)) {
+        out.push("null");
+    }
     for key in ["anyOf", "oneOf", "allOf"] {
         if let Some(Value::Array(subs)) = schema.get(key) {
             for s in subs {

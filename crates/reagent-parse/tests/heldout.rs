@@ -572,12 +572,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          content as markup; transformers splits thinking, text and call",
     ),
     (
-        "o-hf-qwen3-callable-tools",
-        "a parameter typed `{\"type\": \"string\", \"nullable\": true}` (transformers' \
-         get_json_schema for Optional[str]): reagent keeps `null` as the string \"null\"; \
-         transformers casts it to null",
-    ),
-    (
         "o-tab-glimmer-truncated-header",
         "a Glimmer recipient header cut off before `<|message|>` (` to=se`) is kept as the \
          content `to=se`; TabbyAPI discards the unfinished header",

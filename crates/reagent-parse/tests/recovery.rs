@@ -355,3 +355,21 @@ fn an_invoke_with_its_wrapper_lost_at_the_start_is_a_call() {
     let text = "Write <atem:invoke name=\"f\"> to call f.";
     assert!(parse_both(text, &[]).calls.is_empty());
 }
+
+#[test]
+fn a_nullable_string_parameter_takes_null() {
+    let alarm = (
+        "set_alarm",
+        json!({"type": "object", "properties": {"label": {"type": "string", "nullable": true}}}),
+    );
+    for (value, expect) in [("null", json!(null)), ("wake up", json!("wake up"))] {
+        let input = format!(
+            "<tool_call>\n<function=set_alarm>\n<parameter=label>\n{value}\n</parameter>\n</function>\n</tool_call>"
+        );
+        let p = parse_both(&input, std::slice::from_ref(&alarm));
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "set_alarm", "arguments": {"label": expect}}])
+        );
+    }
+}
