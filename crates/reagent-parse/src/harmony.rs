@@ -55,9 +55,10 @@ impl Messages {
                         out.truncated = true;
                         out.errors.push(format!("call to {name:?} was cut off"));
                     }
+                    // Arguments that are no JSON pass through as written, layout trimmed.
                     None => out.calls.push(ParsedCall {
                         name: name.to_string(),
-                        arguments: Value::String(body.to_string()),
+                        arguments: Value::String(raw.to_string()),
                         id: None,
                     }),
                 }

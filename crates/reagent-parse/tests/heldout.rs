@@ -576,12 +576,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "a Glimmer recipient header cut off before `<|message|>` (` to=se`) is kept as the \
          content `to=se`; TabbyAPI discards the unfinished header",
     ),
-    (
-        "o-tab-harmony-fmt-invalid-json",
-        "harmony arguments that are not JSON are kept raw with the space before `<|call|>` \
-         (`{\"a\": `); TabbyAPI trims them (`{\"a\":`), as reagent does for Kimi K2 \
-         (rob-malformed-kimi-middle)",
-    ),
 ];
 
 // The rate, the records not counted and the misses are printed for the record (`--nocapture`).

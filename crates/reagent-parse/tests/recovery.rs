@@ -373,3 +373,12 @@ fn a_nullable_string_parameter_takes_null() {
         );
     }
 }
+
+#[test]
+fn harmony_arguments_that_are_no_json_pass_through_trimmed() {
+    let p = parse_both(
+        "<|channel|>commentary to=functions.f <|constrain|>json<|message|>{\"a\": <|call|>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": "{\"a\":"}]));
+}
