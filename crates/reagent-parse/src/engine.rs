@@ -509,7 +509,7 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         }
         content.push_str(piece);
     }
-    content = crate::stop_tokens::strip(content, n > 0);
+    content = crate::stop_tokens::unwrap_response(crate::stop_tokens::strip(content, n > 0));
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }

@@ -68,3 +68,16 @@ pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
     }
     content
 }
+
+/// An answer wrapped whole in `<response>…</response>` (ERNIE 4.5 after its thinking,
+/// Granite 3) is the text inside; a wrapper around only part of the content is text.
+pub(crate) fn unwrap_response(content: String) -> String {
+    let inner = content
+        .trim()
+        .strip_prefix("<response>")
+        .and_then(|r| r.strip_suffix("</response>"));
+    match inner {
+        Some(inner) if !inner.contains("<response>") => inner.trim().to_string(),
+        _ => content,
+    }
+}

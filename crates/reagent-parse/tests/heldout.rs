@@ -561,11 +561,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // Batch O, scored on the parser as it stood (no change to src/ on this branch).
     (
-        "o-hf-ernie-no-tools",
-        "ERNIE 4.5's `<response>\n…\n</response>` answer wrapper is kept in the content; \
-         transformers gives the text inside it",
-    ),
-    (
         "o-hf-inkling-multi-block",
         "Inkling's `<|message_model|>…<|content_KIND|>…<|end_message|>` blocks are not read: \
          the call is found (general fallback) but the thinking and text blocks stay in the \

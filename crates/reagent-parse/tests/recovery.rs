@@ -382,3 +382,16 @@ fn harmony_arguments_that_are_no_json_pass_through_trimmed() {
     );
     assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": "{\"a\":"}]));
 }
+
+#[test]
+fn an_answer_wrapped_whole_in_response_tags_is_the_text_inside() {
+    let p = parse_both(
+        "Think first.\n</think>\n\n<response>\nHello there!\n</response>\n</s>",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("Think first."));
+    assert_eq!(p.content.as_deref(), Some("Hello there!"));
+    // Only part of the answer wrapped: the text stays as written.
+    let text = "Use <response>x</response> in the template.";
+    assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
+}
