@@ -225,7 +225,19 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
 
 /// A turn where no family found a call gets the general fallback's look
 /// (see the `fallback` module).
-fn with_fallback(parsed: Parsed, opts: &ParseOptions) -> Parsed {
+fn with_fallback(mut parsed: Parsed, opts: &ParseOptions) -> Parsed {
+    if parsed.calls.is_empty() && !parsed.truncated && parsed.errors.is_empty() {
+        let bare = parsed
+            .content
+            .as_deref()
+            .and_then(|c| pythonic::whole_reply_calls(c, &opts.tools));
+        if let Some(calls) = bare {
+            parsed.calls = calls;
+            parsed.content = None;
+            parsed.format = Some(Family::Pythonic);
+            return parsed;
+        }
+    }
     let mut parsed = crate::fallback::named_calls(&parsed, &opts.tools).unwrap_or(parsed);
     crate::fallback::drop_orphan_call_closer(&mut parsed);
     parsed

@@ -43,6 +43,33 @@ fn call(p: &mut Lenient<'_>) -> Option<ParsedCall> {
     })
 }
 
+/// A whole reply that is nothing but pythonic calls, one per line with no brackets
+/// (Granite's `get_weather(location="Paris")`): every line must read as a call, and when
+/// tools are offered every name must be one of them. A reply with anything else is text.
+pub(crate) fn whole_reply_calls(text: &str, tools: &[ToolSchema]) -> Option<Vec<ParsedCall>> {
+    let text = text.trim();
+    if !starts_call(text) {
+        return None;
+    }
+    let mut p = Lenient::new(text);
+    p.python = true;
+    let mut calls = Vec::new();
+    while p.pos < text.len() {
+        let call = call(&mut p)?;
+        if !tools.is_empty() && !tools.iter().any(|t| t.name == call.name) {
+            return None;
+        }
+        calls.push(call);
+        let rest = &text[p.pos..];
+        let line_end = rest.find('\n').unwrap_or(rest.len());
+        if !rest[..line_end].trim().is_empty() {
+            return None;
+        }
+        p.pos = skip_ws(text.as_bytes(), p.pos + line_end);
+    }
+    Some(calls)
+}
+
 /// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end, or the calls
 /// completed before the point where it stopped parsing.
 fn list(t: &str, j: usize) -> Result<(Vec<ParsedCall>, usize), Vec<ParsedCall>> {

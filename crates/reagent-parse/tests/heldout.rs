@@ -538,20 +538,11 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          fallback reads it (a bare call with `<|\"|>` strings is)",
     ),
     (
-        "n-vllm-gpy-single",
-        "Granite's pythonic calls written bare, `name(k=\"v\")` with no `[ ]`, are not read \
-         (no tool offered); vLLM's granite_pythonic parser reads them",
-    ),
-    (
-        "n-vllm-gpy-two-lines",
-        "as n-vllm-gpy-single (two bare calls on two lines)",
-    ),
-    ("n-vllm-gpy-no-args", "as n-vllm-gpy-single"),
-    (
         "n-vllm-gpy-text-then-call",
-        "as n-vllm-gpy-single (a bare call on the line after prose)",
+        "a bare Granite call (`get_weather(location=\"London\")`) on the line after prose is \
+         not read: reagent reads bare pythonic calls only as a whole reply, so prose that \
+         mentions a call stays text; vLLM reads it",
     ),
-    ("n-vllm-gpy-stream-single", "as n-vllm-gpy-single"),
     (
         "j-sglr-minimax-incomplete",
         "(passed when scored, a miss since the batch O fixes) an invoke whose last parameter \

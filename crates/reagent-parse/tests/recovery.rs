@@ -395,3 +395,34 @@ fn an_answer_wrapped_whole_in_response_tags_is_the_text_inside() {
     let text = "Use <response>x</response> in the template.";
     assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
 }
+
+#[test]
+fn a_reply_of_nothing_but_bare_pythonic_calls_is_those_calls() {
+    let p = parse_both(
+        "get_weather(location=\"Paris\")\nsearch_web(query=\"vLLM release notes\")\n",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "get_weather", "arguments": {"location": "Paris"}},
+            {"name": "search_web", "arguments": {"query": "vLLM release notes"}}
+        ])
+    );
+    assert_eq!(p.content, None);
+    assert_eq!(
+        calls_of(&parse_both("list_files()", &[])),
+        json!([{"name": "list_files", "arguments": {}}])
+    );
+    // Prose around a call, a call the offered tools do not name, or code stays text.
+    let weather = ("get_weather", json!({"type": "object"}));
+    for (text, tools) in [
+        ("Call get_weather(location=\"Paris\") to know.", vec![]),
+        ("print(x=1)", vec![weather.clone()]),
+        ("f(1, 2)", vec![]),
+    ] {
+        let p = parse_both(text, &tools);
+        assert!(p.calls.is_empty(), "{text}");
+        assert_eq!(p.content.as_deref(), Some(text));
+    }
+}
