@@ -19,7 +19,9 @@
 //! LocalAI's `parse_test.go`; batch N, ids `n-vllm-*`: vLLM's tool-parser tests not cited before,
 //! CSM/CWM to HY-V4 duplicate keys;
 //! batch O, ids `o-*`: Hugging Face transformers' response-parsing
-//! tests, LiteLLM's Ollama transformation tests, TabbyAPI's stream-parser tests)
+//! tests, LiteLLM's Ollama transformation tests, TabbyAPI's stream-parser tests;
+//! batch P, ids `p-vllm-*`: vLLM's HY-V4, HyperCLOVA X SEED Think, Intern-S1, IQuest Coder
+//! (V1, V2) and K2 Horizon parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -333,6 +335,36 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "o-hf-qwen3-label-lax-parser",
         "transformers' Qwen3 template reads `1.50` as the float 1.5 before the schema says label is a string; the same test gives the string \"1.50\" for the same text and tools through its string-args template (o-hf-qwen3-label-string-schema), and reagent types a value by its schema (string: the text kept)",
+    ),    // Batch P, marked before scoring.
+    (
+        "p-vllm-hy4-unknown-tool-text",
+        "a GLM value for a tool not offered (no schema): vLLM's HY4 parser keeps the text \"1\"; mlx-lm's GLM-4.7 parser JSON-decodes every value not typed string, also with no tools (g-oll-glm47-indexing), and so does reagent for GLM",
+    ),
+    ("p-vllm-hy4-no-tools-declared", "as p-vllm-hy4-unknown-tool-text (no tools at all)"),
+    (
+        "p-vllm-hy4-malformed-missing-tool-calls-end",
+        "as e-mrs-hunyuan-no-closer: vLLM's strict HY4 parser reads no call while </tool_calls:…> is missing after a complete call; OpenVINO Model Server reads a complete call whose closer is missing (ov-hermes-three-last-unclosed), the same vLLM file's lenient mode recovers it (test_lenient_recovers_best_effort), and so does reagent",
+    ),
+    (
+        "p-vllm-hy4-malformed-unbalanced-tool-call",
+        "a GLM call whose </tool_call:…> is missing before </tool_calls:…>: vLLM's HY4 parser reads no call; ollama finalizes a GLM call with no </tool_call> (main corpus, ollama-glm46-no-close-on-done) and OpenVINO Model Server a Hermes one (ov-hermes-three-last-unclosed), and reagent reads a complete call whose closer is missing",
+    ),
+    (
+        "p-vllm-hcx-single",
+        "vLLM's HyperCLOVA X SEED Think parser JSON-decodes a quoted <arg_value> (\"Seoul\" → Seoul) for a parameter the schema types string; mistral.rs keeps the quotes of a string-typed XML value (e-mrs-qwen-xml-schema-typed, \"\\\"C\\\"\"), and so does reagent (string parameters are raw text, see e-mlx-temperature-glm47-quoted)",
+    ),
+    ("p-vllm-hcx-content-before", "as p-vllm-hcx-single (upstream asserts the content; its parser's arguments decode the quotes)"),
+    ("p-vllm-hcx-reasoning-prefix", "as p-vllm-hcx-content-before"),
+    ("p-vllm-hcx-two-calls", "as p-vllm-hcx-single"),
+    ("p-vllm-hcx-stream-single", "as p-vllm-hcx-single"),
+    ("p-vllm-hcx-stream-content-then-call", "as p-vllm-hcx-content-before"),
+    (
+        "p-vllm-k2h-unknown-tool",
+        "vLLM's K2 Horizon parser drops a call to a tool not offered; reagent keeps it, as sgl-py-glm45-unknown-name (TensorRT-LLM's parsers other than Kimi keep it too, f-trt-kimi-undefined)",
+    ),
+    (
+        "p-vllm-k2h-malformed-missing-outer-closer",
+        "as p-vllm-hy4-malformed-missing-tool-calls-end: a complete <ifm|tool_call> whose </ifm|tool_calls> is missing",
     ),
 ];
 
