@@ -211,11 +211,19 @@ pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
         return parsed;
     }
     let parsed = with_fallback(parse_text(t, opts), opts);
-    if parsed.calls.is_empty() && !parsed.truncated {
-        // Only a text that holds no call is looked at again for namespaced tags.
+    // Only a text that holds no call, or whose content still holds a namespaced call tag
+    // (the general fallback read a call inside it), is looked at again without the
+    // vendor's spelling of the tags.
+    let tags_left = |p: &Parsed| {
+        p.content
+            .as_deref()
+            .is_some_and(|c| c.contains("|tool_call"))
+    };
+    if (parsed.calls.is_empty() && !parsed.truncated) || tags_left(&parsed) {
         if let Some(plain) = vendor_tags::without_namespace(t) {
             let read = parse_text(&plain, opts);
-            if !read.calls.is_empty() || read.truncated {
+            if read.calls.len() >= parsed.calls.len() && (!read.calls.is_empty() || read.truncated)
+            {
                 return read;
             }
         }

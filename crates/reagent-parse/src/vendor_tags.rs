@@ -41,7 +41,11 @@ pub(crate) fn without_namespace(t: &str) -> Option<String> {
         .or_else(|| rest.find("<tool_calls:"))?;
     let after = &rest[colon + 1..];
     let suffix = after[after.find(':')? + 1..].split('>').next()?;
-    if !word(suffix) {
+    // Any short suffix with no space or tag delimiter in it: the closers repeat it.
+    if suffix.is_empty()
+        || suffix.len() > 32
+        || suffix.contains(|c: char| c.is_whitespace() || c == '<')
+    {
         return None;
     }
     // The whole tag is matched here, so HY's separator and think tags come along.

@@ -597,11 +597,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // Batch P, scored on the parser as it stood (no change to src/ on this branch).
     (
-        "p-vllm-hy4-regex-suffix",
-        "HY4 tags under a checkpoint suffix that is not `:` and a word (`<tool_calls:a+b(c>`) \
-         are not read; vLLM takes the suffix from the vocabulary, whatever its characters",
-    ),
-    (
         "p-vllm-hy4-malformed-end-before-start",
         "`</tool_calls:…>` before a complete call and `<tool_calls:…>` after it: reagent \
          reads the call; vLLM's strict HY4 parser returns the text unchanged (its lenient \
@@ -627,17 +622,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "p-vllm-iquest2-missing-value-end",
         "an `<arg_value>` never closed before the call's closer: reagent reads the value up \
          to the closer; vLLM drops the call",
-    ),
-    (
-        "p-vllm-k2h-json-typed",
-        "K2 Horizon's JSON dialect, `<ifm|tool_calls><ifm|tool_call>{…}</ifm|tool_call>…`: \
-         the call is read (its values typed by the schema) but the emptied IFM tags stay in \
-         the content",
-    ),
-    ("p-vllm-k2h-json-bool", "as p-vllm-k2h-json-typed"),
-    (
-        "p-vllm-k2h-stream-json",
-        "as p-vllm-k2h-json-typed (text before and after the block)",
     ),
     (
         "p-vllm-k2h-malformed-cut-after-name",

@@ -163,6 +163,16 @@ fn glm_tags_under_a_vendor_namespace_are_glm_tags() {
         calls_of(&p),
         json!([{"name": "study", "arguments": {"id": "12345", "n": 7}}])
     );
+    // JSON under the namespaced tags: the tags go with the call.
+    let p = parse_both(
+        "Before<ifm|tool_calls><ifm|tool_call>{\"name\": \"lookup\", \"arguments\": {\"limit\": 2}}</ifm|tool_call></ifm|tool_calls>after",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "lookup", "arguments": {"limit": 2}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Beforeafter"));
     // Prose naming such a tag holds no call and keeps its text.
     let text = "Write <ifm|tool_call> to call a tool.";
     let p = parse_both(text, &[]);
@@ -297,6 +307,7 @@ fn hy_tool_separators_and_tag_suffixes_are_glm() {
         // A complete value whose closers were cut off is read, as for GLM.
         "<tool_calls>\n<tool_call>get_weather<tool_sep>\n<arg_key>city</arg_key>\n<arg_value>Beijing</arg_value>\n",
         // HY3 under the suffix, its separator included.
+        "<tool_calls:a+b(c><tool_call:a+b(c>get_weather<arg_key:a+b(c>city</arg_key:a+b(c><arg_value:a+b(c>Beijing</arg_value:a+b(c></tool_call:a+b(c></tool_calls:a+b(c>",
         "<tool_calls:opensource>\n<tool_call:opensource>get_weather<tool_sep:opensource>\n<arg_key:opensource>city</arg_key:opensource>\n<arg_value:opensource>Beijing</arg_value:opensource>\n</tool_call:opensource>\n</tool_calls:opensource>",
     ] {
         let p = parse_both(input, &[]);
