@@ -21,7 +21,9 @@
 //! batch O, ids `o-*`: Hugging Face transformers' response-parsing
 //! tests, LiteLLM's Ollama transformation tests, TabbyAPI's stream-parser tests;
 //! batch P, ids `p-vllm-*`: vLLM's HY-V4, HyperCLOVA X SEED Think, Intern-S1, IQuest Coder
-//! (V1, V2) and K2 Horizon parser tests)
+//! (V1, V2) and K2 Horizon parser tests; batch Q, ids `q-vllm-*`: vLLM's Kimi K3, MiniCPM5,
+//! MiniMax M2 sanitized, Nemotron JSON, OpenPangu V2, Qwen2.5-Coder, Qwen 3.6 and Qwen3
+//! XML/Coder shared tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -366,6 +368,37 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
     (
         "p-vllm-k2h-malformed-missing-outer-closer",
         "as p-vllm-hy4-malformed-missing-tool-calls-end: a complete <ifm|tool_call> whose </ifm|tool_calls> is missing",
+    ),
+    // Batch Q, marked before scoring.
+    (
+        "q-vllm-mcpm5-single-around",
+        "vLLM's MiniCPM5 parser drops the text around a call from a whole output (content None); the same file's streamed test of the same text keeps it (q-vllm-mcpm5-stream-single), SGLang's MiniCPM4 test keeps it (sgl-minicpm4-single-around), and so does reagent; the call matches",
+    ),
+    (
+        "q-vllm-mcpm5-interleaved",
+        "as q-vllm-mcpm5-single-around, for the text around and between two calls (streamed twin q-vllm-mcpm5-stream-multiple, SGLang's sgl-minicpm4-interleaved)",
+    ),
+    (
+        "q-vllm-mcpm5-unknown-tool",
+        "vLLM's MiniCPM5 parser keeps a block for a tool not offered as content; reagent keeps it as a call, as sgl-py-glm45-unknown-name (TensorRT-LLM's parsers other than Kimi keep it too, f-trt-kimi-undefined)",
+    ),
+    (
+        "q-vllm-mcpm5-missing-function-end",
+        "vLLM's MiniCPM5 parser reads no call when </function> never comes after a closed parameter; vLLM's Qwen2.5-Coder parser reads a call whose </tools> is missing (q-vllm-q25c-no-closer), TabbyAPI's Glimmer parser an invoke whose closers are missing (o-tab-glimmer-fmt-missing-closing-invoke), and so does reagent (as e-mrs-hunyuan-no-closer)",
+    ),
+    (
+        "q-vllm-mcpm5-duplicate-param",
+        "vLLM's MiniCPM5 parser reads no call when a parameter is given twice; vLLM's HY4 parser keeps the later value (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent (as ov-q3c-repeated-param)",
+    ),
+    (
+        "q-vllm-mcpm5-alias-phone",
+        "vLLM's MiniCPM5 parser renames a call to a tool not offered (get_details_by_phone) to an offered one; as g-oll-laguna-alias-name, reagent keeps the call under its name so the loop can tell the model which tools exist",
+    ),
+    ("q-vllm-mcpm5-alias-line", "as q-vllm-mcpm5-alias-phone (also renames and drops arguments)"),
+    ("q-vllm-mcpm5-alias-roaming", "as q-vllm-mcpm5-alias-phone (also adds an argument)"),
+    (
+        "q-vllm-opv2-single-object",
+        "vLLM's OpenPangu V2 parser rejects a lone call object where its list is expected; vLLM's Nemotron JSON parser reads a lone object in its list wrapper as one call (q-vllm-nemojson-single-object)",
     ),
 ];
 
