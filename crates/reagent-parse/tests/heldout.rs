@@ -21,7 +21,9 @@
 //! batch O, ids `o-*`: Hugging Face transformers' response-parsing
 //! tests, LiteLLM's Ollama transformation tests, TabbyAPI's stream-parser tests;
 //! batch P, ids `p-vllm-*`: vLLM's HY-V4, HyperCLOVA X SEED Think, Intern-S1, IQuest Coder
-//! (V1, V2) and K2 Horizon parser tests)
+//! (V1, V2) and K2 Horizon parser tests; batch Q, ids `q-vllm-*`: vLLM's Kimi K3, MiniCPM5,
+//! MiniMax M2 sanitized, Nemotron JSON, OpenPangu V2, Qwen2.5-Coder, Qwen 3.6 and Qwen3
+//! XML/Coder shared tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -367,6 +369,33 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "p-vllm-k2h-malformed-missing-outer-closer",
         "as p-vllm-hy4-malformed-missing-tool-calls-end: a complete <ifm|tool_call> whose </ifm|tool_calls> is missing",
     ),
+    // Batch Q, marked before scoring.
+    (
+        "q-vllm-mcpm5-single-around",
+        "vLLM's MiniCPM5 parser drops the text around a call from a whole output (content None); the same file's streamed test of the same text keeps it (q-vllm-mcpm5-stream-single), SGLang's MiniCPM4 test keeps it (sgl-minicpm4-single-around), and so does reagent; the call matches",
+    ),
+    (
+        "q-vllm-mcpm5-interleaved",
+        "as q-vllm-mcpm5-single-around, for the text around and between two calls (streamed twin q-vllm-mcpm5-stream-multiple, SGLang's sgl-minicpm4-interleaved)",
+    ),
+    (
+        "q-vllm-mcpm5-unknown-tool",
+        "vLLM's MiniCPM5 parser keeps a block for a tool not offered as content; reagent keeps it as a call, as sgl-py-glm45-unknown-name (TensorRT-LLM's parsers other than Kimi keep it too, f-trt-kimi-undefined)",
+    ),
+    (
+        "q-vllm-mcpm5-duplicate-param",
+        "vLLM's MiniCPM5 parser reads no call when a parameter is given twice; vLLM's HY4 parser keeps the later value (tests/tool_parsers/test_hy_v4_duplicate_arg_key.py), and so does reagent (as ov-q3c-repeated-param)",
+    ),
+    (
+        "q-vllm-mcpm5-alias-phone",
+        "vLLM's MiniCPM5 parser renames a call to a tool not offered (get_details_by_phone) to an offered one; as g-oll-laguna-alias-name, reagent keeps the call under its name so the loop can tell the model which tools exist",
+    ),
+    ("q-vllm-mcpm5-alias-line", "as q-vllm-mcpm5-alias-phone (also renames and drops arguments)"),
+    ("q-vllm-mcpm5-alias-roaming", "as q-vllm-mcpm5-alias-phone (also adds an argument)"),
+    (
+        "q-vllm-opv2-single-object",
+        "vLLM's OpenPangu V2 parser rejects a lone call object where its list is expected; vLLM's Nemotron JSON parser reads a lone object in its list wrapper as one call (q-vllm-nemojson-single-object)",
+    ),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
@@ -632,6 +661,134 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "p-vllm-k2h-stream-incomplete",
         "as p-vllm-k2h-malformed-cut-after-name (text before the cut block is kept)",
+    ),
+    // Batch Q, scored on the parser as it stood (no change to src/ on this branch).
+    (
+        "q-vllm-mcpm5-missing-function-end",
+        "(marked a disagreement before scoring, counted after: its stated reason, that reagent \
+         reads the call, proved false) a MiniCPM5 `<function>` whose `</function>` never comes: \
+         reagent reads no call, as vLLM does, but withholds the block from the content; vLLM \
+         keeps it (as m-sglr-qc-incomplete-tool-call)",
+    ),
+    (
+        "q-vllm-mcpm5-space-marker",
+        "`<function\u{120}name=\"…\">` (the tokenizer's U+0120 space marker between tag and \
+         attribute) is not read as a MiniCPM5 call; vLLM reads it",
+    ),
+    (
+        "q-vllm-mcpm5-collapsed",
+        "`<functionname=\"…\">` / `<paramname=\"…\">` (the space between tag and attribute \
+         lost) is not read as a MiniCPM5 call; vLLM reads it",
+    ),
+    (
+        "q-vllm-mcpm5-collapsed-space-function",
+        "as q-vllm-mcpm5-collapsed",
+    ),
+    (
+        "q-vllm-mcpm5-collapsed-current-weather",
+        "as q-vllm-mcpm5-collapsed",
+    ),
+    (
+        "q-vllm-mcpm5-sentencepiece-text",
+        "plain text written in byte-level BPE markers (U+010A for a newline, U+0120 for a \
+         space) is kept as written; vLLM's MiniCPM5 parser normalizes it",
+    ),
+    (
+        "q-vllm-mcpm5-case-sensitive-param",
+        "a parameter the schema does not name (`City`) with the required `city` missing: \
+         reagent keeps the call as written (the loop checks arguments); vLLM's MiniCPM5 parser \
+         validates against the schema and reads no call",
+    ),
+    (
+        "q-vllm-mcpm5-wrapped-unknown-key",
+        "as q-vllm-mcpm5-case-sensitive-param (`properties` holding only an undeclared key)",
+    ),
+    (
+        "q-vllm-mcpm5-extra-arg-no-required",
+        "as q-vllm-mcpm5-case-sensitive-param (only an undeclared parameter)",
+    ),
+    (
+        "q-vllm-mcpm5-extra-arg-dropped",
+        "a parameter the schema does not name is kept; vLLM's MiniCPM5 parser drops it when \
+         the tool's schema is known",
+    ),
+    (
+        "q-vllm-mcpm5-zero-arg-extra",
+        "as q-vllm-mcpm5-extra-arg-dropped",
+    ),
+    (
+        "q-vllm-mcpm5-properties-wrapped",
+        "a lone `properties` parameter the schema does not name, holding a Python dict, is kept \
+         as `{\"properties\": {…}}`; vLLM unwraps it (a lone `arguments` holding JSON is \
+         unwrapped by reagent too, q-vllm-mcpm5-arguments-wrapped)",
+    ),
+    (
+        "q-vllm-q3s-double-encoded-object",
+        "an object parameter written as a JSON string holding a Python repr \
+         (`\"{'key': 'value'}\"`) stays that text; vLLM's Qwen3 XML and Coder parsers decode it \
+         twice to the object the schema asks for",
+    ),
+    (
+        "q-vllm-mm2san-args",
+        "vLLM's sanitizing MiniMax M2 parser rewrites `monkey_character. gd` to \
+         `monkey_character.gd` in the arguments; reagent keeps the model's text",
+    ),
+    (
+        "q-vllm-mm2san-content",
+        "as q-vllm-mm2san-args, in the content and the arguments",
+    ),
+    (
+        "q-vllm-nemojson-malformed",
+        "a `<TOOLCALL>` list that never closes before `</TOOLCALL>`: reagent reads no call, as \
+         vLLM does, but withholds the block from the content; vLLM returns the text unchanged \
+         (as m-sglr-qc-incomplete-tool-call)",
+    ),
+    (
+        "q-vllm-opv2-malformed-json",
+        "as q-vllm-nemojson-malformed, for an OpenPangu V2 list missing its `]`",
+    ),
+    (
+        "q-vllm-opv2-only-start",
+        "as q-vllm-nemojson-malformed, for an OpenPangu V2 list cut off after its opener",
+    ),
+    (
+        "q-vllm-q3s-malformed-no-gt",
+        "`<function=NAME` with no `>`: reagent reads a call named `NAME\\n<parameter=city` with \
+         no arguments; vLLM reads none (a name holding a newline or `<` is no tool name)",
+    ),
+    (
+        "q-vllm-q3s-none-call-filtered",
+        "as q-vllm-q3s-malformed-no-gt: the broken block gives a call named \
+         `bad_func_no_gt\\n</function` before the good one, which matches",
+    ),
+    (
+        "q-vllm-q3s-jinja-phantom",
+        "an unrendered `<function={{ tc.name }}>` is read as a call named `{{ tc.name }}`; \
+         vLLM drops a name that cannot be a function's; the good call matches",
+    ),
+    (
+        "q-vllm-q3s-xml-tags-in-value",
+        "Qwen3-Coder tags quoted as literal text inside a string value (`<parameter=query>`, \
+         `</parameter>`) end the value there and start a new parameter; vLLM keeps the value \
+         whole (a quoted tag names no parameter of the schema, or is not followed by a real \
+         closer)",
+    ),
+    (
+        "q-vllm-q3s-param-like-lines",
+        "as q-vllm-q3s-xml-tags-in-value",
+    ),
+    (
+        "q-vllm-q3s-real-param-name-literal",
+        "as q-vllm-q3s-xml-tags-in-value, the quoted `<parameter=path>` naming a real \
+         parameter: the outer path is overwritten",
+    ),
+    (
+        "q-vllm-q3s-full-nested-call",
+        "as q-vllm-q3s-real-param-name-literal, a whole call quoted inside a value",
+    ),
+    (
+        "q-vllm-q3s-two-calls-nested-unknown",
+        "as q-vllm-q3s-xml-tags-in-value, in a second call (the first matches)",
     ),
 ];
 
