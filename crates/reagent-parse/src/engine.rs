@@ -1,9 +1,8 @@
 //! The driver: pre-scan for trigger bytes, dispatch each candidate position to the
 //! format modules, collect content/reasoning/calls, then apply the family's quirks.
 
-use serde_json::Value;
-
 use crate::calls::CallRules;
+pub(crate) use crate::hit::Hit;
 use crate::think::{self, Seg};
 use crate::{harmony, json_fmts, json_tokens, pythonic, react, vendor_tags, xml_fmts};
 use crate::{Family, ParseOptions, Parsed, ParsedCall, ReasoningMode};
@@ -34,75 +33,6 @@ impl Ctx<'_> {
     }
 }
 
-/// One recognised call region.
-#[derive(Debug, Default)]
-pub(crate) struct Hit {
-    pub(crate) start: usize,
-    pub(crate) end: usize,
-    pub(crate) calls: Vec<ParsedCall>,
-    pub(crate) family: Option<Family>,
-    pub(crate) truncated: bool,
-    pub(crate) errors: Vec<String>,
-    /// Content carried inside the region (for example `{"response": "..."}`).
-    pub(crate) content: Option<String>,
-    /// Found by the general fallback (bare JSON or an unknown wrapper), not a family.
-    pub(crate) fallback: bool,
-}
-
-impl Hit {
-    pub(crate) fn new(start: usize, end: usize, family: Family, calls: Vec<ParsedCall>) -> Hit {
-        Hit {
-            start,
-            end,
-            calls,
-            family: Some(family),
-            ..Hit::default()
-        }
-    }
-
-    /// A hit holding one call with no id.
-    pub(crate) fn one_call(
-        start: usize,
-        end: usize,
-        family: Family,
-        name: &str,
-        arguments: Value,
-    ) -> Hit {
-        let call = ParsedCall {
-            name: name.to_string(),
-            arguments,
-            id: None,
-        };
-        Hit::new(start, end, family, vec![call])
-    }
-
-    /// A call cut off at end of input: swallow the rest, no call.
-    pub(crate) fn truncated(start: usize, len: usize, family: Family) -> Hit {
-        Hit {
-            start,
-            end: len,
-            family: Some(family),
-            truncated: true,
-            errors: vec!["tool call cut off before it was complete".to_string()],
-            ..Hit::default()
-        }
-    }
-
-    /// A list of calls cut off at end of input: the calls completed before the cut are
-    /// kept, the cut one is not guessed.
-    pub(crate) fn cut_after(
-        start: usize,
-        len: usize,
-        family: Family,
-        calls: Vec<ParsedCall>,
-    ) -> Hit {
-        Hit {
-            calls,
-            ..Hit::truncated(start, len, family)
-        }
-    }
-}
-
 /// Result of looking at a `{`.
 pub(crate) enum Brace {
     Hit(Hit),
@@ -118,6 +48,9 @@ pub(crate) enum Brace {
 struct Acc {
     /// Content pieces with the number of calls seen before each.
     content: Vec<(usize, String)>,
+    /// Indices into `content` of closed call blocks that held no valid call: the model's
+    /// text when the turn holds no call at all, dropped (with their errors) beside calls.
+    unread: Vec<usize>,
     reasoning: String,
     calls: Vec<ParsedCall>,
     detected: Option<Family>,
@@ -416,8 +349,9 @@ fn record(acc: &mut Acc, body: &str, pos: usize, mut h: Hit) -> usize {
         acc.content.push((acc.calls.len(), c));
     }
     if h.calls.is_empty() && !h.truncated && !h.errors.is_empty() {
-        // A closed call block that holds no valid call is the model's text: kept, with the
-        // error, as vLLM and SGLang return it.
+        // A closed call block that holds no valid call is the model's text when the turn
+        // holds no call, as vLLM and SGLang return it (see `Acc::unread`).
+        acc.unread.push(acc.content.len());
         acc.content
             .push((acc.calls.len(), body[h.start..h.end].to_string()));
     }
@@ -469,7 +403,7 @@ pub(crate) fn tool_call_tag(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return json_fmts::hermes_body(t, i, j, ctx);
     }
     if t[crate::scan::skip_layout(t.as_bytes(), j)..].starts_with("<function=") {
-        return xml_fmts::qwen_block(t, i, j, "</tool_call>", ctx);
+        return crate::qwen_xml::qwen_block(t, i, j, "</tool_call>", ctx);
     }
     if rest.starts_with("<invoke") {
         return xml_fmts::minimax_block(t, i, j, "</tool_call>", ctx);
@@ -513,7 +447,10 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     let n = acc.calls.len();
     let profile = ctx.hint().or(acc.detected);
     let mut content = String::new();
-    for (before, piece) in &acc.content {
+    for (k, (before, piece)) in acc.content.iter().enumerate() {
+        if n > 0 && acc.unread.contains(&k) {
+            continue;
+        }
         if let Some(f) = profile {
             if n > 0 {
                 if f.drops_all_content_with_calls() {

@@ -188,7 +188,7 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
     let mut hit = if rest.starts_with("<invoke ") {
         crate::xml_fmts::minimax_block(t, i, j, &close, ctx)?
     } else if rest.starts_with("<function=") {
-        crate::xml_fmts::qwen_block(t, i, j, &close, ctx)?
+        crate::qwen_xml::qwen_block(t, i, j, &close, ctx)?
     } else if glm_pairs_before(rest, &close) {
         crate::glm::glm_tagged(t, i, j, &close, ctx)?
     } else {

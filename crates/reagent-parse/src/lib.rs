@@ -22,13 +22,13 @@
 //! copy), print what it releases, and call [`StreamParser::finish`]; the result is identical
 //! to [`parse`] on the whole text.
 //!
-//! Code map: `engine` (pre-scan, dispatch, family quirks), `think` (reasoning split),
-//! `scan` (string-aware bracket matching, SWAR trigger scan), `lenient` (tolerant
-//! JSON/Python-literal parser), `calls` (call-object spellings), one module per family group
-//! (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`, `glm`, `kimi_k3`, `pythonic` with
-//! `gemma_repair`, `harmony`, `react`), `schema`
-//! (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of known tags),
-//! `fallback`, `stream`, `render`.
+//! Code map: `engine` (pre-scan, dispatch, family quirks), `hit` (the call region a
+//! reader returns), `think` (reasoning split), `scan` (string-aware bracket matching, SWAR
+//! trigger scan), `lenient` (tolerant JSON/Python-literal parser), `calls` (call-object
+//! spellings), one module per family group (`json_fmts`, `json_list`, `json_tokens`,
+//! `xml_fmts`, `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`,
+//! `react`), `schema` (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of
+//! known tags), `stop_tokens`, `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
 //! only where no family recognised a call, and knows the shapes every format shares: a
@@ -67,12 +67,14 @@ mod family;
 mod gemma_repair;
 mod glm;
 mod harmony;
+mod hit;
 mod json_fmts;
 mod json_list;
 mod json_tokens;
 mod kimi_k3;
 mod lenient;
 mod pythonic;
+mod qwen_xml;
 mod react;
 mod render;
 mod scan;

@@ -6,7 +6,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::{parse_json_lenient, skip_layout, skip_ws};
+use crate::scan::{parse_json_lenient, skip_ws};
 use crate::schema::{property_schema, type_raw};
 use crate::{Family, ParsedCall};
 
@@ -25,13 +25,13 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         let gt = tag_end(rest)?;
         let k = skip_ws(t.as_bytes(), i + gt + 1);
         if t[k..].starts_with("<parameter=") || t[k..].starts_with("</function>") || k >= t.len() {
-            return qwen_block(t, i, i, "</tool_call>", ctx);
+            return crate::qwen_xml::qwen_block(t, i, i, "</tool_call>", ctx);
         }
         return None;
     }
     if rest.starts_with("<seed:tool_call>") {
         let j = skip_ws(t.as_bytes(), i + "<seed:tool_call>".len());
-        let mut h = qwen_block(t, i, j, "</seed:tool_call>", ctx)?;
+        let mut h = crate::qwen_xml::qwen_block(t, i, j, "</seed:tool_call>", ctx)?;
         relabel(&mut h, Family::SeedOss);
         return Some(h);
     }
@@ -137,130 +137,6 @@ pub(crate) fn tag_end(rest: &str) -> Option<usize> {
 fn relabel(h: &mut Hit, fam: Family) {
     if h.family.is_some() {
         h.family = Some(fam);
-    }
-}
-
-/// One or more `<function=NAME>…</function>` blocks starting at `j`, wrapped in `open..close`
-/// (the wrapper may be missing on either side).
-pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx) -> Option<Hit> {
-    let fam = Family::Qwen3CoderXml;
-    let mut calls = Vec::new();
-    let mut k = j;
-    loop {
-        k = skip_layout(t.as_bytes(), k);
-        let Some(r) = t[k..].strip_prefix("<function=") else {
-            break;
-        };
-        let s = t.len() - r.len();
-        let Some(gt) = t[s..].find('>') else {
-            return Some(Hit::truncated(start, t.len(), fam));
-        };
-        let name = &t[s..s + gt];
-        let mut args = Map::new();
-        let mut p = s + gt + 1;
-        loop {
-            p = skip_layout(t.as_bytes(), p);
-            if let Some(r) = t[p..].strip_prefix("</function>") {
-                p = t.len() - r.len();
-                break;
-            }
-            let Some(r) = t[p..].strip_prefix("<parameter=") else {
-                if p >= t.len() {
-                    return Some(Hit::truncated(start, t.len(), fam));
-                }
-                // Garbage inside the function: stop here.
-                break;
-            };
-            let ks = t.len() - r.len();
-            let Some(kgt) = t[ks..].find('>') else {
-                return Some(Hit::truncated(start, t.len(), fam));
-            };
-            let key = &t[ks..ks + kgt];
-            let vs = ks + kgt + 1;
-            let Some((len, closed)) = qwen_value_len(&t[vs..]) else {
-                return Some(Hit::truncated(start, t.len(), fam));
-            };
-            let ve = vs + len;
-            let raw = if closed {
-                qwen_value(&t[vs..ve])
-            } else {
-                let v = &t[vs..ve];
-                let v = v.strip_suffix('\n').unwrap_or(v);
-                v.strip_prefix('\n').unwrap_or(v)
-            };
-            args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
-            p = if closed {
-                ve + "</parameter>".len()
-            } else {
-                ve
-            };
-        }
-        calls.push(ParsedCall {
-            name: name.to_string(),
-            arguments: Value::Object(args),
-            id: None,
-        });
-        k = p;
-    }
-    if calls.is_empty() {
-        return None;
-    }
-    let end = skip_close_tag(t, k, close);
-    Some(Hit::new(start, end, fam, calls))
-}
-
-/// The length of the `<parameter=k>` value at the start of `rest`, and whether its own
-/// `</parameter>` closes it. A value with no closer before the next `<parameter=`, or
-/// before its function's `</function>`, ends there (the model left the closer out); a
-/// `</function>` inside a value whose closer follows, with no `<function=` between, is
-/// text. `None`: the output ends inside the value.
-fn qwen_value_len(rest: &str) -> Option<(usize, bool)> {
-    let explicit = rest.find("</parameter>");
-    let next_param = rest.find("<parameter=");
-    let fn_close = rest.find("</function>");
-    if let Some(e) = explicit {
-        let before_next = next_param.is_none_or(|n| e < n);
-        let fn_close_is_text = fn_close.is_none_or(|f| e < f || !rest[f..e].contains("<function="));
-        if before_next && fn_close_is_text {
-            return Some((e, true));
-        }
-    }
-    let implicit = match (next_param, fn_close) {
-        (Some(n), Some(f)) => n.min(f),
-        (n, f) => n.or(f)?,
-    };
-    Some((implicit, false))
-}
-
-/// The text of a `<parameter=k>` value: one delimiter newline on each side (only when the
-/// value opens with one). When the closing tag sits indented on a line of its own, the
-/// indentation is layout (`\n    Dallas\n    </parameter>`) and is dropped around the value;
-/// a value of nothing but that indentation is empty.
-fn qwen_value(raw: &str) -> &str {
-    let Some(r) = raw.strip_prefix('\n') else {
-        return raw;
-    };
-    // Nothing but the closing tag's indentation: an empty value.
-    if r.bytes().all(|c| c == b' ' || c == b'\t') {
-        return "";
-    }
-    if let Some(v) = r.strip_suffix('\n') {
-        return v;
-    }
-    match r.rfind('\n') {
-        Some(nl) if r[nl + 1..].bytes().all(|c| c == b' ' || c == b'\t') => {
-            r[..nl].trim_start_matches([' ', '\t'])
-        }
-        _ => r,
-    }
-}
-
-fn skip_close_tag(t: &str, k: usize, close: &str) -> usize {
-    let s = skip_layout(t.as_bytes(), k);
-    if t[s..].starts_with(close) {
-        s + close.len()
-    } else {
-        k
     }
 }
 

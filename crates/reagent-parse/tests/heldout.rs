@@ -751,45 +751,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "q-vllm-opv2-only-start",
         "as q-vllm-nemojson-malformed, for an OpenPangu V2 list cut off after its opener",
     ),
-    (
-        "q-vllm-q3s-malformed-no-gt",
-        "`<function=NAME` with no `>`: reagent reads a call named `NAME\\n<parameter=city` with \
-         no arguments; vLLM reads none (a name holding a newline or `<` is no tool name)",
-    ),
-    (
-        "q-vllm-q3s-none-call-filtered",
-        "as q-vllm-q3s-malformed-no-gt: the broken block gives a call named \
-         `bad_func_no_gt\\n</function` before the good one, which matches",
-    ),
-    (
-        "q-vllm-q3s-jinja-phantom",
-        "an unrendered `<function={{ tc.name }}>` is read as a call named `{{ tc.name }}`; \
-         vLLM drops a name that cannot be a function's; the good call matches",
-    ),
-    (
-        "q-vllm-q3s-xml-tags-in-value",
-        "Qwen3-Coder tags quoted as literal text inside a string value (`<parameter=query>`, \
-         `</parameter>`) end the value there and start a new parameter; vLLM keeps the value \
-         whole (a quoted tag names no parameter of the schema, or is not followed by a real \
-         closer)",
-    ),
-    (
-        "q-vllm-q3s-param-like-lines",
-        "as q-vllm-q3s-xml-tags-in-value",
-    ),
-    (
-        "q-vllm-q3s-real-param-name-literal",
-        "as q-vllm-q3s-xml-tags-in-value, the quoted `<parameter=path>` naming a real \
-         parameter: the outer path is overwritten",
-    ),
-    (
-        "q-vllm-q3s-full-nested-call",
-        "as q-vllm-q3s-real-param-name-literal, a whole call quoted inside a value",
-    ),
-    (
-        "q-vllm-q3s-two-calls-nested-unknown",
-        "as q-vllm-q3s-xml-tags-in-value, in a second call (the first matches)",
-    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known

@@ -437,3 +437,47 @@ fn a_reply_of_nothing_but_bare_pythonic_calls_is_those_calls() {
         assert_eq!(p.content.as_deref(), Some(text));
     }
 }
+
+#[test]
+fn a_qwen3_coder_value_may_quote_the_format_itself() {
+    let write = (
+        "write_file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}),
+    );
+    let content = "doc = \"\"\"\n<tool_call>\n<function=write_file>\n<parameter=path>\nliteral.txt\n</parameter>\n<parameter=content>\nhello\n</parameter>\n</function>\n</tool_call>\n\"\"\"";
+    let input = format!(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nfixture.py\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let p = parse_both(&input, std::slice::from_ref(&write));
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_file", "arguments": {"path": "fixture.py", "content": content}}])
+    );
+    // A closer followed by a parameter the schema does not name is the value's text.
+    let content = "A = \"\"\"\n</parameter>\n<parameter=new_string>\nx\n</parameter>\n\"\"\"";
+    let input = format!(
+        "<tool_call>\n<function=write_file>\n<parameter=path>\nt.py\n</parameter>\n<parameter=content>\n{content}\n</parameter>\n</function>\n</tool_call>"
+    );
+    let p = parse_both(&input, std::slice::from_ref(&write));
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_file", "arguments": {"path": "t.py", "content": content}}])
+    );
+}
+
+#[test]
+fn a_function_with_no_valid_name_is_skipped_and_its_siblings_kept() {
+    let p = parse_both(
+        "<tool_call>\n<function={{ tc.name }}>\n<parameter={{ k }}>\n{{ v }}\n</parameter>\n</function>\n</tool_call>\n<tool_call>\n<function=ls>\n</function>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "ls", "arguments": {}}]));
+    assert_eq!(p.content, None);
+    assert!(!p.errors.is_empty());
+    // Alone, the block is text with its error (nothing is lost).
+    let block = "<tool_call>\n<function=get_weather\n<parameter=city>Dallas</parameter>\n</function>\n</tool_call>";
+    let p = parse_both(block, &[]);
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some(block));
+    assert!(!p.errors.is_empty());
+}

@@ -197,6 +197,13 @@ fn pathological_inputs_finish_quickly() {
         "[".repeat(big),
         "<tool_call>x".repeat(big / 12),
         "[TOOL_CALLS]".repeat(big / 12),
+        // A Qwen3-Coder parameter given again and again: a closer followed by a parameter
+        // already given does not end a value, so each value's end is looked for past the
+        // others.
+        format!(
+            "<tool_call>\n<function=f>\n{}",
+            "<parameter=zz>x</parameter>".repeat(big / 27)
+        ),
         "\"{".repeat(big / 2),
         "<function=f>".repeat(big / 12),
         "<｜tool▁calls▁begin｜>".repeat(big / 30),
