@@ -447,8 +447,10 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
     let n = acc.calls.len();
     let profile = ctx.hint().or(acc.detected);
     let mut content = String::new();
+    // `unread` holds ascending indices: walked beside the pieces, once.
+    let mut unread = acc.unread.iter().peekable();
     for (k, (before, piece)) in acc.content.iter().enumerate() {
-        if n > 0 && acc.unread.contains(&k) {
+        if unread.next_if_eq(&&k).is_some() && n > 0 {
             continue;
         }
         if let Some(f) = profile {

@@ -197,6 +197,8 @@ fn pathological_inputs_finish_quickly() {
         "[".repeat(big),
         "<tool_call>x".repeat(big / 12),
         "[TOOL_CALLS]".repeat(big / 12),
+        // Closed call blocks that hold no valid call, each kept as text.
+        "<tool_call>{bad}</tool_call>".repeat(big / 27),
         // A Qwen3-Coder parameter given again and again: a closer followed by a parameter
         // already given does not end a value, so each value's end is looked for past the
         // others.
