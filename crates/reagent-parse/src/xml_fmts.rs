@@ -68,7 +68,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
             return invoke_region(t, i, i + open.len(), close, ns, fam, ctx);
         }
     }
-    if rest.starts_with("<function name=\"") {
+    if name_attr(rest, "function").is_some() {
         return minicpm(t, i, ctx);
     }
     None
@@ -369,15 +369,26 @@ fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
     Some((tag.to_string(), v, ve + close.len()))
 }
 
+/// `rest` past `<TAG name="`, also when the tokenizer's space marker stands for the space
+/// (`<functionĠname="`) or the space was lost (`<paramname="`), as MiniCPM5's outputs show.
+fn name_attr<'a>(rest: &'a str, tag: &str) -> Option<&'a str> {
+    let r = rest.strip_prefix('<')?.strip_prefix(tag)?;
+    let r = r
+        .strip_prefix(' ')
+        .or_else(|| r.strip_prefix('\u{120}'))
+        .unwrap_or(r);
+    r.strip_prefix("name=\"")
+}
+
 /// MiniCPM5: `<function name="f"><param name="k">v</param></function>` (CDATA allowed).
 fn minicpm(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::MinicpmXml;
-    let s = i + "<function name=\"".len();
+    let s = t.len() - name_attr(&t[i..], "function")?.len();
     let nq = s + t[s..].find('"')?;
     let name = &t[s..nq];
     let gt = nq + t[nq..].find('>')?;
     let mut p = skip_ws(t.as_bytes(), gt + 1);
-    if !t[p..].starts_with("<param name=\"") && !t[p..].starts_with("</function>") {
+    if name_attr(&t[p..], "param").is_none() && !t[p..].starts_with("</function>") {
         return None;
     }
     let mut args = Map::new();
@@ -387,7 +398,7 @@ fn minicpm(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
             let end = t.len() - r.len();
             return Some(Hit::one_call(i, end, fam, name, Value::Object(args)));
         }
-        let Some(r) = t[p..].strip_prefix("<param name=\"") else {
+        let Some(r) = name_attr(&t[p..], "param") else {
             return Some(Hit::truncated(i, t.len(), fam));
         };
         let ks = t.len() - r.len();

@@ -671,24 +671,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
          keeps it (as m-sglr-qc-incomplete-tool-call)",
     ),
     (
-        "q-vllm-mcpm5-space-marker",
-        "`<function\u{120}name=\"…\">` (the tokenizer's U+0120 space marker between tag and \
-         attribute) is not read as a MiniCPM5 call; vLLM reads it",
-    ),
-    (
-        "q-vllm-mcpm5-collapsed",
-        "`<functionname=\"…\">` / `<paramname=\"…\">` (the space between tag and attribute \
-         lost) is not read as a MiniCPM5 call; vLLM reads it",
-    ),
-    (
-        "q-vllm-mcpm5-collapsed-space-function",
-        "as q-vllm-mcpm5-collapsed",
-    ),
-    (
-        "q-vllm-mcpm5-collapsed-current-weather",
-        "as q-vllm-mcpm5-collapsed",
-    ),
-    (
         "q-vllm-mcpm5-sentencepiece-text",
         "plain text written in byte-level BPE markers (U+010A for a newline, U+0120 for a \
          space) is kept as written; vLLM's MiniCPM5 parser normalizes it",

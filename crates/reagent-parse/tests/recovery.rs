@@ -481,3 +481,16 @@ fn a_function_with_no_valid_name_is_skipped_and_its_siblings_kept() {
     assert_eq!(p.content.as_deref(), Some(block));
     assert!(!p.errors.is_empty());
 }
+
+#[test]
+fn an_attribute_tag_whose_space_is_a_tokenizer_marker_or_lost() {
+    let expect = json!([{"name": "get_weather", "arguments": {"city": "Dallas"}}]);
+    for input in [
+        "<function name=\"get_weather\"><param name=\"city\">Dallas</param></function>",
+        "<function\u{120}name=\"get_weather\"><param\u{120}name=\"city\">Dallas</param></function>",
+        "<functionname=\"get_weather\"><paramname=\"city\">Dallas</param></function>",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(calls_of(&p), expect, "{input}");
+    }
+}
