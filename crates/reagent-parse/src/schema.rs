@@ -106,11 +106,18 @@ fn whole_as_integer(v: Value) -> Value {
 /// JSON inside parameter text; also when every quote came backslash-escaped
 /// (`[{\"id\": \"1\"}]`, as models write JSON they think sits inside a string).
 fn json_text(t: &str) -> Option<Value> {
-    parse_json_lenient(t).or_else(|| {
+    let v = parse_json_lenient(t).or_else(|| {
         t.contains("\\\"")
             .then(|| parse_json_lenient(&t.replace("\\\"", "\"")))
             .flatten()
-    })
+    })?;
+    // Encoded twice (`"{'key': 'value'}"`): the string's own text, once more.
+    match v {
+        Value::String(inner) => {
+            parse_json_lenient(&inner).filter(|v| v.is_object() || v.is_array())
+        }
+        v => Some(v),
+    }
 }
 
 /// Type a raw XML parameter value. `schema` is the property's schema if known;
@@ -147,9 +154,11 @@ pub(crate) fn property_schema<'a>(
 
 /// Coerce argument values against a JSON Schema in place: `"true"`→`true`, `"30"`→`30`
 /// (integer/number), a JSON string holding an object/array → the object/array,
-/// `"null"`→`null` where nullable. A lone `arguments`, `input` or `parameters` key that
-/// the schema does not name, wrapping an object whose keys the schema does name, is
-/// unwrapped (`{"arguments": {"city": "x"}}` → `{"city": "x"}`). Values that already fit,
+/// `"null"`→`null` where nullable; an object or list encoded twice (a JSON string holding
+/// `{'k': 'v'}`) is decoded. A lone `arguments`, `input`, `parameters` or `properties` key
+/// that the schema does not name, wrapping an object (or its text) whose keys the schema
+/// does name, is unwrapped (`{"arguments": {"city": "x"}}` → `{"city": "x"}`; small models
+/// copy the schema's `properties`). Values that already fit,
 /// or that cannot be converted, are left alone; this never fails.
 pub fn coerce_arguments(args: &mut Value, schema: &Value) {
     unwrap_wrapper(args, schema);
@@ -157,7 +166,7 @@ pub fn coerce_arguments(args: &mut Value, schema: &Value) {
 }
 
 /// The wrapper keys models put around the real arguments.
-const WRAPPER_KEYS: &[&str] = &["arguments", "input", "parameters"];
+const WRAPPER_KEYS: &[&str] = &["arguments", "input", "parameters", "properties"];
 
 fn unwrap_wrapper(args: &mut Value, schema: &Value) {
     let Some(Value::Object(props)) = schema.get("properties") else {
@@ -170,15 +179,20 @@ fn unwrap_wrapper(args: &mut Value, schema: &Value) {
     let Some((key, inner)) = map.iter().next() else {
         return;
     };
+    // The wrapped object may come as text (`"{'phone_number': '555'}"`, a Python dict).
+    let decoded = match inner {
+        Value::String(s) => parse_json_lenient(s).filter(Value::is_object),
+        _ => None,
+    };
+    let inner = decoded.as_ref().unwrap_or(inner);
     let wraps = WRAPPER_KEYS.contains(&key.as_str())
         && !props.contains_key(key)
         && inner
             .as_object()
             .is_some_and(|o| !o.is_empty() && o.keys().all(|k| props.contains_key(k)));
     if wraps {
-        if let Some(inner) = map.values_mut().next().map(Value::take) {
-            *args = inner;
-        }
+        let inner = inner.clone();
+        *args = inner;
     }
 }
 

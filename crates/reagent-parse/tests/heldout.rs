@@ -699,18 +699,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
         "as q-vllm-mcpm5-extra-arg-dropped",
     ),
     (
-        "q-vllm-mcpm5-properties-wrapped",
-        "a lone `properties` parameter the schema does not name, holding a Python dict, is kept \
-         as `{\"properties\": {…}}`; vLLM unwraps it (a lone `arguments` holding JSON is \
-         unwrapped by reagent too, q-vllm-mcpm5-arguments-wrapped)",
-    ),
-    (
-        "q-vllm-q3s-double-encoded-object",
-        "an object parameter written as a JSON string holding a Python repr \
-         (`\"{'key': 'value'}\"`) stays that text; vLLM's Qwen3 XML and Coder parsers decode it \
-         twice to the object the schema asks for",
-    ),
-    (
         "q-vllm-mm2san-args",
         "vLLM's sanitizing MiniMax M2 parser rewrites `monkey_character. gd` to \
          `monkey_character.gd` in the arguments; reagent keeps the model's text",

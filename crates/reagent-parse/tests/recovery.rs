@@ -494,3 +494,28 @@ fn an_attribute_tag_whose_space_is_a_tokenizer_marker_or_lost() {
         assert_eq!(calls_of(&p), expect, "{input}");
     }
 }
+
+#[test]
+fn arguments_under_the_schemas_properties_key_or_encoded_twice_are_read() {
+    let phone = (
+        "lookup",
+        json!({"type": "object", "properties": {"phone": {"type": "string"}, "data": {"type": "object"}}}),
+    );
+    // A small model copies the schema's `properties` around its arguments, as text too.
+    for input in [
+        "<tool_call>{\"name\": \"lookup\", \"arguments\": {\"properties\": {\"phone\": \"555\"}}}</tool_call>",
+        "<function name=\"lookup\"><param name=\"properties\">{'phone': '555'}</param></function>",
+    ] {
+        let p = parse_both(input, std::slice::from_ref(&phone));
+        assert_eq!(calls_of(&p), json!([{"name": "lookup", "arguments": {"phone": "555"}}]), "{input}");
+    }
+    // An object the schema wants, written as a JSON string of a Python dict.
+    let p = parse_both(
+        "<tool_call>\n<function=lookup>\n<parameter=data>\n\"{'key': 'value', 'n': 1}\"\n</parameter>\n</function>\n</tool_call>",
+        std::slice::from_ref(&phone),
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "lookup", "arguments": {"data": {"key": "value", "n": 1}}}])
+    );
+}
