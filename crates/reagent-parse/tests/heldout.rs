@@ -23,7 +23,8 @@
 //! batch P, ids `p-vllm-*`: vLLM's HY-V4, HyperCLOVA X SEED Think, Intern-S1, IQuest Coder
 //! (V1, V2) and K2 Horizon parser tests; batch Q, ids `q-vllm-*`: vLLM's Kimi K3, MiniCPM5,
 //! MiniMax M2 sanitized, Nemotron JSON, OpenPangu V2, Qwen2.5-Coder, Qwen 3.6 and Qwen3
-//! XML/Coder shared tests)
+//! XML/Coder shared tests; batch R, ids `r-*`: vLLM's Rust-bridge, structural-tag and Trinity
+//! tests, ollama's harmony tool-argument tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
@@ -396,6 +397,16 @@ const DISAGREEMENTS: &[(&str, &str)] = &[
         "q-vllm-opv2-single-object",
         "vLLM's OpenPangu V2 parser rejects a lone call object where its list is expected; vLLM's Nemotron JSON parser reads a lone object in its list wrapper as one call (q-vllm-nemojson-single-object)",
     ),
+    // Batch R, marked before scoring.
+    (
+        "r-vllm-trinity-think-call",
+        "vLLM's Trinity tool parser, run with no reasoning parser, strips the <think> tags and returns their text as content; ollama's Qwen3-VL parser with no thinking keeps the whole <think>…</think> block as content (l-oll-qwen3vl-nt-trip-thinking), and reagent either keeps the block (batch G's rule) or reads it as reasoning, never tag-stripped content",
+    ),
+    ("r-vllm-trinity-think-no-call", "as r-vllm-trinity-think-call, with no call"),
+    (
+        "r-vllm-trinity-call-within-think",
+        "vLLM's Trinity tool parser extracts a call written inside <think> and drops the reasoning after it; llama.cpp ignores calls inside reasoning (llama-reka-fake-call-in-reasoning) and so does vLLM's MiniMax parser (vllm-minimax-calls-in-think), as reagent does",
+    ),
 ];
 
 /// A counted case the parse did not read as expected: its id, and why (with family and source).
@@ -720,6 +731,23 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "q-vllm-opv2-only-start",
         "as q-vllm-nemojson-malformed, for an OpenPangu V2 list cut off after its opener",
+    ),
+    // Batch R, scored before any fix (13/16 counted in both modes).
+    (
+        "r-oll-harmony-empty-args",
+        "a harmony call header (`to=functions.refresh <|constrain|>json<|message|>`) with no \
+         body at the end of the stream: reagent reads the call with the arguments `\"\"` (a raw \
+         string); ollama's harmony handler gives the empty object `{}`",
+    ),
+    (
+        "r-oll-harmony-missing-brace",
+        "a harmony call whose JSON body ends one `}` short at the end of the stream (no \
+         `<|call|>`): reagent reads no call; ollama closes the missing braces outside strings \
+         and reads it (`closed_braces:1`)",
+    ),
+    (
+        "r-oll-harmony-missing-braces",
+        "as r-oll-harmony-missing-brace, two `}` short (`closed_braces:2`)",
     ),
 ];
 
