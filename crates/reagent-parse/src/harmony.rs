@@ -55,6 +55,12 @@ impl Messages {
                         out.truncated = true;
                         out.errors.push(format!("call to {name:?} was cut off"));
                     }
+                    // A call with nothing after its header has no arguments.
+                    None if raw.is_empty() => out.calls.push(ParsedCall {
+                        name: name.to_string(),
+                        arguments: Value::Object(serde_json::Map::new()),
+                        id: None,
+                    }),
                     // Arguments that are no JSON pass through as written, layout trimmed.
                     None => out.calls.push(ParsedCall {
                         name: name.to_string(),

@@ -734,12 +734,6 @@ const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // Batch R, scored before any fix (13/16 counted in both modes).
     (
-        "r-oll-harmony-empty-args",
-        "a harmony call header (`to=functions.refresh <|constrain|>json<|message|>`) with no \
-         body at the end of the stream: reagent reads the call with the arguments `\"\"` (a raw \
-         string); ollama's harmony handler gives the empty object `{}`",
-    ),
-    (
         "r-oll-harmony-missing-brace",
         "a harmony call whose JSON body ends one `}` short at the end of the stream (no \
          `<|call|>`): reagent reads no call; ollama closes the missing braces outside strings \

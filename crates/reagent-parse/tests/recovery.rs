@@ -392,6 +392,12 @@ fn harmony_arguments_that_are_no_json_pass_through_trimmed() {
         &[],
     );
     assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": "{\"a\":"}]));
+    // Nothing after the header: a call with no arguments.
+    let p = parse_both(
+        "<|channel|>commentary to=functions.now <|constrain|>json<|message|>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "now", "arguments": {}}]));
 }
 
 #[test]
