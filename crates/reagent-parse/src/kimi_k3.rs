@@ -24,7 +24,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::Hit;
-use crate::scan::skip_ws;
+use crate::scan::{skip_ws, unescape_xml};
 use crate::{Family, ParsedCall};
 
 const OPEN: &str = "<|open|>";
@@ -281,34 +281,4 @@ fn attribute(attrs: &str, key: &str) -> Option<String> {
         }
         rest = &value[close + 1..];
     }
-}
-
-/// `&amp;`, `&quot;`, `&apos;`, `&lt;`, `&gt;` decoded in one pass (`&amp;quot;` is
-/// `&quot;`); any other `&` stays.
-fn unescape_xml(s: &str) -> String {
-    const ENTITIES: &[(&str, char)] = &[
-        ("&amp;", '&'),
-        ("&quot;", '"'),
-        ("&apos;", '\''),
-        ("&lt;", '<'),
-        ("&gt;", '>'),
-    ];
-    let mut out = String::with_capacity(s.len());
-    let mut rest = s;
-    while let Some(amp) = rest.find('&') {
-        out.push_str(&rest[..amp]);
-        rest = &rest[amp..];
-        match ENTITIES.iter().find(|(e, _)| rest.starts_with(e)) {
-            Some((e, c)) => {
-                out.push(*c);
-                rest = &rest[e.len()..];
-            }
-            None => {
-                out.push('&');
-                rest = &rest[1..];
-            }
-        }
-    }
-    out.push_str(rest);
-    out
 }

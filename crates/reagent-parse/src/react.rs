@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use crate::engine::non_empty;
 use crate::engine::Ctx;
 use crate::json_fmts::{json_at, JsonAt};
+use crate::scan::unescape_xml;
 use crate::{Family, Parsed, ParsedCall};
 
 /// Parse `t` as an agent transcript; `None` when it has no agent markers.
@@ -168,14 +169,6 @@ fn between<'a>(t: &'a str, open: &str, close: &str) -> Option<&'a str> {
     let s = t.find(open)? + open.len();
     let e = s + t[s..].find(close)?;
     Some(&t[s..e])
-}
-
-fn unescape_xml(s: &str) -> String {
-    s.replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&quot;", "\"")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&")
 }
 
 fn xml_agent(t: &str) -> Option<Parsed> {

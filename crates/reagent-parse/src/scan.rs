@@ -193,14 +193,38 @@ pub(crate) fn parse_json_html_escaped(text: &str) -> Option<Value> {
     if !text.contains("&quot;") {
         return None;
     }
-    let t = text
-        .replace("&quot;", "\"")
-        .replace("&lt;", "<")
-        .replace("&gt;", ">")
-        .replace("&#39;", "'")
-        .replace("&apos;", "'")
-        .replace("&amp;", "&");
-    parse_json_lenient(&t)
+    parse_json_lenient(&unescape_xml(text))
+}
+
+/// XML's entities (`&amp;`, `&quot;`, `&apos;`, `&#39;`, `&lt;`, `&gt;`) decoded in one
+/// pass (`&amp;quot;` is `&quot;`); any other `&` stays.
+pub(crate) fn unescape_xml(s: &str) -> String {
+    const ENTITIES: &[(&str, char)] = &[
+        ("&amp;", '&'),
+        ("&quot;", '"'),
+        ("&apos;", '\''),
+        ("&#39;", '\''),
+        ("&lt;", '<'),
+        ("&gt;", '>'),
+    ];
+    let mut out = String::with_capacity(s.len());
+    let mut rest = s;
+    while let Some(amp) = rest.find('&') {
+        out.push_str(&rest[..amp]);
+        rest = &rest[amp..];
+        match ENTITIES.iter().find(|(e, _)| rest.starts_with(e)) {
+            Some((e, c)) => {
+                out.push(*c);
+                rest = &rest[e.len()..];
+            }
+            None => {
+                out.push('&');
+                rest = &rest[1..];
+            }
+        }
+    }
+    out.push_str(rest);
+    out
 }
 
 /// A JSON number from a numeral such as `42`, `-2.5`, `1.5e10`, `.5`.
