@@ -173,6 +173,7 @@ impl Family {
                 | Family::CommandR7b
                 | Family::Internlm2
                 | Family::KimiK2
+                | Family::KimiK3
                 | Family::DeepseekV3
         )
     }
