@@ -321,6 +321,15 @@ fn hy_tool_separators_and_tag_suffixes_are_glm() {
     assert_eq!(calls_of(&p), expect);
     assert_eq!(p.reasoning.as_deref(), Some("pondering"));
     assert_eq!(p.content.as_deref(), Some("Checking."));
+    // A reply that only thinks, its think tags under the suffix too.
+    let p = parse_both(
+        "<think:opensource>\nNo tool needed.\n</think:opensource>\n\nBeijing is sunny.",
+        &[],
+    );
+    assert_eq!(
+        (p.reasoning.as_deref(), p.content.as_deref()),
+        (Some("No tool needed."), Some("Beijing is sunny."))
+    );
     let p = parse_both(
         "<tool_calls><tool_call>get_current_date<tool_sep></tool_call></tool_calls>",
         &[],
