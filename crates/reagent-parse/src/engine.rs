@@ -391,6 +391,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     xml_fmts::try_lt(t, i, ctx)
         .or_else(|| json_fmts::try_lt(t, i, ctx))
         .or_else(|| pythonic::try_lt(t, i, ctx))
+        .or_else(|| crate::tool_tags::try_lt(t, i, ctx))
         .or_else(|| crate::fallback::wrapped_inner(t, i, ctx))
 }
 

@@ -116,6 +116,9 @@ families! {
     Glimmer => "glimmer",
     /// MiniCPM5 `<function name="f"><param name="k">v</param></function>`.
     MinicpmXml => "minicpm_xml",
+    /// An offered tool's name as the tag, each argument a child element:
+    /// `<read_file><path>a.txt</path></read_file>` (Cline, Roo Code).
+    ToolTags => "tool_tags",
     /// Reasoning only: `<think>`, `[THINK]`, `<seed:think>` …
     ThinkTags => "think_tags",
     /// ReAct `Thought:/Action:/Action Input:/Final Answer:` text.
@@ -193,6 +196,9 @@ impl Family {
 
     /// XML parameter values are JSON-typed when no schema is known.
     pub(crate) fn untyped_values_are_json(self) -> bool {
-        !matches!(self, Family::Qwen3CoderXml | Family::SeedOss)
+        !matches!(
+            self,
+            Family::Qwen3CoderXml | Family::SeedOss | Family::ToolTags
+        )
     }
 }

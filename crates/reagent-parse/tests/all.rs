@@ -9,6 +9,7 @@ mod corpus;
 mod gemma4;
 mod heldout;
 mod kimi_k3;
+mod prompted;
 mod props;
 mod recovery;
 mod smoke_fuzz;

@@ -1,0 +1,93 @@
+//! Call formats taught by a prompt rather than a chat template: an agent's instructions
+//! (Cline's tool-name tags) or a model vendor's prompting guide. Each case is parsed
+//! whole and streamed one character at a time (`parse_both`).
+
+use serde_json::{json, Value};
+
+use crate::cases::{calls_of, parse_both};
+
+fn coding_tools() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "read_file",
+            json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+        ),
+        (
+            "write_to_file",
+            json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "content": {"type": "string"},
+                "line_count": {"type": "integer"}}}),
+        ),
+    ]
+}
+
+#[test]
+fn an_offered_tools_name_as_the_tag_is_a_call() {
+    let tools = coding_tools();
+    let p = parse_both(
+        "I'll read the entry point first.\n\n<read_file>\n<path>src/main.rs</path>\n</read_file>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "src/main.rs"}}])
+    );
+    assert_eq!(
+        p.content.as_deref(),
+        Some("I'll read the entry point first.\n\n")
+    );
+    // Values are raw text typed by the schema; one line break at each end is layout, the
+    // rest (markup included) is the value.
+    let p = parse_both(
+        "<write_to_file>\n<path>7</path>\n<content>\n<b>hi</b>\n\nbye\n</content>\n<line_count>3</line_count>\n</write_to_file>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_to_file", "arguments": {
+            "path": "7", "content": "<b>hi</b>\n\nbye", "line_count": 3}}])
+    );
+    // Two calls, and a call with no arguments.
+    let p = parse_both(
+        "<read_file><path>a</path></read_file>\n<read_file></read_file>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "a"}},
+               {"name": "read_file", "arguments": {}}])
+    );
+}
+
+#[test]
+fn tool_tags_in_prose_or_cut_off_are_not_guessed() {
+    let tools = coding_tools();
+    // The tag in prose, a tag naming no offered tool, and no tools offered: text.
+    for (text, tools) in [
+        ("Use <read_file> to look at a file.", &tools[..]),
+        ("<list_files><path>.</path></list_files>", &tools[..]),
+        ("<read_file>\n<path>a.txt</path>\n</read_file>", &[][..]),
+    ] {
+        let p = parse_both(text, tools);
+        assert_eq!(
+            (calls_of(&p), p.content.as_deref()),
+            (json!([]), Some(text))
+        );
+    }
+    // Cut off inside an argument: flagged, never guessed.
+    let p = parse_both("Reading.\n<read_file>\n<path>src/ma", &tools);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+    assert_eq!(p.content.as_deref(), Some("Reading.\n"));
+    // The closer lost after complete arguments (at the end, or before more text): read.
+    let want = json!([{"name": "read_file", "arguments": {"path": "a"}}]);
+    for text in [
+        "<read_file><path>a</path>",
+        "<read_file><path>a</path></read_fi",
+    ] {
+        let p = parse_both(text, &tools);
+        assert_eq!((calls_of(&p), p.truncated), (want.clone(), false), "{text}");
+    }
+    let p = parse_both("<read_file><path>a</path>\nThen I will edit it.", &tools);
+    assert_eq!(calls_of(&p), want);
+    assert_eq!(p.content.as_deref(), Some("Then I will edit it."));
+}
