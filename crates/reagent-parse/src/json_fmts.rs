@@ -526,9 +526,13 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
     }
 }
 
-/// A markdown fence around call JSON.
+/// A markdown fence around call JSON (or around pythonic calls, see
+/// [`pythonic::tool_code_fence`]).
 pub(crate) fn try_fence(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
+    if let Some(hit) = pythonic::tool_code_fence(t, i, &ctx.opts.tools) {
+        return Some(hit);
+    }
     let after = rest
         .strip_prefix("```json")
         .or_else(|| rest.strip_prefix("```JSON"))

@@ -91,3 +91,48 @@ fn tool_tags_in_prose_or_cut_off_are_not_guessed() {
     assert_eq!(calls_of(&p), want);
     assert_eq!(p.content.as_deref(), Some("Then I will edit it."));
 }
+
+fn weather_tool() -> Vec<(&'static str, Value)> {
+    vec![(
+        "get_weather",
+        json!({"type": "object", "properties": {
+            "city": {"type": "string"}, "days": {"type": "integer"}}}),
+    )]
+}
+
+#[test]
+fn gemma_3_tool_code_fences_hold_pythonic_calls() {
+    let tools = weather_tool();
+    let p = parse_both(
+        "Let me check.\n```tool_code\nget_weather(city=\"Paris\")\n```\n",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Let me check.\n\n"));
+    // `print(…)` around a call, a namespace before the name, two calls.
+    let p = parse_both(
+        "```tool_code\nprint(default_api.get_weather(city=\"Paris\", days=2))\nget_weather(city=\"Rome\")\n```",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 2}},
+               {"name": "get_weather", "arguments": {"city": "Rome"}}])
+    );
+    // Code that is not only calls to offered tools, or a fence left open, is text.
+    for text in [
+        "```tool_code\nx = get_weather(city=\"Paris\")\n```",
+        "```tool_code\nlist_files(path=\".\")\n```",
+        "```tool_code\nget_weather(city=\"Paris\")",
+        "```python\nget_weather(city=\"Paris\")\n```",
+    ] {
+        let p = parse_both(text, &tools);
+        assert_eq!(
+            (calls_of(&p), p.content.as_deref()),
+            (json!([]), Some(text))
+        );
+    }
+}
