@@ -116,6 +116,8 @@ families! {
     Glimmer => "glimmer",
     /// MiniCPM5 `<function name="f"><param name="k">v</param></function>`.
     MinicpmXml => "minicpm_xml",
+    /// Qwen-Agent's prompt: `✿FUNCTION✿: f` then `✿ARGS✿: {…}`, the answer after `✿RETURN✿:`.
+    QwenAgent => "qwen_agent",
     /// An offered tool's name as the tag, each argument a child element:
     /// `<read_file><path>a.txt</path></read_file>` (Cline, Roo Code).
     ToolTags => "tool_tags",

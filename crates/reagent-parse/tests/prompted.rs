@@ -136,3 +136,51 @@ fn gemma_3_tool_code_fences_hold_pythonic_calls() {
         );
     }
 }
+
+#[test]
+fn qwen_agent_function_and_args_markers() {
+    let tools = weather_tool();
+    let p = parse_both(
+        "Let me look.\n✿FUNCTION✿: get_weather\n✿ARGS✿: {\"city\": \"Paris\"}\n",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Let me look."));
+    // Two calls; a result the model wrote itself is dropped; the answer after ✿RETURN✿ is
+    // content.
+    let p = parse_both(
+        "✿FUNCTION✿: get_weather\n✿ARGS✿: {\"city\": \"Paris\"}\n✿RESULT✿: sunny\n\
+         ✿FUNCTION✿: get_weather\n✿ARGS✿: {\"city\": \"Rome\", \"days\": 2}\n✿RETURN✿: Both sunny.",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}},
+               {"name": "get_weather", "arguments": {"city": "Rome", "days": 2}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Both sunny."));
+    let p = parse_both("✿RETURN✿: It is sunny {really}.", &tools);
+    assert_eq!(
+        (calls_of(&p), p.content.as_deref()),
+        (json!([]), Some("It is sunny {really}."))
+    );
+    // Cut off inside the arguments: flagged, not guessed; a malformed call beside a good
+    // one is skipped and reported.
+    let p = parse_both("✿FUNCTION✿: get_weather\n✿ARGS✿: {\"city\": \"Pa", &tools);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+    let p = parse_both(
+        "✿FUNCTION✿: get_weather\n✿ARGS✿: not json\n✿FUNCTION✿: get_weather\n✿ARGS✿: {\"city\": \"Oslo\"}",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Oslo"}}])
+    );
+    assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
+    // The flower in prose is text.
+    let text = "I like ✿ flowers {a lot}.";
+    assert_eq!(parse_both(text, &tools).content.as_deref(), Some(text));
+}
