@@ -41,6 +41,15 @@ const AFTER_CALL_NOISE: &[&str] = &[
     "[END_TOOL_REQUEST]",
 ];
 
+/// Whether [`strip`] may take anything out of `t` (calls aside): a cheap check that spares
+/// a copy of the text.
+pub(crate) fn may_hold_one(t: &str) -> bool {
+    let end = t.trim_end();
+    t.contains("<|")
+        || t.contains("<｜")
+        || TRAILING_STOP_TOKENS.iter().any(|tok| end.ends_with(tok))
+}
+
 /// `content` without the tokens that never belong in it: control tokens anywhere, stop
 /// markers at its end and, once calls were found (`calls_found`), orphan wrapper closers
 /// and tool-response openers.

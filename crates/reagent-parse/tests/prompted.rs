@@ -184,3 +184,30 @@ fn qwen_agent_function_and_args_markers() {
     let text = "I like ✿ flowers {a lot}.";
     assert_eq!(parse_both(text, &tools).content.as_deref(), Some(text));
 }
+
+#[test]
+fn react_actions_one_call_each_and_no_stop_marker_in_the_input() {
+    let p = parse_both(
+        "Thought: two files.\nAction: read_file\nAction Input: {\"path\": \"a\"}\nAction: read_file\nAction Input: b.txt<|eot_id|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "a"}},
+               {"name": "read_file", "arguments": {"input": "b.txt"}}])
+    );
+    let p = parse_both("Action: search\nAction Input: rust parsers</s>", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search", "arguments": {"input": "rust parsers"}}])
+    );
+    // The input runs over lines that only mention an action, up to an Observation.
+    let p = parse_both(
+        "Action: note\nAction Input: the Action: field names a tool\nObservation: ok",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "note", "arguments": {"input": "the Action: field names a tool"}}])
+    );
+}

@@ -314,22 +314,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // Batch T, scored before any fix (44/68 counted by auto-detection, 52/68 with the hint);
     // the misses of both modes. Auto-detection's own misses are in KNOWN_MISSES_WITHOUT_HINT.
     (
-        "t-lf-default-function-formatter",
-        "LLaMA-Factory's ReAct `Action:`/`Action Input:` call with `</s>` glued after the JSON \
-         input: reagent keeps `</s>` in the input and stores it as {\"input\": text}; upstream \
-         reads the JSON object as the arguments",
-    ),
-    (
-        "t-lf-default-multi-function-formatter",
-        "two `Action:`/`Action Input:` blocks in one output: reagent reads one call whose input \
-         is all the text after the first `Action Input:` (the second block included); \
-         LLaMA-Factory reads one call per block, each input as JSON arguments",
-    ),
-    (
-        "t-lf-default-multi-tool-extractor",
-        "as t-lf-default-multi-function-formatter (two blocks, no stop marker)",
-    ),
-    (
         "t-fy-v2-python",
         "Functionary v2 `python\\n<|content|>CODE`: auto-detection reads no call; with the hint \
          the code keeps the `<|content|>` separator; functionary reads python {code: CODE}",
