@@ -6,6 +6,7 @@
 
 mod cases;
 mod corpus;
+mod functionary;
 mod gemma4;
 mod heldout;
 mod kimi_k3;
