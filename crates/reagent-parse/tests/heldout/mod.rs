@@ -24,7 +24,9 @@
 //! (V1, V2) and K2 Horizon parser tests; batch Q, ids `q-vllm-*`: vLLM's Kimi K3, MiniCPM5,
 //! MiniMax M2 sanitized, Nemotron JSON, OpenPangu V2, Qwen2.5-Coder, Qwen 3.6 and Qwen3
 //! XML/Coder shared tests; batch R, ids `r-*`: vLLM's Rust-bridge, structural-tag and Trinity
-//! tests, ollama's harmony tool-argument tests)
+//! tests, ollama's harmony tool-argument tests; batch U, ids `u-*`: llama-models' and llama-stack's
+//! ToolUtils tests, openai/harmony's parser tests, LiteLLM's Bedrock DeepSeek R1 / Qwen and
+//! `parse_xml_params` tests, pydantic-ai's thinking-split and autogen's R1 think tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
