@@ -116,6 +116,9 @@ families! {
     Glimmer => "glimmer",
     /// MiniCPM5 `<function name="f"><param name="k">v</param></function>`.
     MinicpmXml => "minicpm_xml",
+    /// Anthropic's legacy XML tool use: `<function_calls><invoke><tool_name>f</tool_name>
+    /// <parameters><k>v</k></parameters></invoke></function_calls>`.
+    AnthropicXml => "anthropic_xml",
     /// Qwen-Agent's prompt: `✿FUNCTION✿: f` then `✿ARGS✿: {…}`, the answer after `✿RETURN✿:`.
     QwenAgent => "qwen_agent",
     /// An offered tool's name as the tag, each argument a child element:
@@ -200,7 +203,7 @@ impl Family {
     pub(crate) fn untyped_values_are_json(self) -> bool {
         !matches!(
             self,
-            Family::Qwen3CoderXml | Family::SeedOss | Family::ToolTags
+            Family::Qwen3CoderXml | Family::SeedOss | Family::ToolTags | Family::AnthropicXml
         )
     }
 }

@@ -211,3 +211,35 @@ fn react_actions_one_call_each_and_no_stop_marker_in_the_input() {
         json!([{"name": "note", "arguments": {"input": "the Action: field names a tool"}}])
     );
 }
+
+#[test]
+fn anthropic_legacy_invokes_with_tool_name_and_parameters() {
+    let tools = weather_tool();
+    let p = parse_both(
+        "Checking.\n<function_calls>\n<invoke>\n<tool_name>get_weather</tool_name>\n<parameters>\n\
+         <city>Paris</city>\n<days>3</days>\n</parameters>\n</invoke>\n</function_calls>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": 3}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Checking.\n"));
+    // No wrapper; a list as repeated items; a malformed invoke beside a good one is skipped.
+    let p = parse_both(
+        "<invoke><tool_name>tag</tool_name><parameters><names><item>a</item><item>b</item>\
+         </names></parameters></invoke><invoke><parameters></parameters></invoke>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "tag", "arguments": {"names": ["a", "b"]}}])
+    );
+    assert_eq!(p.errors.len(), 1, "{:?}", p.errors);
+    // Cut off inside an invoke: flagged, never guessed.
+    let p = parse_both(
+        "<function_calls><invoke><tool_name>get_weather</tool_name><parameters><city>Par",
+        &tools,
+    );
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+}

@@ -353,16 +353,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          Qwen config strips both",
     ),
     (
-        "u-llm-xml-invoke-array",
-        "Anthropic's old XML tool use (`<invoke><tool_name>f</tool_name><parameters><k>v</k>…`, \
-         an array as `<item>`s) is not read; LiteLLM's parse_xml_params reads it, typed by the \
-         schema",
-    ),
-    (
-        "u-llm-xml-invoke-strings",
-        "as u-llm-xml-invoke-array, two string parameters",
-    ),
-    (
         "u-pyd-think-between-text",
         "text on both sides of a think block: reagent joins the two pieces of content with a \
          newline (`foo bar\\nbaz`); the record joins pydantic-ai's two TextParts as written \
