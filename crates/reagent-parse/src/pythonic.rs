@@ -208,11 +208,15 @@ fn element_end(b: &[u8], mut k: usize) -> Option<usize> {
 
 /// A bare pythonic list in running text: only when it parses completely.
 pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
-    // Cheap gate: `[` identifier `(`.
+    // A list inside another (`[[f()]]`) is an element of data, not calls.
+    if t[..i].trim_end().ends_with('[') {
+        return None;
+    }
+    // Cheap gate: `[` identifier `(` (names may hold `-`: `weather-forecast`).
     let b = t.as_bytes();
     let mut k = skip_ws(b, i + 1);
     let s = k;
-    while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b'.') {
+    while k < b.len() && (b[k].is_ascii_alphanumeric() || b"_.-".contains(&b[k])) {
         k += 1;
     }
     if k == s || k >= b.len() || b[k] != b'(' {

@@ -534,3 +534,20 @@ fn arguments_under_the_schemas_properties_key_or_encoded_twice_are_read() {
         json!([{"name": "lookup", "arguments": {"data": {"key": "value", "n": 1}}}])
     );
 }
+
+#[test]
+fn pythonic_names_may_hold_hyphens_and_a_nested_list_is_data() {
+    let p = parse_both("[add-note(title='demo', body=\"x\"), get-time()]", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "add-note", "arguments": {"title": "demo", "body": "x"}},
+               {"name": "get-time", "arguments": {}}])
+    );
+    for text in ["[[get_time()]]", "[ [get_time(), f(a=1)] ]"] {
+        let p = parse_both(text, &[]);
+        assert_eq!(
+            (calls_of(&p), p.content.as_deref()),
+            (json!([]), Some(text))
+        );
+    }
+}

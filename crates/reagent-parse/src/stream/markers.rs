@@ -132,8 +132,7 @@ fn could_start_inner(rest: &str) -> Verdict {
             let r = rest[1..].trim_start();
             let rb = r.as_bytes();
             let mut k = 0;
-            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.')
-            {
+            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || b"_.-".contains(&rb[k])) {
                 k += 1;
             }
             match rb.get(k) {
