@@ -333,12 +333,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          Hello<|end|>`): reagent gives no content; harmony gives the message 'Hello'",
     ),
     (
-        "u-llm-qwen2-chatml-wrapped",
-        "a generation still wrapped in ChatML (`<|im_start|>assistant\\n…<|im_end|>`): reagent \
-         strips `<|im_end|>` but keeps `<|im_start|>assistant` in the content; LiteLLM's Bedrock \
-         Qwen config strips both",
-    ),
-    (
         "u-pyd-think-between-text",
         "text on both sides of a think block: reagent joins the two pieces of content with a \
          newline (`foo bar\\nbaz`); the record joins pydantic-ai's two TextParts as written \
