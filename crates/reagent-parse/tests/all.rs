@@ -15,4 +15,5 @@ mod props;
 mod recovery;
 mod smoke_fuzz;
 mod streaming;
+mod template_tokens;
 mod xml_typing;

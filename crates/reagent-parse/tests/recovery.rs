@@ -551,29 +551,3 @@ fn pythonic_names_may_hold_hyphens_and_a_nested_list_is_data() {
         );
     }
 }
-
-#[test]
-fn the_assistants_turn_header_at_the_start_is_not_content() {
-    for text in [
-        "<|im_start|>assistant\nHello there.<|im_end|>",
-        "<|start_header_id|>assistant<|end_header_id|>\n\nHello there.<|eot_id|>",
-        "<start_of_turn>model\nHello there.<end_of_turn>",
-    ] {
-        assert_eq!(
-            parse_both(text, &[]).content.as_deref(),
-            Some("Hello there."),
-            "{text}"
-        );
-    }
-    let p = parse_both(
-        "<|im_start|>assistant\n<tool_call>\n{\"name\": \"ls\", \"arguments\": {}}\n</tool_call>",
-        &[],
-    );
-    assert_eq!(
-        (calls_of(&p), p.content),
-        (json!([{"name": "ls", "arguments": {}}]), None)
-    );
-    // Only a header of its own line at the very start: a mention later is text.
-    let text = "Write <|im_start|>assistant to open the turn.";
-    assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
-}

@@ -313,26 +313,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // Batch U, scored before any fix (47/61 counted by auto-detection, 48/61 with the hint).
     (
-        "u-hy-missing-message-token",
-        "harmony text before the first `<|end|>` with no header: reagent keeps the `<|end|>` in \
-         the content; harmony's non-strict parser ends that message at `<|end|>`",
-    ),
-    (
-        "u-hy-missing-message-token-call",
-        "as u-hy-missing-message-token, before a call",
-    ),
-    (
-        "u-hy-missing-message-token-channel",
-        "a harmony header with no `<|message|>` (`<|channel|>analysis I must refuse<|end|>`): \
-         reagent drops the words; harmony's non-strict parser reads the words after the channel \
-         as that channel's message (here reasoning)",
-    ),
-    (
-        "u-hy-missing-message-token-strict-off",
-        "as u-hy-missing-message-token-channel, a commentary preamble (`<|channel|>commentary \
-         Hello<|end|>`): reagent gives no content; harmony gives the message 'Hello'",
-    ),
-    (
         "u-pyd-think-between-text",
         "text on both sides of a think block: reagent joins the two pieces of content with a \
          newline (`foo bar\\nbaz`); the record joins pydantic-ai's two TextParts as written \
@@ -390,10 +370,4 @@ pub(super) const KNOWN_MISSES_WITHOUT_HINT: &[(&str, &str)] = &[
         "as t-fy-v3-llama31-python, after text",
     ),
     // Batch U, scored before any fix.
-    (
-        "u-hy-tricky-utf8",
-        "a harmony message with no channel (`<|start|>assistant<|message|>…<|end|>`) alone: \
-         auto-detection does not take it for harmony and the header stays in the content; with \
-         the gpt_oss hint it is read",
-    ),
 ];
