@@ -243,3 +243,29 @@ fn anthropic_legacy_invokes_with_tool_name_and_parameters() {
     );
     assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
 }
+
+#[test]
+fn a_tool_tag_call_is_held_back_from_the_stream() {
+    use reagent_parse::{ParseOptions, StreamParser, ToolSchema};
+    let tools = coding_tools()
+        .into_iter()
+        .map(|(name, parameters)| ToolSchema {
+            name: name.to_string(),
+            parameters,
+        })
+        .collect();
+    let mut sp = StreamParser::new(ParseOptions {
+        tools,
+        ..ParseOptions::default()
+    });
+    let mut released = String::new();
+    for ch in "Reading <b>now</b>.\n<read_file>\n<path>a.txt</path>\n</read_file>".chars() {
+        released.push_str(&sp.push(ch.encode_utf8(&mut [0; 4])));
+    }
+    assert_eq!(released, "Reading <b>now</b>.\n");
+    let p = sp.finish();
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "a.txt"}}])
+    );
+}

@@ -383,7 +383,7 @@ impl StreamParser {
             let end = (end..=b.len())
                 .find(|&e| self.buf.is_char_boundary(e))
                 .unwrap_or(b.len());
-            match could_start(&self.buf[i..end]) {
+            match could_start(&self.buf[i..end], &self.opts.tools) {
                 Verdict::No => i += 1,
                 Verdict::Yes => {
                     // MiniMax's noise is deleted from the whole text before it is read, which
