@@ -13,14 +13,16 @@ use crate::{Family, Parsed, ParsedCall};
 
 /// Parse `t` as an agent transcript; `None` when it has no agent markers.
 pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
-    // A stop marker glued to the end (`…}</s>`) is not part of the last input or answer.
-    let stripped;
-    let t = if crate::stop_tokens::may_hold_one(t) {
-        stripped = crate::stop_tokens::strip(t.to_string(), false);
-        stripped.as_str()
-    } else {
-        t
-    };
+    let parsed = parse_transcript(t, ctx)?;
+    // A stop marker glued to the end (`…}</s>`) is not part of the last input or answer:
+    // a transcript is read again without it (only then, so prose pays no extra pass).
+    if crate::stop_tokens::may_hold_one(t) {
+        return parse_transcript(&crate::stop_tokens::strip(t.to_string(), false), ctx);
+    }
+    Some(parsed)
+}
+
+fn parse_transcript(t: &str, ctx: &Ctx) -> Option<Parsed> {
     let hint = ctx.hint();
     if hint.is_none() || hint == Some(Family::XmlAgent) {
         if let Some(p) = xml_agent(t) {
