@@ -240,7 +240,8 @@ fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
     }
     if acc.calls.is_empty() && !acc.truncated {
         let body: String = acc.content.iter().map(|(_, s)| s.as_str()).collect();
-        if let Some(r) = react::parse(&body, &ctx) {
+        if let Some(r) = react::parse(&body, &ctx).or_else(|| crate::qwen_agent::parse(&body, &ctx))
+        {
             return finish_react(r, acc.reasoning);
         }
     }
@@ -391,6 +392,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     xml_fmts::try_lt(t, i, ctx)
         .or_else(|| json_fmts::try_lt(t, i, ctx))
         .or_else(|| pythonic::try_lt(t, i, ctx))
+        .or_else(|| crate::tool_tags::try_lt(t, i, ctx))
         .or_else(|| crate::fallback::wrapped_inner(t, i, ctx))
 }
 

@@ -116,6 +116,14 @@ families! {
     Glimmer => "glimmer",
     /// MiniCPM5 `<function name="f"><param name="k">v</param></function>`.
     MinicpmXml => "minicpm_xml",
+    /// Anthropic's legacy XML tool use: `<function_calls><invoke><tool_name>f</tool_name>
+    /// <parameters><k>v</k></parameters></invoke></function_calls>`.
+    AnthropicXml => "anthropic_xml",
+    /// Qwen-Agent's prompt: `✿FUNCTION✿: f` then `✿ARGS✿: {…}`, the answer after `✿RETURN✿:`.
+    QwenAgent => "qwen_agent",
+    /// An offered tool's name as the tag, each argument a child element:
+    /// `<read_file><path>a.txt</path></read_file>` (Cline, Roo Code).
+    ToolTags => "tool_tags",
     /// Reasoning only: `<think>`, `[THINK]`, `<seed:think>` …
     ThinkTags => "think_tags",
     /// ReAct `Thought:/Action:/Action Input:/Final Answer:` text.
@@ -173,6 +181,7 @@ impl Family {
                 | Family::CommandR7b
                 | Family::Internlm2
                 | Family::KimiK2
+                | Family::KimiK3
                 | Family::DeepseekV3
         )
     }
@@ -192,6 +201,9 @@ impl Family {
 
     /// XML parameter values are JSON-typed when no schema is known.
     pub(crate) fn untyped_values_are_json(self) -> bool {
-        !matches!(self, Family::Qwen3CoderXml | Family::SeedOss)
+        !matches!(
+            self,
+            Family::Qwen3CoderXml | Family::SeedOss | Family::ToolTags | Family::AnthropicXml
+        )
     }
 }

@@ -12,7 +12,9 @@ use crate::{Family, Parsed, ParsedCall, ReasoningMode};
 pub(crate) fn detect(t: &str) -> bool {
     t.contains("<|channel|>")
         || (t.contains("<|message|>")
-            && (t.contains("to=") || t.trim_start().starts_with("<|message|>")))
+            && (t.contains("to=")
+                || t.trim_start().starts_with("<|message|>")
+                || t.contains("<|start|>assistant<|message|>")))
 }
 
 const BODY_ENDS: &[&str] = &["<|end|>", "<|call|>", "<|return|>", "<|eom|>", "<|eot|>"];
@@ -201,14 +203,37 @@ fn inside(blocks: &[(usize, usize)], p: usize) -> bool {
     blocks.iter().any(|&(open, close)| open < p && p < close)
 }
 
+/// A message at the start of `rest` whose `<|message|>` token was lost
+/// (`<|channel|>analysis I must refuse<|end|>`): the words after the channel's name, up to
+/// the end token, are its body. Returns (bytes used, header, body); `None` when the
+/// message token (at `found`) comes before the end, or `rest` opens no such message.
+fn lost_message_token(rest: &str, found: Option<usize>) -> Option<(usize, &str, &str)> {
+    const CHANNEL: &str = "<|channel|>";
+    let lead = rest.len() - rest.trim_start().len();
+    let after = rest[lead..].strip_prefix(CHANNEL)?;
+    let (end, len) = BODY_ENDS
+        .iter()
+        .filter_map(|e| after.find(e).map(|p| (p, e.len())))
+        .min()?;
+    let start = lead + CHANNEL.len();
+    if found.is_some_and(|m| m < start + end) {
+        return None;
+    }
+    let name = after[..end].find(char::is_whitespace)?;
+    let header = &rest[..start + name];
+    Some((start + end + len, header, after[name..end].trim()))
+}
+
 /// Parse harmony output; `None` if there is no message structure at all.
 pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
     if !t.contains("<|message|>") {
-        if t.contains("<|channel|>") {
+        if !t.contains("<|channel|>") {
+            return None;
+        }
+        if !BODY_ENDS.iter().any(|e| t.contains(e)) {
             // Header only, nothing said yet.
             return Some(Parsed::default());
         }
-        return None;
     }
     let mut acc = Messages::default();
     for segment in message_segments(t) {
@@ -216,13 +241,25 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
         let mut rest = segment;
         let mut first = true;
         loop {
-            let Some(mp) = rest.find("<|message|>") else {
+            let found = rest.find("<|message|>");
+            if let Some((used, header, body)) = lost_message_token(rest, found) {
+                acc.message(&rest[..used], header, body, true, ctx);
+                rest = &rest[used..];
+                first = false;
+                continue;
+            }
+            let Some(mp) = found else {
                 if first
                     && !rest.trim().is_empty()
                     && !rest.contains("<|channel|>")
                     && !rest.contains("to=")
                 {
-                    acc.content.push_str(rest);
+                    // Text before the first header, its end token left out.
+                    let text = BODY_ENDS
+                        .iter()
+                        .find_map(|e| rest.trim_end().strip_suffix(e))
+                        .unwrap_or(rest);
+                    acc.content.push_str(text);
                 }
                 break;
             };

@@ -171,7 +171,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         if t[j..].starts_with('{') {
             return semicolon_json(t, i, j, Family::Llama3Json, ctx);
         }
-        return pythonic::dotted_call(t, i, j);
+        return pythonic::dotted_call(t, i, j).or_else(|| interpreter_code(t, i, j, ctx));
     }
     if rest.starts_with("<function=") {
         // Functionary v3.1: `<function=NAME>{json}</function>`.
@@ -526,9 +526,41 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
     }
 }
 
-/// A markdown fence around call JSON.
+/// Raw code after `<|python_tag|>` (Llama 3.1 with its code interpreter on, Functionary
+/// v3.1): a call to the interpreter, up to the end of the message, when an interpreter is
+/// offered (`python` or `code_interpreter`) or Functionary is hinted. Otherwise the text
+/// stays text, as SGLang's Llama parser keeps it.
+fn interpreter_code(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let offered = |n: &str| ctx.opts.tools.iter().any(|tool| tool.name == n);
+    let hinted = ctx.hint() == Some(Family::Functionary);
+    if !hinted && !offered("python") && !offered("code_interpreter") {
+        return None;
+    }
+    let end = ["<|eom_id|>", "<|eot_id|>"]
+        .iter()
+        .filter_map(|m| t[j..].find(m).map(|p| j + p))
+        .min()
+        .unwrap_or(t.len());
+    let code = t[j..end].trim_end();
+    if code.is_empty() {
+        return None;
+    }
+    let name = if !offered("python") && offered("code_interpreter") {
+        "code_interpreter"
+    } else {
+        "python"
+    };
+    let args = serde_json::json!({ "code": code });
+    Some(Hit::one_call(i, end, Family::Llama3PythonTag, name, args))
+}
+
+/// A markdown fence around call JSON (or around pythonic calls, see
+/// [`pythonic::tool_code_fence`]).
 pub(crate) fn try_fence(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
+    if let Some(hit) = pythonic::tool_code_fence(t, i, &ctx.opts.tools) {
+        return Some(hit);
+    }
     let after = rest
         .strip_prefix("```json")
         .or_else(|| rest.strip_prefix("```JSON"))

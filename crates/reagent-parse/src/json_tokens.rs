@@ -355,6 +355,12 @@ pub(crate) fn functionary_v2(t: &str, ctx: &Ctx) -> Option<Hit> {
                 });
             }
             JsonAt::Truncated => return Some(Hit::cut_after(0, t.len(), fam, calls)),
+            // The code interpreter takes raw code.
+            _ if name == "python" => calls.push(ParsedCall {
+                name: name.to_string(),
+                arguments: serde_json::json!({ "code": body }),
+                id: None,
+            }),
             _ => return None,
         }
     }
@@ -363,41 +369,59 @@ pub(crate) fn functionary_v2(t: &str, ctx: &Ctx) -> Option<Hit> {
     Some(h)
 }
 
-/// Functionary v3.2: `>>>`-separated blocks `NAME\n{json}`; `all\n` is content and
-/// `python\n` takes raw code. Used with the `functionary` hint, or when the whole text is
-/// one `NAME\n{json}` block naming an offered tool.
+/// The token Functionary v2.5 (Llama 3 based) writes where v3.2 writes `>>>`.
+const FUNCTIONARY_LLAMA3_SEP: &str = "<|reserved_special_token_249|>";
+
+/// Functionary v3.2: `>>>`-separated blocks `NAME\n{json}` (v2.5 on Llama 3 separates them
+/// with [`FUNCTIONARY_LLAMA3_SEP`]); `all\n` is content and `python\n` takes raw code. The
+/// generation prompt ends with the separator, so the first block has none, and in v2.5 text
+/// before the first separator is content. Read with the `functionary` hint or where a
+/// separator joins blocks; otherwise only a text that is nothing but `NAME\n{json}` blocks
+/// naming offered tools, or, with no tools offered, names that look like function
+/// identifiers (`get_weather`, `getWeather`: a word such as `Sure` or `json` on its own line
+/// before a JSON object is text).
 pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
     let hinted = ctx.hint() == Some(Family::Functionary);
-    if !hinted && ctx.opts.tools.is_empty() {
+    let v25 = t.contains(FUNCTIONARY_LLAMA3_SEP);
+    // v2's messages (`NAME\n<|content|>…`) are read by `functionary_v2`.
+    if (!v25 && t.trim_start().starts_with('<')) || t.contains("<|content|>") {
         return None;
     }
-    if t.trim_start().starts_with('<') {
-        return None;
-    }
+    let blocks: Vec<&str> = if v25 {
+        t.split(FUNCTIONARY_LLAMA3_SEP).collect()
+    } else {
+        t.split(">>>").collect()
+    };
+    // `all` (text), `python` (raw code) and text before v2.5's first separator are read
+    // with the hint or a separator: alone, a word on a line is text.
+    let marked = hinted || blocks.len() > 1;
     let fam = Family::Functionary;
     let mut calls = Vec::new();
     let mut content = String::new();
-    for block in t.split(">>>") {
+    for (k, block) in blocks.iter().enumerate() {
         if block.trim().is_empty() {
             continue;
         }
-        let (name, body) = block.split_once('\n')?;
-        let name = name.trim();
-        if name.is_empty()
-            || !name
-                .bytes()
-                .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.')
-        {
-            return None;
-        }
-        if name == "all" {
-            if !hinted {
-                return None;
+        let named = block
+            .split_once('\n')
+            .filter(|(name, _)| is_recipient(name.trim()));
+        let Some((name, body)) = named else {
+            if v25 && k == 0 {
+                content.push_str(block);
+                continue;
             }
+            return None;
+        };
+        let name = name.trim();
+        if name == "all" && marked {
             content.push_str(body);
             continue;
         }
-        if !hinted && !ctx.known(name) {
+        let interpreter = marked && name == "python";
+        let trusted = hinted || interpreter || ctx.known(name);
+        if !trusted
+            || (ctx.opts.tools.is_empty() && !hinted && !interpreter && !looks_like_function(name))
+        {
             return None;
         }
         match json_at(ctx, body, 0) {
@@ -408,7 +432,7 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
                     id: None,
                 });
             }
-            _ if hinted && name == "python" => calls.push(ParsedCall {
+            _ if interpreter => calls.push(ParsedCall {
                 name: name.to_string(),
                 arguments: serde_json::json!({ "code": body }),
                 id: None,
@@ -417,7 +441,8 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
             _ => return None,
         }
     }
-    if calls.is_empty() {
+    // Text alone (`all\nHi.`) is read here only with the hint.
+    if calls.is_empty() && (!hinted || content.is_empty()) {
         return None;
     }
     let mut h = Hit::new(0, t.len(), fam, calls);
@@ -425,4 +450,20 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         h.content = Some(content);
     }
     Some(h)
+}
+
+/// Whether `name` may be a Functionary recipient (a tool name, `all` or `python`).
+fn is_recipient(name: &str) -> bool {
+    !name.is_empty()
+        && name
+            .bytes()
+            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.')
+}
+
+/// Whether `name` reads as a function identifier rather than a word: it joins words with
+/// `_` or `.`, or in camel case.
+fn looks_like_function(name: &str) -> bool {
+    let mut chars = name.chars();
+    let starts_lower = chars.next().is_some_and(|c| c.is_ascii_lowercase());
+    name.contains(['_', '.']) || (starts_lower && chars.any(|c| c.is_ascii_uppercase()))
 }

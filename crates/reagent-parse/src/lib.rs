@@ -27,7 +27,7 @@
 //! trigger scan), `lenient` (tolerant JSON/Python-literal parser), `calls` (call-object
 //! spellings), one module per family group (`json_fmts`, `json_list`, `json_tokens`,
 //! `xml_fmts`, `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`,
-//! `react`), `schema` (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of
+//! `react`, `qwen_agent`, `tool_tags`), `schema` (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of
 //! known tags), `stop_tokens`, `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
@@ -74,6 +74,7 @@ mod json_tokens;
 mod kimi_k3;
 mod lenient;
 mod pythonic;
+mod qwen_agent;
 mod qwen_xml;
 mod react;
 mod render;
@@ -82,6 +83,7 @@ mod schema;
 mod stop_tokens;
 mod stream;
 mod think;
+mod tool_tags;
 mod vendor_tags;
 mod xml_fmts;
 

@@ -55,9 +55,13 @@ pub(crate) fn whole_reply_calls(text: &str, tools: &[ToolSchema]) -> Option<Vec<
     p.python = true;
     let mut calls = Vec::new();
     while p.pos < text.len() {
-        let call = call(&mut p)?;
-        if !tools.is_empty() && !tools.iter().any(|t| t.name == call.name) {
-            return None;
+        let mut call = call(&mut p)?;
+        if !tools.is_empty() {
+            // `default_api.get_weather` calls the offered `get_weather`.
+            crate::engine::resolve_namespaced_names(std::slice::from_mut(&mut call), tools);
+            if !tools.iter().any(|t| t.name == call.name) {
+                return None;
+            }
         }
         calls.push(call);
         let rest = &text[p.pos..];
@@ -68,6 +72,31 @@ pub(crate) fn whole_reply_calls(text: &str, tools: &[ToolSchema]) -> Option<Vec<
         p.pos = skip_ws(text.as_bytes(), p.pos + line_end);
     }
     Some(calls)
+}
+
+/// Pythonic calls in a fence labelled as tool code, as Gemma 3's prompting guide asks for
+/// (```` ```tool_code\nget_weather(city="Paris")\n``` ````, also `tool_call`): one call per
+/// line, each may be wrapped in `print(…)`, and every line must be a call (to an offered
+/// tool, when tools are offered). A fence left open is not read.
+pub(crate) fn tool_code_fence(t: &str, i: usize, tools: &[ToolSchema]) -> Option<Hit> {
+    let rest = &t[i..];
+    let after = ["```tool_code", "```tool_call", "```tool_calls"]
+        .iter()
+        .find_map(|label| rest.strip_prefix(label))
+        .filter(|r| r.starts_with(['\n', '\r', ' ']))?;
+    let start = t.len() - after.len();
+    let close = start + after.find("```")?;
+    let body: Vec<&str> = t[start..close]
+        .lines()
+        .map(|line| {
+            let line = line.trim();
+            line.strip_prefix("print(")
+                .and_then(|r| r.strip_suffix(')'))
+                .unwrap_or(line)
+        })
+        .collect();
+    let calls = whole_reply_calls(&body.join("\n"), tools)?;
+    Some(Hit::new(i, close + 3, Family::Pythonic, calls))
 }
 
 /// Parse the list `[f(..), g(..)]` starting at `j`; returns calls and end, or the calls
@@ -179,11 +208,15 @@ fn element_end(b: &[u8], mut k: usize) -> Option<usize> {
 
 /// A bare pythonic list in running text: only when it parses completely.
 pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
-    // Cheap gate: `[` identifier `(`.
+    // A list inside another (`[[f()]]`) is an element of data, not calls.
+    if t[..i].trim_end().ends_with('[') {
+        return None;
+    }
+    // Cheap gate: `[` identifier `(` (names may hold `-`: `weather-forecast`).
     let b = t.as_bytes();
     let mut k = skip_ws(b, i + 1);
     let s = k;
-    while k < b.len() && (b[k].is_ascii_alphanumeric() || b[k] == b'_' || b[k] == b'.') {
+    while k < b.len() && (b[k].is_ascii_alphanumeric() || b"_.-".contains(&b[k])) {
         k += 1;
     }
     if k == s || k >= b.len() || b[k] != b'(' {

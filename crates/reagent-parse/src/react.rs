@@ -13,6 +13,16 @@ use crate::{Family, Parsed, ParsedCall};
 
 /// Parse `t` as an agent transcript; `None` when it has no agent markers.
 pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
+    let parsed = parse_transcript(t, ctx)?;
+    // A stop marker glued to the end (`…}</s>`) is not part of the last input or answer:
+    // a transcript is read again without it (only then, so prose pays no extra pass).
+    if crate::stop_tokens::may_hold_one(t) {
+        return parse_transcript(&crate::stop_tokens::strip(t.to_string(), false), ctx);
+    }
+    Some(parsed)
+}
+
+fn parse_transcript(t: &str, ctx: &Ctx) -> Option<Parsed> {
     let hint = ctx.hint();
     if hint.is_none() || hint == Some(Family::XmlAgent) {
         if let Some(p) = xml_agent(t) {
@@ -95,22 +105,43 @@ fn react_text(t: &str) -> Option<Parsed> {
     let action = keyword(t, 0, &["Action"]);
     let input = action.and_then(|(_, a)| keyword(t, a, &["Action", "Input"]));
     match (action, input) {
-        (Some((_, a)), Some((is, ie))) => {
+        (Some(_), Some(_)) => {
             if answer.is_some() {
                 return Some(error(
                     "the output has both a final answer and an action; give only one",
                 ));
             }
-            let name = t[a..is].trim();
-            let mut rest = t[ie..].trim_start();
-            if let Some(p) = rest.find("\nObservation") {
-                rest = &rest[..p];
+            // One call per `Action:`/`Action Input:` pair; an input ends at an
+            // `Observation` or at a line that starts the next action.
+            let mut parsed = Parsed {
+                format: Some(fam),
+                ..Parsed::default()
+            };
+            let mut from = 0;
+            while let Some((_, a)) = keyword(t, from, &["Action"]) {
+                let Some((is, ie)) = keyword(t, a, &["Action", "Input"]) else {
+                    break;
+                };
+                let name = t[a..is].trim();
+                if name.is_empty() {
+                    return Some(error("Action is empty"));
+                }
+                let start = ie + (t[ie..].len() - t[ie..].trim_start().len());
+                let rest = &t[start..];
+                let next = next_action_line(rest);
+                let end = [rest.find("\nObservation"), next]
+                    .into_iter()
+                    .flatten()
+                    .min()
+                    .unwrap_or(rest.len());
+                let mut step = call(name, rest[..end].trim_matches(' '), fam);
+                parsed.calls.append(&mut step.calls);
+                match next {
+                    Some(n) if n == end => from = start + n + 1,
+                    _ => break,
+                }
             }
-            let input = rest.trim_matches(' ');
-            if name.is_empty() {
-                return Some(error("Action is empty"));
-            }
-            Some(call(name, input, fam))
+            Some(parsed)
         }
         (Some(_), None) if answer.is_none() => {
             Some(error("found 'Action:' without 'Action Input:'"))
@@ -124,6 +155,13 @@ fn react_text(t: &str) -> Option<Parsed> {
             })
         }
     }
+}
+
+/// Offset in `rest` of the line break before a line that starts an `Action:`.
+fn next_action_line(rest: &str) -> Option<usize> {
+    rest.match_indices("\nAction")
+        .map(|(p, _)| p)
+        .find(|&p| keyword(rest, p + 1, &["Action"]).is_some_and(|(s, _)| s == p + 1))
 }
 
 fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {

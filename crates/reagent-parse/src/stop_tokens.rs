@@ -26,6 +26,14 @@ const STRIP_TOKENS: &[&str] = &[
 /// Gemma 4's ends of turn among them).
 const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>", "<end_of_turn>", "<turn|>"];
 
+/// A chat template's header of the assistant's turn, which a raw generation may repeat at
+/// its very start (ChatML, Llama 3, Gemma).
+const LEADING_ROLE_HEADERS: &[&str] = &[
+    "<|im_start|>assistant",
+    "<|start_header_id|>assistant<|end_header_id|>",
+    "<start_of_turn>model",
+];
+
 /// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
 /// left over in the content (the opener was missing, or the closer was written twice:
 /// Gemma 4's `…<tool_call|><tool_call|>`), and the tool-response opener a model writes
@@ -41,10 +49,34 @@ const AFTER_CALL_NOISE: &[&str] = &[
     "[END_TOOL_REQUEST]",
 ];
 
-/// `content` without the tokens that never belong in it: control tokens anywhere, stop
-/// markers at its end and, once calls were found (`calls_found`), orphan wrapper closers
+/// Whether [`strip`] may take anything out of `t` (calls aside): a cheap check that spares
+/// a copy of the text.
+pub(crate) fn may_hold_one(t: &str) -> bool {
+    let end = t.trim_end();
+    t.contains("<|")
+        || t.contains("<｜")
+        || TRAILING_STOP_TOKENS.iter().any(|tok| end.ends_with(tok))
+        || LEADING_ROLE_HEADERS
+            .iter()
+            .any(|h| t.trim_start().starts_with(h))
+}
+
+/// `content` without the tokens that never belong in it: the assistant's turn header at its
+/// start, control tokens anywhere, stop markers at its end and, once calls were found (`calls_found`), orphan wrapper closers
 /// and tool-response openers.
 pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
+    let start = content.len() - content.trim_start().len();
+    let header = LEADING_ROLE_HEADERS
+        .iter()
+        .find(|h| content[start..].starts_with(*h))
+        .filter(|h| {
+            let after = &content[start + h.len()..];
+            after.is_empty() || after.starts_with(['\n', '\r'])
+        });
+    if let Some(h) = header {
+        let after = &content[start + h.len()..];
+        content = after.trim_start_matches(['\r', '\n']).to_string();
+    }
     if content.contains("<|") || content.contains("<｜") {
         for tok in STRIP_TOKENS {
             if content.contains(tok) {

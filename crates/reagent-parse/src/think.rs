@@ -7,7 +7,8 @@
 //! part of the reasoning. Gemma 4's `<|channel>` may name its channel on the opener's line
 //! (`<|channel>thought\n…`); the name is optional and no part of the reasoning, and every
 //! channel block is reasoning. K2-V3 prefixes its think tags `ifm|` and names the effort in
-//! them (`<ifm|think_fast>…</ifm|think_fast>`).
+//! them (`<ifm|think_fast>…</ifm|think_fast>`). HY4 writes its checkpoint's name into
+//! them (`<think:opensource>…</think:opensource>`): any short suffix is read.
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -82,6 +83,18 @@ impl NextTag {
     }
 }
 
+/// The think pair with the checkpoint suffix `t` writes into its tags
+/// (`<think:opensource>`, `</think:opensource>`), if any.
+fn suffixed_pair(t: &str) -> Option<(String, String)> {
+    // One pass over `t` for both tags.
+    let at = t
+        .match_indices("think:")
+        .map(|(at, _)| at)
+        .find(|&at| t[..at].ends_with('<') || t[..at].ends_with("</"))?;
+    let suffix = crate::vendor_tags::checkpoint_suffix(&t[at + "think:".len()..])?;
+    Some((format!("<think:{suffix}>"), format!("</think:{suffix}>")))
+}
+
 /// Past the open tags that repeat the one just read (`<think><think>\n…`: the prompt
 /// opened the block and the model opened it again), whitespace between them included.
 fn past_repeated_open(t: &str, mut from: usize, open: &str) -> usize {
@@ -130,10 +143,15 @@ pub(crate) fn split<'a>(
         });
         return segs;
     }
-    let opens: Vec<&str> = PAIRS.iter().map(|p| p.0).collect();
-    let closes: Vec<&str> = PAIRS.iter().map(|p| p.1).collect();
-    let mut next_open = NextTag::new(PAIRS.len());
-    let mut next_close = NextTag::new(PAIRS.len());
+    let suffixed = suffixed_pair(t);
+    let mut pairs = PAIRS.to_vec();
+    if let Some((open, close)) = &suffixed {
+        pairs.push((open, close));
+    }
+    let opens: Vec<&str> = pairs.iter().map(|p| p.0).collect();
+    let closes: Vec<&str> = pairs.iter().map(|p| p.1).collect();
+    let mut next_open = NextTag::new(pairs.len());
+    let mut next_close = NextTag::new(pairs.len());
     let mut pos = 0;
     // Apriel: everything before `[BEGIN FINAL RESPONSE]` is reasoning.
     if let Some(p) = t.find("[BEGIN FINAL RESPONSE]") {
@@ -142,11 +160,11 @@ pub(crate) fn split<'a>(
             raw: &t[..p + 22],
         });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
-    } else if let Some((c, k)) = NextTag::new(PAIRS.len()).earliest(t, 0, &closes) {
+    } else if let Some((c, k)) = NextTag::new(pairs.len()).earliest(t, 0, &closes) {
         // A close tag before any open tag of its pair: thinking was forced open.
-        let open_before = t[..c].contains(PAIRS[k].0);
+        let open_before = t[..c].contains(pairs[k].0);
         if !open_before {
-            let end = c + PAIRS[k].1.len();
+            let end = c + pairs[k].1.len();
             segs.push(Seg::Reasoning {
                 inner: &t[..c],
                 raw: &t[..end],
@@ -159,7 +177,7 @@ pub(crate) fn split<'a>(
         let Some((o, k)) = next_open.earliest(t, pos, &opens) else {
             break;
         };
-        let (open, close) = PAIRS[k];
+        let (open, close) = pairs[k];
         if o > pos {
             segs.push(Seg::Body {
                 text: &t[pos..o],
@@ -256,6 +274,24 @@ mod tests {
             }
         }
         (reasoning, body)
+    }
+
+    #[test]
+    fn think_tags_with_a_checkpoint_suffix_are_reasoning() {
+        let (reasoning, body) =
+            reasoning_and_body("<think:opensource>\nweigh it\n</think:opensource>\nAnswer.");
+        assert_eq!((reasoning, body.as_str()), (vec!["weigh it"], "\nAnswer."));
+        // Forced open by the prompt: only the suffixed closer.
+        let (reasoning, body) = reasoning_and_body("plan</think:v2.1>answer");
+        assert_eq!((reasoning, body.as_str()), (vec!["plan"], "answer"));
+        // A suffix that is no checkpoint name (a space, a tag) leaves the text as it is.
+        for t in [
+            "<think: not a tag> x</think: not a tag>",
+            "<think:<b>> x</think:<b>>",
+        ] {
+            let (reasoning, body) = reasoning_and_body(t);
+            assert_eq!((reasoning.len(), body.as_str()), (0, t), "{t}");
+        }
     }
 
     #[test]

@@ -5,6 +5,17 @@
 /// The noise MiniMax M3 writes before each of its tags.
 pub(crate) const MINIMAX_NOISE: &str = "]<]minimax[>[";
 
+/// The checkpoint suffix at the start of `after` (the text after a tag name's colon, as in
+/// `<tool_call:opensource>`), up to the tag's `>`: any short text with no space or tag
+/// delimiter in it (the closers repeat it).
+pub(crate) fn checkpoint_suffix(after: &str) -> Option<&str> {
+    let suffix = &after[..after.find('>')?];
+    let valid = !suffix.is_empty()
+        && suffix.len() <= 32
+        && !suffix.contains(|c: char| c.is_whitespace() || c == '<');
+    valid.then_some(suffix)
+}
+
 /// The GLM tags of `t` without the namespace K2-V3 puts them under (`<ifm|tool_call>`,
 /// `<ifm|arg_key>`, `</ifm|arg_value>`, …) or the checkpoint suffix HY4 writes into them
 /// (`<tool_call:opensource>`). `None` when there is neither.
@@ -40,14 +51,7 @@ pub(crate) fn without_namespace(t: &str) -> Option<String> {
         .find("<tool_call:")
         .or_else(|| rest.find("<tool_calls:"))?;
     let after = &rest[colon + 1..];
-    let suffix = after[after.find(':')? + 1..].split('>').next()?;
-    // Any short suffix with no space or tag delimiter in it: the closers repeat it.
-    if suffix.is_empty()
-        || suffix.len() > 32
-        || suffix.contains(|c: char| c.is_whitespace() || c == '<')
-    {
-        return None;
-    }
+    let suffix = checkpoint_suffix(&after[after.find(':')? + 1..])?;
     // The whole tag is matched here, so HY's separator and think tags come along.
     for tag in TAGS.iter().chain(&["tool_sep", "think"]) {
         plain = plain

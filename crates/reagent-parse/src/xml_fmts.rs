@@ -1,6 +1,7 @@
 //! XML-style formats: Qwen3-Coder / Seed-OSS `<function=f><parameter=k>` (GLM
 //! `<arg_key>/<arg_value>` is in `glm`), invoke-style MiniMax / DeepSeek DSML / Step-3 / Glimmer
-//! (`<invoke name="f"><parameter name="k">`), MiniCPM `<function name><param name>`.
+//! (`<invoke name="f"><parameter name="k">`), MiniCPM `<function name><param name>`, and
+//! Anthropic's legacy `<invoke><tool_name>f</tool_name><parameters>…`.
 //! String values are raw text (never JSON-decoded); other types follow the schema.
 
 use serde_json::{Map, Value};
@@ -71,7 +72,85 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if name_attr(rest, "function").is_some() {
         return minicpm(t, i, ctx);
     }
-    None
+    anthropic_invokes(t, i, ctx)
+}
+
+/// Anthropic's legacy XML tool use (the Claude 2.1 prompt format, still taught by agent
+/// prompts): `<function_calls><invoke><tool_name>f</tool_name><parameters><k>v</k>
+/// </parameters></invoke></function_calls>`, the wrapper optional. A scalar value is raw
+/// text typed by the schema; nested elements become objects, `<item>`s a list.
+fn anthropic_invokes(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    const INVOKE: &str = "<invoke>";
+    const WRAPPER_CLOSE: &str = "</function_calls>";
+    let fam = Family::AnthropicXml;
+    let rest = &t[i..];
+    let wrapped = rest.starts_with("<function_calls>");
+    let mut p = if wrapped {
+        skip_ws(t.as_bytes(), i + "<function_calls>".len())
+    } else {
+        i
+    };
+    if !t[p..].starts_with(INVOKE) {
+        return None;
+    }
+    let mut calls = Vec::new();
+    let mut errors = Vec::new();
+    let end = loop {
+        p = skip_ws(t.as_bytes(), p);
+        if wrapped && t[p..].starts_with(WRAPPER_CLOSE) {
+            break p + WRAPPER_CLOSE.len();
+        }
+        if !t[p..].starts_with(INVOKE) {
+            if p >= t.len() || WRAPPER_CLOSE.starts_with(&t[p..]) {
+                break t.len();
+            }
+            break p;
+        }
+        let body = p + INVOKE.len();
+        let Some(len) = t[body..].find("</invoke>") else {
+            return Some(Hit::cut_after(i, t.len(), fam, calls));
+        };
+        match anthropic_invoke(&t[body..body + len], ctx) {
+            Some(call) => calls.push(call),
+            None => errors.push("an <invoke> with no <tool_name> or malformed parameters".into()),
+        }
+        p = body + len + "</invoke>".len();
+    };
+    let mut hit = Hit::new(i, end, fam, calls);
+    hit.errors = errors;
+    Some(hit)
+}
+
+/// One `<invoke>` body: its `<tool_name>` and the elements of its `<parameters>`.
+fn anthropic_invoke(body: &str, ctx: &Ctx) -> Option<ParsedCall> {
+    let inside = |open: &str, close: &str| {
+        let s = body.find(open)? + open.len();
+        Some(&body[s..s + body[s..].find(close)?])
+    };
+    let name = inside("<tool_name>", "</tool_name>")?.trim();
+    if name.is_empty() {
+        return None;
+    }
+    let params = inside("<parameters>", "</parameters>").unwrap_or_default();
+    let mut args = Map::new();
+    let mut q = skip_ws(params.as_bytes(), 0);
+    while q < params.len() {
+        let (key, value, e) = element(params, q, 0)?;
+        let open_end = q + key.len() + 2;
+        let raw = &params[open_end..e - key.len() - 3];
+        let value = if raw.trim_start().starts_with('<') {
+            value
+        } else {
+            typed(ctx, Family::AnthropicXml, name, &key, raw.trim())
+        };
+        args.insert(key, value);
+        q = skip_ws(params.as_bytes(), e);
+    }
+    Some(ParsedCall {
+        name: name.to_string(),
+        arguments: Value::Object(args),
+        id: None,
+    })
 }
 
 /// DeepSeek V3.2/V4's DSML and its siblings under another fullwidth namespace (GigaChat

@@ -6,11 +6,14 @@
 
 mod cases;
 mod corpus;
+mod functionary;
 mod gemma4;
 mod heldout;
 mod kimi_k3;
+mod prompted;
 mod props;
 mod recovery;
 mod smoke_fuzz;
 mod streaming;
+mod template_tokens;
 mod xml_typing;

@@ -1,8 +1,9 @@
 //! Kimi K3's XTML channels (`<|open|>tools<|sep|>…`): calls, typed arguments, the response
 //! and think channels, cut-off sections and markers, and prose that only quotes a marker.
-//! Each case is parsed whole and streamed one character at a time (`parse_both`).
+//! Each case is parsed whole and streamed one character at a time (`parse_both`); the
+//! response channel and the text after a tools section stream live.
 
-use reagent_parse::{parse, Family, ParseOptions, ReasoningMode};
+use reagent_parse::{parse, Family, ParseOptions, ReasoningMode, StreamParser};
 use serde_json::{json, Value};
 
 use crate::cases::{calls_of, parse_both};
@@ -294,4 +295,26 @@ fn every_cut_of_an_output_keeps_only_complete_calls() {
             );
         }
     }
+}
+
+#[test]
+fn the_response_streams_as_it_comes() {
+    let mut sp = StreamParser::new(ParseOptions::default());
+    let tools = section(&[call("ls", 1, &[])]);
+    for (chunk, released) in [
+        ("<|open|>think<|sep|>", ""),
+        ("plan<|close|>think<|sep|>", ""),
+        ("<|open|>response<|sep|>", ""),
+        ("Opening ", "Opening "),
+        ("it.", "it."),
+        ("<|close|>response<|sep|>", ""),
+        (tools.as_str(), ""),
+        ("Done.", "Done."),
+    ] {
+        assert_eq!(sp.push(chunk), released, "pushing {chunk:?}");
+    }
+    let p = sp.finish();
+    assert_eq!(p.content.as_deref(), Some("Opening it.Done."));
+    assert_eq!(p.reasoning.as_deref(), Some("plan"));
+    assert_eq!(calls_of(&p), json!([{"name": "ls", "arguments": {}}]));
 }

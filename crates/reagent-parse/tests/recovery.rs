@@ -321,6 +321,15 @@ fn hy_tool_separators_and_tag_suffixes_are_glm() {
     assert_eq!(calls_of(&p), expect);
     assert_eq!(p.reasoning.as_deref(), Some("pondering"));
     assert_eq!(p.content.as_deref(), Some("Checking."));
+    // A reply that only thinks, its think tags under the suffix too.
+    let p = parse_both(
+        "<think:opensource>\nNo tool needed.\n</think:opensource>\n\nBeijing is sunny.",
+        &[],
+    );
+    assert_eq!(
+        (p.reasoning.as_deref(), p.content.as_deref()),
+        (Some("No tool needed."), Some("Beijing is sunny."))
+    );
     let p = parse_both(
         "<tool_calls><tool_call>get_current_date<tool_sep></tool_call></tool_calls>",
         &[],
@@ -524,4 +533,21 @@ fn arguments_under_the_schemas_properties_key_or_encoded_twice_are_read() {
         calls_of(&p),
         json!([{"name": "lookup", "arguments": {"data": {"key": "value", "n": 1}}}])
     );
+}
+
+#[test]
+fn pythonic_names_may_hold_hyphens_and_a_nested_list_is_data() {
+    let p = parse_both("[add-note(title='demo', body=\"x\"), get-time()]", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "add-note", "arguments": {"title": "demo", "body": "x"}},
+               {"name": "get-time", "arguments": {}}])
+    );
+    for text in ["[[get_time()]]", "[ [get_time(), f(a=1)] ]"] {
+        let p = parse_both(text, &[]);
+        assert_eq!(
+            (calls_of(&p), p.content.as_deref()),
+            (json!([]), Some(text))
+        );
+    }
 }

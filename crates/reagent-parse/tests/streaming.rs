@@ -214,6 +214,44 @@ const CUT_FRAGMENTS: &[&str] = &[
     "<think>\nweigh it\n</think>\n\n",
 ];
 
+/// Kimi K3's channels around prose: the response channel's text, a think channel and a
+/// tools section (its closer has its own line here, as the template writes it).
+const K3_FRAGMENTS: &[&str] = &[
+    "Hello",
+    " world",
+    "\n",
+    "ok.",
+    "<|open|>response<|sep|>On it.<|close|>response<|sep|>",
+    "<|open|>response<|sep|>\nSee below.\n<|close|>response<|sep|>",
+    "<|open|>think<|sep|>plan<|close|>think<|sep|>",
+    "<|open|>tools<|sep|><|open|>call tool=\"ls\" index=\"1\"<|sep|><|close|>call<|sep|><|close|>tools<|sep|>",
+    "<|open|>tools<|sep|>\n<|open|>call tool=\"read\" index=\"1\"<|sep|><|open|>argument key=\"p\" type=\"string\"<|sep|>a>b<|close|>argument<|sep|><|close|>call<|sep|>\n<|close|>tools<|sep|>",
+];
+
+/// Streams `parts` (one byte at a time, or cut at `cuts`) and checks that the stream
+/// parses as the whole text does, and that everything the content holds was released by
+/// the end of the stream: none of it waited for `finish`, and nothing else was released.
+fn check_released_live(
+    parts: &[&str],
+    cuts: Vec<usize>,
+    one_byte: bool,
+) -> Result<(), TestCaseError> {
+    let t = parts.concat();
+    let opts = ParseOptions::default();
+    let cuts: Vec<usize> = if one_byte {
+        (0..=t.len()).collect()
+    } else {
+        cuts
+    };
+    let (released, streamed) = stream(&t, &cuts, &opts);
+    prop_assert_eq!(&streamed, &parse(&t, &opts));
+    prop_assert_eq!(
+        released.as_str(),
+        streamed.content.as_deref().unwrap_or_default()
+    );
+    Ok(())
+}
+
 proptest! {
     #[test]
     fn text_after_calls_is_released_live(
@@ -221,14 +259,16 @@ proptest! {
         cuts in prop::collection::vec(any::<usize>(), 0..8),
         one_byte in any::<bool>(),
     ) {
-        let t = parts.concat();
-        let opts = ParseOptions::default();
-        let cuts: Vec<usize> = if one_byte { (0..=t.len()).collect() } else { cuts };
-        let (released, streamed) = stream(&t, &cuts, &opts);
-        prop_assert_eq!(&streamed, &parse(&t, &opts));
-        // Everything the content holds was released by the end of the stream: none of it
-        // waited for `finish`, and nothing else was released.
-        prop_assert_eq!(released.as_str(), streamed.content.as_deref().unwrap_or_default());
+        check_released_live(&parts, cuts, one_byte)?;
+    }
+
+    #[test]
+    fn kimi_k3_text_is_released_live(
+        parts in prop::collection::vec(prop::sample::select(K3_FRAGMENTS), 0..10),
+        cuts in prop::collection::vec(any::<usize>(), 0..8),
+        one_byte in any::<bool>(),
+    ) {
+        check_released_live(&parts, cuts, one_byte)?;
     }
 }
 

@@ -1,6 +1,8 @@
 //! The text that may start a call, reasoning or a control token, and the one-byte class
 //! table that lets [`super::StreamParser::feed`] release plain text without examining it.
 
+use crate::ToolSchema;
+
 /// Longest pending prefix examined before deciding it is plain text.
 pub(super) const MAX_LOOKAHEAD: usize = 64;
 
@@ -105,11 +107,38 @@ fn against(rest: &str, markers: &[&str]) -> Verdict {
     }
 }
 
-/// Could a call (or reasoning) start at the beginning of `rest`?
-pub(super) fn could_start(rest: &str) -> Verdict {
-    match could_start_inner(rest) {
+/// Could a call (or reasoning) start at the beginning of `rest`? `tools` are the offered
+/// tools, whose names open calls as tags (`<read_file>`, see `tool_tags`).
+pub(super) fn could_start(rest: &str, tools: &[ToolSchema]) -> Verdict {
+    let verdict = match could_start_inner(rest) {
+        Verdict::No if rest.starts_with('<') && !tools.is_empty() => tool_tag(rest, tools),
+        v => v,
+    };
+    match verdict {
         Verdict::NeedMore if rest.len() >= MAX_LOOKAHEAD => Verdict::No,
         v => v,
+    }
+}
+
+/// Whether `rest` (starting with `<`) opens an offered tool's tag, `<NAME>`.
+fn tool_tag(rest: &str, tools: &[ToolSchema]) -> Verdict {
+    let after = &rest[1..];
+    let mut need = false;
+    for name in tools.iter().map(|t| t.name.as_str()) {
+        if let Some(r) = after.strip_prefix(name) {
+            match r.as_bytes().first() {
+                Some(b'>') => return Verdict::Yes,
+                None => need = true,
+                Some(_) => {}
+            }
+        } else if name.starts_with(after) {
+            need = true;
+        }
+    }
+    if need {
+        Verdict::NeedMore
+    } else {
+        Verdict::No
     }
 }
 
@@ -132,8 +161,7 @@ fn could_start_inner(rest: &str) -> Verdict {
             let r = rest[1..].trim_start();
             let rb = r.as_bytes();
             let mut k = 0;
-            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || rb[k] == b'_' || rb[k] == b'.')
-            {
+            while k < rb.len() && (rb[k].is_ascii_alphanumeric() || b"_.-".contains(&rb[k])) {
                 k += 1;
             }
             match rb.get(k) {

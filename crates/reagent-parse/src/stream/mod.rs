@@ -5,7 +5,9 @@
 //! A call closed by a tag of its own (`</tool_call>`, `<|tool_call_end|>`, `<tool_call|>`,
 //! … see [`CLOSERS`]) is cut out of the released text once that tag arrives, and the
 //! text after it is released live again, for the families whose content is exactly the
-//! text around their calls ([`Family::streams_text_after_calls`]). A think block
+//! text around their calls ([`Family::streams_text_after_calls`]). A marker that content
+//! drops (Kimi K3's `<|open|>response<|sep|>`) is cut on its own, so the text after it
+//! streams too. A think block
 //! (`<think>…</think>`, or thinking forced open by a prefill) is cut the same way once it
 //! closes, so the answer after it streams too. The cut is checked with
 //! [`crate::parse`] itself: the held text, with a probe text appended, must parse to calls
@@ -139,6 +141,12 @@ const CLOSERS: &[&str] = &[
     "<|tool_calls_section_end|>",
     "<｜tool▁calls▁end｜>",
     "<|tool▁calls▁end|>",
+    // Kimi K3's channels: a think channel and a tools section end at their closers; the
+    // response channel's markers are cut on their own, so its text streams.
+    "<|close|>think<|sep|>",
+    "<|close|>tools<|sep|>",
+    "<|open|>response<|sep|>",
+    "<|close|>response<|sep|>",
 ];
 
 /// Call starts read only at the very start of the turn (see `scan`).
@@ -375,7 +383,7 @@ impl StreamParser {
             let end = (end..=b.len())
                 .find(|&e| self.buf.is_char_boundary(e))
                 .unwrap_or(b.len());
-            match could_start(&self.buf[i..end]) {
+            match could_start(&self.buf[i..end], &self.opts.tools) {
                 Verdict::No => i += 1,
                 Verdict::Yes => {
                     // MiniMax's noise is deleted from the whole text before it is read, which
@@ -469,9 +477,9 @@ impl StreamParser {
         }
         let calls = held.format.is_some_and(Family::streams_text_after_calls);
         let settled = if held.content.as_deref() == Some(CUT_PROBE) {
-            // After a cut, a control token that content drops (Kimi's section end after its
-            // last call) is cut out too.
-            let nothing = held.calls.is_empty() && self.cuts.is_some();
+            // A control token that content drops (Kimi's section end after its last call,
+            // Kimi K3's response markers) is cut out too.
+            let nothing = held.calls.is_empty();
             ((calls || nothing) && held.reasoning.is_none()).then_some(Settled::Calls)
         } else {
             let thought = held.content.as_deref() == Some(CUT_PROBE.trim_start())

@@ -349,4 +349,23 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "r-vllm-trinity-call-within-think",
         "vLLM's Trinity tool parser extracts a call written inside <think> and drops the reasoning after it; llama.cpp ignores calls inside reasoning (llama-reka-fake-call-in-reasoning) and so does vLLM's MiniMax parser (vllm-minimax-calls-in-think), as reagent does",
     ),
+    // Batch U, marked before scoring.
+    (
+        "u-lm-check-bare-call",
+        "llama-models' ToolUtils reads no call in a bare `name(k=v)` with no list around it (is_valid_python_list is False); vLLM's Granite pythonic parser reads a bare call as a call, with no tools offered (n-vllm-gpy-single): no parser reads both",
+    ),
+    ("u-ls-invalid-bare-call", "as u-lm-check-bare-call (llama-stack's ToolUtils, 'missing outer brackets')"),
+    (
+        "u-ag-r1-text-before-think",
+        "autogen's parse_r1_content drops the text before <think> (content 'How are you?' for 'Hello, <think>world</think> How are you?'); pydantic-ai keeps the text before a thinking block as content (u-pyd-text-then-think, u-pyd-think-between-text)",
+    ),
+    (
+        "u-ag-r1-unclosed-think",
+        "text, then a <think> that never closes: autogen keeps the whole text, tag and all, as content; pydantic-ai drops the tag and keeps the rest as content (u-pyd-unclosed-think); pydantic-ai with no end tag reads the rest as thinking (u-pyd-no-end-tag), as ollama reads an unclosed <think> (g-oll-laguna-fakeout-thinking): three readings of one shape",
+    ),
+    ("u-pyd-unclosed-think", "as u-ag-r1-unclosed-think (pydantic-ai's default tags: the tag dropped, the text kept as content)"),
+    (
+        "u-pyd-open-start-text-only",
+        "thinking forced open and no </think> in the output: pydantic-ai reads it all as text; ollama's Qwen 3.5 parser (g-oll-qwen35-unclosed-thinking), lmdeploy's DeepSeek V3.1 parser (e-lmd-dsv31-thinking-on) and LiteLLM's Bedrock DeepSeek R1 iterator (u-llm-dsr1-unterminated) read it as reasoning",
+    ),
 ];

@@ -1,0 +1,101 @@
+//! Calls written as XML whose tag is the tool's name and whose child elements are the
+//! arguments, as Cline, Roo Code and agents prompted like them ask for:
+//!
+//! ```text
+//! <read_file>
+//! <path>src/main.rs</path>
+//! </read_file>
+//! ```
+//!
+//! Only a tag naming an offered tool opens a call (any other tag is text, as in HTML), and
+//! it must be followed by an argument element or its own closer. A value is raw text up to
+//! its closer, typed by the tool's schema (a string stays as written); one line break at
+//! each end of it is layout. A call whose closer was lost after complete arguments is read,
+//! as for GLM; a call cut off inside an argument is never guessed.
+
+use serde_json::{Map, Value};
+
+use crate::engine::{Ctx, Hit};
+use crate::scan::skip_ws;
+use crate::Family;
+
+const FAMILY: Family = Family::ToolTags;
+
+/// The call opened by the offered tool's tag at `t[i..]` (which starts with `<`).
+pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let after_lt = &t[i + 1..];
+    let name = ctx
+        .opts
+        .tools
+        .iter()
+        .map(|tool| tool.name.as_str())
+        .find(|name| {
+            after_lt
+                .strip_prefix(name)
+                .is_some_and(|r| r.starts_with('>'))
+        })?;
+    let close = format!("</{name}>");
+    let mut p = i + 1 + name.len() + 1;
+    let mut args = Map::new();
+    loop {
+        p = skip_ws(t.as_bytes(), p);
+        let rest = &t[p..];
+        if rest.starts_with(close.as_str()) {
+            let end = p + close.len();
+            return Some(Hit::one_call(i, end, FAMILY, name, Value::Object(args)));
+        }
+        if rest.is_empty() || close.starts_with(rest) {
+            // The output ends after complete arguments (or inside the call's closer).
+            return Some(Hit::one_call(i, t.len(), FAMILY, name, Value::Object(args)));
+        }
+        let Some(key) = argument_key(rest) else {
+            if args.is_empty() {
+                // `<read_file> is the tool to use`: the tag in prose.
+                return None;
+            }
+            // Text after complete arguments: the call's closer was lost there.
+            return Some(Hit::one_call(i, p, FAMILY, name, Value::Object(args)));
+        };
+        let Some(key) = key else {
+            // Cut off inside an argument's tag.
+            return Some(Hit::truncated(i, t.len(), FAMILY));
+        };
+        let value_start = p + key.len() + 2;
+        let key_close = format!("</{key}>");
+        let Some(len) = t[value_start..].find(key_close.as_str()) else {
+            return Some(Hit::truncated(i, t.len(), FAMILY));
+        };
+        let raw = layout_trimmed(&t[value_start..value_start + len]);
+        let value = crate::xml_fmts::typed(ctx, FAMILY, name, key, raw);
+        args.insert(key.to_string(), value);
+        p = value_start + len + key_close.len();
+    }
+}
+
+/// The argument element opening `rest`: `Some(Some(key))` for `<key>`, `Some(None)` when the
+/// output ends inside such a tag, `None` when `rest` opens no argument.
+fn argument_key(rest: &str) -> Option<Option<&str>> {
+    let inner = rest.strip_prefix('<')?;
+    let is_key_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
+    let len = inner.find(|c: char| !is_key_char(c)).unwrap_or(inner.len());
+    let key = &inner[..len];
+    if key.is_empty() || key.len() > 64 {
+        return None;
+    }
+    match inner[len..].chars().next() {
+        Some('>') => Some(Some(key)),
+        None => Some(None),
+        Some(_) => None,
+    }
+}
+
+/// `raw` without one line break at each end (the layout around a value on its own lines).
+fn layout_trimmed(raw: &str) -> &str {
+    let raw = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    raw.strip_suffix("\r\n")
+        .or_else(|| raw.strip_suffix('\n'))
+        .unwrap_or(raw)
+}
