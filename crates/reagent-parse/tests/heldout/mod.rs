@@ -26,7 +26,9 @@
 //! XML/Coder shared tests; batch R, ids `r-*`: vLLM's Rust-bridge, structural-tag and Trinity
 //! tests, ollama's harmony tool-argument tests; batch U, ids `u-*`: llama-models' and llama-stack's
 //! ToolUtils tests, openai/harmony's parser tests, LiteLLM's Bedrock DeepSeek R1 / Qwen and
-//! `parse_xml_params` tests, pydantic-ai's thinking-split and autogen's R1 think tests)
+//! `parse_xml_params` tests, pydantic-ai's thinking-split and autogen's R1 think tests;
+//! batch S, ids `s-smol-*`: the embedded SmolLM2-135M's replies in reagent's prompt mode on
+//! `evals/small-tasks.toml`)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
