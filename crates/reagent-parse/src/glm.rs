@@ -87,8 +87,14 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
     };
     let name = body[..name_end].trim();
     let next = after_tool_sep(&body[name_end..]);
+    // A name is an identifier (letters, digits, `_ - . : /`): code or a fence after a lone
+    // `<tool_call>` (`"""`, ```` ``` ````) is no call.
+    // (Layout written as escapes, `todo_write\\n`, is no part of it.)
+    let identifier = |c: char| c.is_alphanumeric() || "_-.:/ ".contains(c);
+    let bare = name.trim_end_matches("\\n").trim_end();
     !name.is_empty()
-        && !name.contains(['{', '['])
+        && bare.chars().all(identifier)
+        && bare.chars().any(char::is_alphanumeric)
         // A name with spaces only right before its pairs (`<tool_call> get weather <arg_key>`).
         && (!name.contains(' ') || key_tag_prefix(next).is_some())
         && (next.is_empty()

@@ -81,9 +81,17 @@ fn wrapped_json(
                 }),
             }
         }
-        JsonAt::Truncated => {
-            Some(good_list().unwrap_or_else(|| Hit::truncated(start, t.len(), family)))
-        }
+        JsonAt::Truncated => Some(good_list().unwrap_or_else(|| {
+            match closed_after_bad_json(t, j, close) {
+                // A string that never closes, in a block whose closer came: malformed.
+                Some(end) => {
+                    let mut h = Hit::new(start, end, family, Vec::new());
+                    h.errors.push("tool call is not valid JSON".to_string());
+                    h
+                }
+                None => Hit::truncated(start, t.len(), family),
+            }
+        })),
         JsonAt::Bad(e) => good_list().or_else(|| {
             let end = match e {
                 Some(e) => skip_close(t, e, close),
@@ -94,6 +102,20 @@ fn wrapped_json(
             Some(h)
         }),
     }
+}
+
+/// Where a block whose JSON never balances (an unescaped quote leaves a string open) still
+/// ends: after its closer, when the closer stands on its own line or right after a `}` or
+/// `]` (inside a string cut off at the end of the output, the tag would be mid-line text).
+fn closed_after_bad_json(t: &str, j: usize, close: &str) -> Option<usize> {
+    if close.is_empty() {
+        return None;
+    }
+    let (p, _) = t[j..].match_indices(close).find(|&(p, _)| {
+        let before = t[j..j + p].trim_end_matches([' ', '\t']);
+        before.ends_with(['\n', '}', ']'])
+    })?;
+    Some(j + p + close.len())
 }
 
 /// `<tool_call>` followed by JSON (Hermes; a list means xLAM/Granite).
@@ -171,7 +193,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         if t[j..].starts_with('{') {
             return semicolon_json(t, i, j, Family::Llama3Json, ctx);
         }
-        return pythonic::dotted_call(t, i, j).or_else(|| interpreter_code(t, i, j, ctx));
+        return pythonic::dotted_call(t, i, j).or_else(|| pythonic::interpreter_code(t, i, j, ctx));
     }
     if rest.starts_with("<function=") {
         // Functionary v3.1: `<function=NAME>{json}</function>`.
@@ -524,34 +546,6 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
         )),
         _ => Brace::NotCall,
     }
-}
-
-/// Raw code after `<|python_tag|>` (Llama 3.1 with its code interpreter on, Functionary
-/// v3.1): a call to the interpreter, up to the end of the message, when an interpreter is
-/// offered (`python` or `code_interpreter`) or Functionary is hinted. Otherwise the text
-/// stays text, as SGLang's Llama parser keeps it.
-fn interpreter_code(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
-    let offered = |n: &str| ctx.opts.tools.iter().any(|tool| tool.name == n);
-    let hinted = ctx.hint() == Some(Family::Functionary);
-    if !hinted && !offered("python") && !offered("code_interpreter") {
-        return None;
-    }
-    let end = ["<|eom_id|>", "<|eot_id|>"]
-        .iter()
-        .filter_map(|m| t[j..].find(m).map(|p| j + p))
-        .min()
-        .unwrap_or(t.len());
-    let code = t[j..end].trim_end();
-    if code.is_empty() {
-        return None;
-    }
-    let name = if !offered("python") && offered("code_interpreter") {
-        "code_interpreter"
-    } else {
-        "python"
-    };
-    let args = serde_json::json!({ "code": code });
-    Some(Hit::one_call(i, end, Family::Llama3PythonTag, name, args))
 }
 
 /// A markdown fence around call JSON (or around pythonic calls, see

@@ -236,6 +236,34 @@ pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     }
 }
 
+/// Raw code after `<|python_tag|>` (Llama 3.1 with its code interpreter on, Functionary
+/// v3.1): a call to the interpreter, up to the end of the message, when an interpreter is
+/// offered (`python` or `code_interpreter`) or Functionary is hinted. Otherwise the text
+/// stays text, as SGLang's Llama parser keeps it.
+pub(crate) fn interpreter_code(t: &str, i: usize, j: usize, ctx: &Ctx) -> Option<Hit> {
+    let offered = |n: &str| ctx.opts.tools.iter().any(|tool| tool.name == n);
+    let hinted = ctx.hint() == Some(Family::Functionary);
+    if !hinted && !offered("python") && !offered("code_interpreter") {
+        return None;
+    }
+    let end = ["<|eom_id|>", "<|eot_id|>"]
+        .iter()
+        .filter_map(|m| t[j..].find(m).map(|p| j + p))
+        .min()
+        .unwrap_or(t.len());
+    let code = t[j..end].trim_end();
+    if code.is_empty() {
+        return None;
+    }
+    let name = if !offered("python") && offered("code_interpreter") {
+        "code_interpreter"
+    } else {
+        "python"
+    };
+    let args = serde_json::json!({ "code": code });
+    Some(Hit::one_call(i, end, Family::Llama3PythonTag, name, args))
+}
+
 /// `<|python_tag|>tool.call(k=v)` (Llama 3.1 builtins): the tool is the part before `.call`.
 pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
     let fam = Family::Llama3PythonTag;

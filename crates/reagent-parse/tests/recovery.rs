@@ -551,3 +551,25 @@ fn pythonic_names_may_hold_hyphens_and_a_nested_list_is_data() {
         );
     }
 }
+
+#[test]
+fn a_closed_block_of_broken_json_or_code_is_text_not_a_cut_off_call() {
+    // An unescaped quote leaves a string open, but the block's closer came: the block is
+    // the model's text (no call in the turn), and what follows it is not withheld.
+    let text = "<tool_call>\n{\"name\": \"run\", \"arguments\": {\"cmd\": \"say \"hi\"}}\n</tool_call>\nuser\nDone?";
+    let p = parse_both(text, &[]);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), false));
+    assert_eq!(p.content.as_deref(), Some(text));
+    // The same JSON cut off at the end of the output is flagged, not guessed.
+    let p = parse_both("<tool_call>\n{\"name\": \"run\", \"arguments\": {\"cmd\": \"say", &[]);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+    // Code or a fence after a lone `<tool_call>` names no tool.
+    for text in [
+        "Like this:\n<tool_call>\n\"\"\"\nx = 1\n\"\"\"\n",
+        "Example:\n```\n<tool_call>\n```",
+    ] {
+        let p = parse_both(text, &[]);
+        assert_eq!((calls_of(&p), p.truncated), (json!([]), false), "{text}");
+        assert_eq!(p.content.as_deref(), Some(text));
+    }
+}

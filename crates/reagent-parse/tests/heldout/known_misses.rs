@@ -287,18 +287,10 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "as q-vllm-mm2san-args, in the content and the arguments",
     ),
     (
-        "q-vllm-nemojson-malformed",
-        "a `<TOOLCALL>` list that never closes before `</TOOLCALL>`: reagent reads no call, as \
-         vLLM does, but withholds the block from the content; vLLM returns the text unchanged \
-         (as m-sglr-qc-incomplete-tool-call)",
-    ),
-    (
-        "q-vllm-opv2-malformed-json",
-        "as q-vllm-nemojson-malformed, for an OpenPangu V2 list missing its `]`",
-    ),
-    (
         "q-vllm-opv2-only-start",
-        "as q-vllm-nemojson-malformed, for an OpenPangu V2 list cut off after its opener",
+        "an OpenPangu V2 list cut off after its opener (`<|tool_call_start|>[{\"name\": …}` at \
+         the end of the output): reagent flags it as cut off and keeps no content; vLLM \
+         returns the text as content",
     ),
     // Batch R, scored before any fix (13/16 counted in both modes).
     (
@@ -330,30 +322,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // batch S, scored before any fix (98/103 in both modes as first labelled; 99/103 after
     // four labels were corrected, see BENCHMARKS.md, "nineteenth widening").
-    (
-        "s-smol-replace-color-2",
-        "a closed `<tool_call>` block whose JSON holds an unescaped quote (a string that never \
-         closes): reagent takes the call as cut off and withholds the block to the end of the \
-         output; the record keeps the block as text (no call in the reply), as SGLang does \
-         (m-sglr-fb-qwen-malformed-json)",
-    ),
-    (
-        "s-smol-replace-name-3",
-        "as s-smol-replace-color-2, and the text after `</tool_call>` (an invented user turn) \
-         is withheld with it",
-    ),
-    (
-        "s-smol-replace-version-1",
-        "`<tool_call>` followed by Python code (`\"\"\"` on its own line), never closed, then a \
-         second `<tool_call>`: reagent reads a GLM-style call named `\"\"\"` with no arguments; \
-         the record reads no call, all content",
-    ),
-    (
-        "s-smol-find-invoice-2",
-        "a lone `<tool_call>` opener in a code fence, then the closing fence (finish stop): \
-         reagent takes ```` ``` ```` as a GLM name cut off and withholds the rest; the record \
-         keeps the stray tag as content (marked ambiguous before scoring)",
-    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
