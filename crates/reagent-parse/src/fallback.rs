@@ -202,10 +202,21 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
     Some(hit)
 }
 
-/// Whether `rest` opens with a GLM name line and holds a key tag before `close`.
+/// Whether `rest` opens with a GLM name line and holds a key tag before `close`, near the
+/// start (the first pair follows the name line): a bounded look, so many unknown tags in a
+/// row cost linear work.
 fn glm_pairs_before(rest: &str, close: &str) -> bool {
-    let region = rest.find(close).map_or(rest, |p| &rest[..p]);
-    crate::glm::glm_name_ok(rest) && region.contains("arg_key>")
+    const NEAR: usize = 1024;
+    if !crate::glm::glm_name_ok(rest) {
+        return false;
+    }
+    let mut near = rest.len().min(NEAR);
+    while !rest.is_char_boundary(near) {
+        near -= 1;
+    }
+    let head = &rest[..near];
+    let region = head.find(close).map_or(head, |p| &head[..p]);
+    region.contains("arg_key>")
 }
 
 /// A bare JSON call found by the generic rules: take in the unknown wrapper right around

@@ -203,6 +203,20 @@ fn inside(blocks: &[(usize, usize)], p: usize) -> bool {
     blocks.iter().any(|&(open, close)| open < p && p < close)
 }
 
+/// The first token in `s` that ends a message body (`<|end|>`, `<|call|>`, …), skipping the
+/// offsets `skip` says are values' text: (offset, token length). One pass, stopping there.
+fn first_body_end(s: &str, skip: impl Fn(usize) -> bool) -> Option<(usize, usize)> {
+    s.match_indices("<|")
+        .map(|(p, _)| p)
+        .filter(|&p| !skip(p))
+        .find_map(|p| {
+            BODY_ENDS
+                .iter()
+                .find(|e| s[p..].starts_with(*e))
+                .map(|e| (p, e.len()))
+        })
+}
+
 /// A message at the start of `rest` whose `<|message|>` token was lost
 /// (`<|channel|>analysis I must refuse<|end|>`): the words after the channel's name, up to
 /// the end token, are its body. Returns (bytes used, header, body); `None` when the
@@ -211,10 +225,7 @@ fn lost_message_token(rest: &str, found: Option<usize>) -> Option<(usize, &str, 
     const CHANNEL: &str = "<|channel|>";
     let lead = rest.len() - rest.trim_start().len();
     let after = rest[lead..].strip_prefix(CHANNEL)?;
-    let (end, len) = BODY_ENDS
-        .iter()
-        .filter_map(|e| after.find(e).map(|p| (p, e.len())))
-        .min()?;
+    let (end, len) = first_body_end(after, |_| false)?;
     let start = lead + CHANNEL.len();
     if found.is_some_and(|m| m < start + end) {
         return None;
@@ -237,11 +248,20 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
     }
     let mut acc = Messages::default();
     for segment in message_segments(t) {
+        // Control-token text inside Glimmer call blocks is the values' text.
+        let blocks = call_blocks(segment);
         // Messages may follow each other without `<|start|>` (`…<|end|><|channel|>…`).
         let mut rest = segment;
         let mut first = true;
+        // The next `<|message|>` in the segment, searched again only once passed (many
+        // messages that lost theirs cost linear work).
+        let mut next_message = segment.find("<|message|>");
         loop {
-            let found = rest.find("<|message|>");
+            let at = segment.len() - rest.len();
+            if next_message.is_some_and(|m| m < at) {
+                next_message = rest.find("<|message|>").map(|p| at + p);
+            }
+            let found = next_message.map(|m| m - at);
             if let Some((used, header, body)) = lost_message_token(rest, found) {
                 acc.message(&rest[..used], header, body, true, ctx);
                 rest = &rest[used..];
@@ -266,17 +286,8 @@ pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
             first = false;
             let header = &rest[..mp];
             let after = &rest[mp + "<|message|>".len()..];
-            let blocks = call_blocks(after);
-            let end = BODY_ENDS
-                .iter()
-                .filter_map(|e| {
-                    let p = after
-                        .match_indices(e)
-                        .map(|(p, _)| p)
-                        .find(|p| !inside(&blocks, *p))?;
-                    Some((p, e.len()))
-                })
-                .min();
+            let base = segment.len() - after.len();
+            let end = first_body_end(after, |p| inside(&blocks, base + p));
             let (body, complete) = match end {
                 Some((e, _)) => (&after[..e], true),
                 None => (after, false),

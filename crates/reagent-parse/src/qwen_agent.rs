@@ -25,55 +25,76 @@ const ARGS: &str = "✿ARGS✿";
 const RESULT: &str = "✿RESULT✿";
 const RETURN: &str = "✿RETURN✿";
 
+/// Every marker of `t` with its offset, in order: found in one pass, so a reply of many
+/// steps costs linear work.
+fn markers(t: &str) -> Vec<(usize, &'static str)> {
+    memchr::memmem::find_iter(t.as_bytes(), "✿".as_bytes())
+        .filter_map(|p| {
+            [FUNCTION, ARGS, RESULT, RETURN]
+                .into_iter()
+                .find(|m| t[p..].starts_with(m))
+                .map(|m| (p, m))
+        })
+        .collect()
+}
+
 /// Parse `t` as a Qwen-Agent reply; `None` when it holds no call and no answer marker.
 pub(crate) fn parse(t: &str, ctx: &Ctx) -> Option<Parsed> {
-    // A SIMD search for the marker's rare bytes: prose pays little for it.
-    memchr::memmem::find(t.as_bytes(), "✿".as_bytes())?;
-    let first = [FUNCTION, RETURN].iter().filter_map(|m| t.find(m)).min()?;
-    let mut content = t[..first].to_string();
+    let marks = markers(t);
+    let first = marks
+        .iter()
+        .position(|(_, m)| *m == FUNCTION || *m == RETURN)?;
+    let mut content = t[..marks[first].0].to_string();
     let mut calls = Vec::new();
     let mut errors = Vec::new();
     let mut truncated = false;
-    let mut rest = &t[first..];
-    while !rest.is_empty() {
-        if let Some(answer) = rest.strip_prefix(RETURN) {
-            content.push_str(after_colon(answer));
-            break;
-        }
-        let Some(body) = rest.strip_prefix(FUNCTION) else {
-            // Past a result (or stray text between steps): skip to the next step.
-            match next_step(rest, 1) {
-                Some(p) => {
-                    rest = &rest[p..];
+    // The text of marker `k`: from after it to the next marker (or the end).
+    let text = |k: usize| {
+        let (p, m) = marks[k];
+        let end = marks.get(k + 1).map_or(t.len(), |n| n.0);
+        after_colon(&t[p + m.len()..end])
+    };
+    let mut k = first;
+    while k < marks.len() {
+        match marks[k].1 {
+            RETURN => {
+                // The answer runs to the end of the reply.
+                content.push_str(after_colon(&t[marks[k].0 + RETURN.len()..]));
+                break;
+            }
+            FUNCTION => {
+                let name = text(k).trim();
+                let at_end = k + 1 == marks.len();
+                if marks.get(k + 1).map(|n| n.1) != Some(ARGS) {
+                    // `✿FUNCTION✿: f` with no arguments: cut off at the end, or malformed.
+                    if at_end {
+                        truncated = true;
+                    } else {
+                        errors.push(format!("a Qwen-Agent call has no {ARGS}"));
+                    }
+                    k += 1;
                     continue;
                 }
-                None => break,
+                let args = text(k + 1).trim();
+                let last = k + 2 == marks.len();
+                match parse_json_lenient(args) {
+                    Some(arguments @ Value::Object(_)) if !name.is_empty() => {
+                        calls.push(ParsedCall {
+                            name: name.to_string(),
+                            arguments,
+                            id: None,
+                        });
+                    }
+                    _ if last && !args.ends_with('}') => truncated = true,
+                    _ => errors.push(format!("malformed Qwen-Agent call skipped: {name:?}")),
+                }
+                k += 2;
             }
-        };
-        let end = next_marker(body).unwrap_or(body.len());
-        let step = &body[..end];
-        rest = &body[end..];
-        let Some((name, args)) = step.split_once(ARGS) else {
-            // `✿FUNCTION✿: f` with no arguments yet: cut off at the end, or malformed.
-            if rest.is_empty() {
-                truncated = true;
-            } else {
-                errors.push(format!("a Qwen-Agent call has no {ARGS}"));
-            }
-            continue;
-        };
-        let name = after_colon(name).trim();
-        match parse_json_lenient(after_colon(args).trim()) {
-            Some(arguments @ Value::Object(_)) if !name.is_empty() => calls.push(ParsedCall {
-                name: name.to_string(),
-                arguments,
-                id: None,
-            }),
-            _ if rest.is_empty() && !args.trim_end().ends_with('}') => truncated = true,
-            _ => errors.push(format!("malformed Qwen-Agent call skipped: {name:?}")),
+            // A result the model wrote itself (or a stray marker): skipped.
+            _ => k += 1,
         }
     }
-    if calls.is_empty() && !t[first..].starts_with(RETURN) && !truncated && errors.is_empty() {
+    if calls.is_empty() && marks[first].1 != RETURN && !truncated && errors.is_empty() {
         return None;
     }
     if truncated {
@@ -97,22 +118,4 @@ fn after_colon(s: &str) -> &str {
         .or_else(|| s.strip_prefix('：'))
         .unwrap_or(s)
         .trim_start_matches([' ', '\t'])
-}
-
-/// Offset in `s` of the next `✿RESULT✿`, `✿FUNCTION✿` or `✿RETURN✿`.
-fn next_marker(s: &str) -> Option<usize> {
-    [RESULT, FUNCTION, RETURN]
-        .iter()
-        .filter_map(|m| s.find(m))
-        .min()
-}
-
-/// Offset in `s`, from `from` on, of the next call or answer.
-fn next_step(s: &str, from: usize) -> Option<usize> {
-    let from = (from..=s.len()).find(|&i| s.is_char_boundary(i))?;
-    [FUNCTION, RETURN]
-        .iter()
-        .filter_map(|m| s[from..].find(m))
-        .min()
-        .map(|p| from + p)
 }

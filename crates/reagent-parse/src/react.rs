@@ -118,6 +118,9 @@ fn react_text(t: &str) -> Option<Parsed> {
                 ..Parsed::default()
             };
             let mut from = 0;
+            // The next `Observation` at or after a position, searched again only once passed
+            // (many actions in a row cost linear work).
+            let mut observation: Option<(usize, Option<usize>)> = None;
             while let Some((_, a)) = keyword(t, from, &["Action"]) {
                 let Some((is, ie)) = keyword(t, a, &["Action", "Input"]) else {
                     break;
@@ -129,7 +132,16 @@ fn react_text(t: &str) -> Option<Parsed> {
                 let start = ie + (t[ie..].len() - t[ie..].trim_start().len());
                 let rest = &t[start..];
                 let next = next_action_line(rest);
-                let end = [rest.find("\nObservation"), next]
+                let obs = match observation {
+                    Some((searched, hit))
+                        if searched <= start && hit.is_none_or(|h| h >= start) =>
+                    {
+                        hit
+                    }
+                    _ => t[start..].find("\nObservation").map(|p| start + p),
+                };
+                observation = Some((start, obs));
+                let end = [obs.map(|p| p - start), next]
                     .into_iter()
                     .flatten()
                     .min()
@@ -157,11 +169,13 @@ fn react_text(t: &str) -> Option<Parsed> {
     }
 }
 
-/// Offset in `rest` of the line break before a line that starts an `Action:`.
+/// Offset in `rest` of the line break before a line that starts an `Action:` (`Action 2:`).
 fn next_action_line(rest: &str) -> Option<usize> {
-    rest.match_indices("\nAction")
-        .map(|(p, _)| p)
-        .find(|&p| keyword(rest, p + 1, &["Action"]).is_some_and(|(s, _)| s == p + 1))
+    rest.match_indices("\nAction").map(|(p, _)| p).find(|&p| {
+        rest[p + "\nAction".len()..]
+            .trim_start_matches(|c: char| c == ' ' || c == '\t' || c.is_ascii_digit())
+            .starts_with(':')
+    })
 }
 
 fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {

@@ -561,7 +561,10 @@ fn a_closed_block_of_broken_json_or_code_is_text_not_a_cut_off_call() {
     assert_eq!((calls_of(&p), p.truncated), (json!([]), false));
     assert_eq!(p.content.as_deref(), Some(text));
     // The same JSON cut off at the end of the output is flagged, not guessed.
-    let p = parse_both("<tool_call>\n{\"name\": \"run\", \"arguments\": {\"cmd\": \"say", &[]);
+    let p = parse_both(
+        "<tool_call>\n{\"name\": \"run\", \"arguments\": {\"cmd\": \"say",
+        &[],
+    );
     assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
     // Code or a fence after a lone `<tool_call>` names no tool.
     for text in [

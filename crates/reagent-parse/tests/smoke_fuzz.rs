@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use reagent_parse::{parse, Family, ParseOptions, StreamParser};
+use reagent_parse::{parse, Family, ParseOptions, StreamParser, ToolSchema};
 
 /// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
 struct Rng(u64);
@@ -73,7 +73,32 @@ const TOKENS: &[&str] = &[
     "functools",
     "<|python_tag|>",
     ";",
+    "✿FUNCTION✿: ",
+    "✿ARGS✿: ",
+    "<invoke>",
+    "<tool_name>",
+    "<parameters>",
+    "<read_file>",
+    "</read_file>",
+    "<path>",
+    "```tool_code\n",
+    "<|reserved_special_token_249|>",
+    ">>>",
+    "<|im_start|>assistant\n",
 ];
+
+/// Tools offered in a third of the runs, so the readers that need them (an offered tool's
+/// name as a tag, the code interpreter after `<|python_tag|>`) are exercised too.
+fn offered_tools() -> Vec<ToolSchema> {
+    ["read_file", "get_weather", "python"]
+        .iter()
+        .map(|name| ToolSchema {
+            name: (*name).to_string(),
+            parameters: serde_json::json!({"type": "object", "properties": {
+                "path": {"type": "string"}, "days": {"type": "integer"}}}),
+        })
+        .collect()
+}
 
 fn mutate(rng: &mut Rng, seed: &str) -> String {
     let mut s: Vec<u8> = seed.as_bytes().to_vec();
@@ -136,6 +161,7 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(0x9E37_79B9_7F4A_7C15);
     let mut rng = Rng(seed);
+    let tools = offered_tools();
     let started = Instant::now();
     let mut slowest = Duration::ZERO;
     for n in 0..iterations {
@@ -147,10 +173,13 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
         } else {
             mutate(&mut rng, seed)
         };
-        let opts = if n % 3 == 0 {
-            ParseOptions::with_format(Family::ALL[rng.below(Family::ALL.len())])
-        } else {
-            ParseOptions::default()
+        let opts = match n % 3 {
+            0 => ParseOptions::with_format(Family::ALL[rng.below(Family::ALL.len())]),
+            1 => ParseOptions {
+                tools: tools.clone(),
+                ..ParseOptions::default()
+            },
+            _ => ParseOptions::default(),
         };
         let t0 = Instant::now();
         let one = parse(&input, &opts);
@@ -219,10 +248,25 @@ fn pathological_inputs_finish_quickly() {
             "<|open|>call tool=\"f\"<|sep|>{}<|close|>call<|sep|>",
             "<|open|>argument key=\"k\"<|sep|>v".repeat(big / 36)
         ),
+        "✿FUNCTION✿: f\n✿ARGS✿: {}\n".repeat(big / 25),
+        "Action: f\nAction Input: x\n".repeat(big / 26),
+        "<read_file><path>a</path></read_file>".repeat(big / 37),
+        "<read_file><path>a".repeat(big / 18),
+        "<invoke><tool_name>f</tool_name></invoke>".repeat(big / 40),
+        "get_weather\n{}>>>".repeat(big / 17),
+        "<|channel|>analysis x<|end|>".repeat(big / 28),
+        "<|channel|>analysis<|message|>x<|end|>".repeat(big / 38),
+        "<foo>name\n<bar>".repeat(big / 15),
+        "```tool_code\nf()\n```\n".repeat(big / 21),
     ];
+    let with_tools = ParseOptions {
+        tools: offered_tools(),
+        ..ParseOptions::default()
+    };
     for input in &inputs {
         let t0 = Instant::now();
         let _ = parse(input, &ParseOptions::default());
+        let _ = parse(input, &with_tools);
         let took = t0.elapsed();
         eprintln!("{:?}… {took:?}", &input[..input.len().min(16)]);
         assert!(
