@@ -382,7 +382,14 @@ const FUNCTIONARY_LLAMA3_SEP: &str = "<|reserved_special_token_249|>";
 /// before a JSON object is text).
 pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
     let hinted = ctx.hint() == Some(Family::Functionary);
-    let v25 = t.contains(FUNCTIONARY_LLAMA3_SEP);
+    // Cheap checks first (most texts are neither): the first line names a recipient, or
+    // v2.5's separator is somewhere (a SIMD search).
+    let first_line = t.split('\n').next().unwrap_or_default().trim();
+    let named_first = is_recipient(first_line) && t.len() > first_line.len();
+    let v25 = memchr::memmem::find(t.as_bytes(), FUNCTIONARY_LLAMA3_SEP.as_bytes()).is_some();
+    if !hinted && !named_first && !v25 {
+        return None;
+    }
     // v2's messages (`NAME\n<|content|>…`) are read by `functionary_v2`.
     if (!v25 && t.trim_start().starts_with('<')) || t.contains("<|content|>") {
         return None;
