@@ -28,14 +28,20 @@ const RETURN: &str = "✿RETURN✿";
 /// Every marker of `t` with its offset, in order: found in one pass, so a reply of many
 /// steps costs linear work.
 fn markers(t: &str) -> Vec<(usize, &'static str)> {
-    memchr::memmem::find_iter(t.as_bytes(), "✿".as_bytes())
-        .filter_map(|p| {
-            [FUNCTION, ARGS, RESULT, RETURN]
-                .into_iter()
-                .find(|m| t[p..].starts_with(m))
-                .map(|m| (p, m))
-        })
-        .collect()
+    let mut marks: Vec<(usize, &'static str)> = Vec::new();
+    for p in memchr::memmem::find_iter(t.as_bytes(), "✿".as_bytes()) {
+        // A marker's closing `✿` may open another (`✿FUNCTION✿ARGS✿`): markers never overlap.
+        if marks.last().is_some_and(|&(q, m)| p < q + m.len()) {
+            continue;
+        }
+        if let Some(m) = [FUNCTION, ARGS, RESULT, RETURN]
+            .into_iter()
+            .find(|m| t[p..].starts_with(m))
+        {
+            marks.push((p, m));
+        }
+    }
+    marks
 }
 
 /// Parse `t` as a Qwen-Agent reply; `None` when it holds no call and no answer marker.

@@ -269,3 +269,15 @@ fn a_tool_tag_call_is_held_back_from_the_stream() {
         json!([{"name": "read_file", "arguments": {"path": "a.txt"}}])
     );
 }
+
+#[test]
+fn qwen_agent_markers_that_share_a_flower_do_not_overlap() {
+    for text in [
+        "✿FUNCTION✿ARGS✿: {}",
+        "✿RETURN✿RESULT✿",
+        "x ✿FUNCTION✿✿ARGS✿ {\"a\": 1}",
+    ] {
+        // Parsed whole and streamed (no panic on the shared `✿`); no call is made up.
+        assert_eq!(calls_of(&parse_both(text, &[])), json!([]), "{text}");
+    }
+}

@@ -368,4 +368,27 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "u-pyd-open-start-text-only",
         "thinking forced open and no </think> in the output: pydantic-ai reads it all as text; ollama's Qwen 3.5 parser (g-oll-qwen35-unclosed-thinking), lmdeploy's DeepSeek V3.1 parser (e-lmd-dsv31-thinking-on) and LiteLLM's Bedrock DeepSeek R1 iterator (u-llm-dsr1-unterminated) read it as reasoning",
     ),
+    // Batch W, marked before scoring.
+    (
+        "w-swe-action-parser",
+        "SWE-agent's ActionParser reads a whole plain message ('ls -l') as the command when its first word is an offered command; a plain reply is the answer, with no call, in haystack's HuggingFaceLocalChatGenerator (w-hs-berlin-is-cool) and in reagent's prompt mode (s-smol-*): no parser reads both without the agent's protocol",
+    ),
+    (
+        "w-swe-action-parser-invalid",
+        "plain text with no action: SWE-agent raises a format error; haystack reads a plain reply as the answer with no error (w-hs-berlin-is-cool), camel's MCP parser returns no call and no error (w-camel-mcp-no-payload), as reagent does",
+    ),
+    (
+        "w-swe-thought-action",
+        "SWE-agent's ThoughtActionParser takes a bare ``` fenced block as the shell command; a fenced command beside an offered shell tool is content in reagent's prompt mode (s-smol-read-flower-4) and a fenced JSON object is content in llama.cpp (llama-ministral-json-fence)",
+    ),
+    ("w-swe-thought-action-no-block", "as w-swe-action-parser-invalid (ThoughtActionParser, EditFormat)"),
+    ("w-swe-xml-no-tags", "as w-swe-action-parser-invalid (XMLThoughtActionParser)"),
+    ("w-swe-json-not-json", "as w-swe-action-parser-invalid (JsonParser)"),
+    (
+        "w-swe-json-missing-command",
+        "a JSON object with no call in it: SWE-agent's JsonParser raises a format error; llama.cpp reads such an object as content (llama-ministral-json-fence), as reagent does",
+    ),
+    ("w-mswea-no-backtick-block", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
+    ("w-mswea-regex-no-action", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
+    ("w-mswea-regex-nope", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
 ];
