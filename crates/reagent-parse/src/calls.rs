@@ -1,6 +1,6 @@
 //! Turning decoded JSON values into [`ParsedCall`]s: the many spellings of
-//! "a call object" (`name`/`tool_name`/`function`, `arguments`/`parameters`, wrappers,
-//! arguments given as a JSON-encoded string).
+//! "a call object" (`name`/`tool_name`/`function`, `arguments`/`parameters`/`tool_args`/
+//! `tool_input`, wrappers, arguments given as a JSON-encoded string).
 
 use serde_json::{Map, Value};
 
@@ -43,7 +43,15 @@ fn id_of(m: &Map<String, Value>) -> Option<String> {
 
 /// One call object, in any of the common spellings (consumes the object).
 pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> Option<ParsedCall> {
-    for wrapper in ["tool_call", "function", "function_call"] {
+    // Wrappers around a call object (an agent's `{"thought": …, "command": {call}}` too).
+    for wrapper in [
+        "tool_call",
+        "function",
+        "function_call",
+        "command",
+        "action",
+        "tool",
+    ] {
         if matches!(m.get(wrapper), Some(Value::Object(_))) {
             let outer_id = id_of(&m);
             let Some(Value::Object(inner)) = m.remove(wrapper) else {
@@ -74,9 +82,16 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
     if name.is_empty() {
         return None;
     }
-    let key = ["arguments", "parameters", "args", "input"]
-        .into_iter()
-        .find(|k| m.contains_key(*k))?;
+    let key = [
+        "arguments",
+        "parameters",
+        "args",
+        "input",
+        "tool_args",
+        "tool_input",
+    ]
+    .into_iter()
+    .find(|k| m.contains_key(*k))?;
     let id = id_of(&m);
     let args = m.remove(key)?;
     Some(ParsedCall {
@@ -154,6 +169,19 @@ mod tests {
             calls_from_value(&v, r).map(|c| c[0].arguments.clone()),
             Some(json!({"a": 1}))
         );
+        // An agent's step wrapping its call; camel's and LangChain's argument keys.
+        let v = json!({"thought": "list", "command": {"name": "ls", "arguments": {"p": "."}}});
+        assert_eq!(
+            calls_from_value(&v, r).map(|c| c[0].name.clone()),
+            Some("ls".into())
+        );
+        for key in ["tool_args", "tool_input"] {
+            let v = json!({"tool_name": "f", key: {"q": 1}});
+            assert_eq!(
+                calls_from_value(&v, r).map(|c| c[0].arguments.clone()),
+                Some(json!({"q": 1}))
+            );
+        }
         let v = json!({"name": "f", "arguments": "hello"});
         assert!(calls_from_value(&v, r).is_none());
         let keep = CallRules {

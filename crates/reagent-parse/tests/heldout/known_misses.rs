@@ -330,11 +330,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          action tag, not a tool",
     ),
     (
-        "w-swe-json",
-        "SWE-agent's `{\"thought\", \"command\": {\"name\", \"arguments\"}}`: `command` is no \
-         wrapper key reagent reads around a call object, so the JSON is content",
-    ),
-    (
         "w-mswea-litellm-echo",
         "mini-swe-agent's ```mswea_bash_command fenced block is text: reagent reads no fenced \
          block as a call to the shell tool",
@@ -407,23 +402,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     (
         "w-crew-integration-part3",
         "as w-crew-missing-action-error (indented lines)",
-    ),
-    (
-        "w-camel-mcp-json-fence",
-        "camel's MCP call object `{server_idx, tool_name, tool_args}` after prose is not read: \
-         `tool_args` is not among the argument keys reagent reads",
-    ),
-    (
-        "w-camel-mcp-inline-json",
-        "as w-camel-mcp-json-fence, inline JSON over two lines",
-    ),
-    (
-        "w-camel-mcp-python-dict",
-        "as w-camel-mcp-json-fence, a single-quoted Python dict",
-    ),
-    (
-        "w-camel-mcp-json-list",
-        "as w-camel-mcp-json-fence, a JSON list of two",
     ),
     (
         "w-camel-mcp-yaml-block",
