@@ -106,7 +106,8 @@ fn plain_prose(t: &str, opts: &ParseOptions, trigger_free: bool) -> bool {
     let quirky = opts
         .format
         .is_some_and(|f| f.trims_content() || f == Family::Functionary);
-    !quirky && trigger_free && !t.contains("Action") && !t.contains("Final Answer")
+    // `Answer` covers ReAct's `Final Answer:` and llama_index's `Answer:`.
+    !quirky && trigger_free && !t.contains("Action") && !t.contains("Answer")
 }
 
 /// [`parse_full`] for a text the caller already knows holds no trigger byte (the stream

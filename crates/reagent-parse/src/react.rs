@@ -37,9 +37,94 @@ fn parse_transcript(t: &str, ctx: &Ctx) -> Option<Parsed> {
 }
 
 fn args_for(input: &str) -> Value {
-    match crate::scan::parse_json_lenient(input) {
-        Some(v @ Value::Object(_)) if input.trim_start().starts_with('{') => v,
-        _ => json!({ "input": input }),
+    match object_input(input) {
+        Some(v) => v,
+        None => json!({ "input": unquoted(input) }),
+    }
+}
+
+/// The JSON object an input gives: at its start, also after emphasis (`** {…}`) or as a
+/// constructor's argument (`QueryEngineTool({…})`), with any text after it left out;
+/// Python literals, `/* … */` comments and closing braces missing at the end are read
+/// leniently.
+fn object_input(input: &str) -> Option<Value> {
+    let s = input.trim_start().trim_start_matches(['*', '`', ' ']);
+    let s = match s.find('(') {
+        Some(p)
+            if p > 0
+                && s[..p].chars().all(|c| c.is_alphanumeric() || c == '_')
+                && s[p + 1..].trim_start().starts_with('{') =>
+        {
+            s[p + 1..].trim_start()
+        }
+        _ => s,
+    };
+    if !s.starts_with('{') {
+        return None;
+    }
+    let s = without_block_comments(s);
+    let text = match crate::scan::container_end(s.as_bytes(), 0, true) {
+        crate::scan::End::Complete(e) => s[..e].to_string(),
+        // Closers missing at the very end (`{"query": "SF"`).
+        crate::scan::End::Incomplete => {
+            let open = s
+                .matches('{')
+                .count()
+                .saturating_sub(s.matches('}').count());
+            format!("{s}{}", "}".repeat(open.clamp(1, 8)))
+        }
+        crate::scan::End::Invalid => return None,
+    };
+    crate::scan::parse_json_lenient(&text).filter(Value::is_object)
+}
+
+/// `s` without `/* … */` comments outside strings (a model annotating its JSON).
+fn without_block_comments(s: &str) -> std::borrow::Cow<'_, str> {
+    if !s.contains("/*") {
+        return std::borrow::Cow::Borrowed(s);
+    }
+    let mut out = String::with_capacity(s.len());
+    let mut quote: Option<char> = None;
+    let mut chars = s.char_indices().peekable();
+    while let Some((i, c)) = chars.next() {
+        match quote {
+            Some(q) => {
+                out.push(c);
+                if c == '\\' {
+                    if let Some((_, next)) = chars.next() {
+                        out.push(next);
+                    }
+                } else if c == q {
+                    quote = None;
+                }
+            }
+            None if c == '/' && s[i..].starts_with("/*") => {
+                let Some(close) = s[i + 2..].find("*/") else {
+                    out.push_str(&s[i..]);
+                    break;
+                };
+                let resume = i + 2 + close + 2;
+                while chars.peek().is_some_and(|&(j, _)| j < resume) {
+                    chars.next();
+                }
+            }
+            None => {
+                if c == '"' || c == '\'' {
+                    quote = Some(c);
+                }
+                out.push(c);
+            }
+        }
+    }
+    std::borrow::Cow::Owned(out)
+}
+
+/// A string input without the double quotes around it (`"temperature in SF"`), or the one
+/// that opens it when its closer was lost; quotes inside are kept.
+fn unquoted(input: &str) -> &str {
+    match input.strip_prefix('"') {
+        Some(inner) => inner.strip_suffix('"').unwrap_or(inner),
+        None => input,
     }
 }
 
@@ -125,7 +210,7 @@ fn react_text(t: &str) -> Option<Parsed> {
                 let Some((is, ie)) = keyword(t, a, &["Action", "Input"]) else {
                     break;
                 };
-                let name = t[a..is].trim();
+                let name = action_name(&t[a..is]);
                 if name.is_empty() {
                     return Some(error("Action is empty"));
                 }
@@ -159,14 +244,40 @@ fn react_text(t: &str) -> Option<Parsed> {
             Some(error("found 'Action:' without 'Action Input:'"))
         }
         _ => {
-            let p = answer?;
-            let text = t[p + "Final Answer:".len()..].trim();
+            let thought = line_starting(t, "Thought:").is_some();
+            if answer.is_none() && thought && line_starting(t, "Action Input:").is_some() {
+                return Some(error("found 'Action Input:' without 'Action:'"));
+            }
+            let text = match answer {
+                Some(p) => &t[p + "Final Answer:".len()..],
+                // llama_index's agents answer with `Answer:` after a thought.
+                None if thought => &t[line_starting(t, "Answer:")? + "Answer:".len()..],
+                None => return None,
+            };
             Some(Parsed {
-                content: non_empty(text.to_string()),
+                content: non_empty(text.trim().to_string()),
                 ..Parsed::default()
             })
         }
     }
+}
+
+/// An action's name without a remark after it (`add (add two numbers)`); names may hold
+/// spaces (crewAI's tools).
+fn action_name(line: &str) -> &str {
+    let name = line.trim();
+    match name.strip_suffix(')').and_then(|n| n.rfind(" (")) {
+        Some(p) if p > 0 => name[..p].trim_end(),
+        _ => name,
+    }
+}
+
+/// Offset of `word` at the start of a line of `t` (leading spaces allowed).
+fn line_starting(t: &str, word: &str) -> Option<usize> {
+    t.match_indices(word).map(|(p, _)| p).find(|&p| {
+        let line_start = t[..p].rfind('\n').map_or(0, |n| n + 1);
+        t[line_start..p].trim().is_empty()
+    })
 }
 
 /// Offset in `rest` of the line break before a line that starts an `Action:` (`Action 2:`).

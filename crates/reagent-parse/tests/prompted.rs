@@ -281,3 +281,55 @@ fn qwen_agent_markers_that_share_a_flower_do_not_overlap() {
         assert_eq!(calls_of(&parse_both(text, &[])), json!([]), "{text}");
     }
 }
+
+#[test]
+fn react_inputs_as_agent_frameworks_write_them() {
+    let call = |text: &str| calls_of(&parse_both(text, &[]));
+    // Quotes around a string input are not part of it (also one left open); inner ones are.
+    assert_eq!(
+        call("Thought: look\nAction: search\nAction Input: \"it's 'SF'\""),
+        json!([{"name": "search", "arguments": {"input": "it's 'SF'"}}])
+    );
+    assert_eq!(
+        call("Thought: look\nAction: search\nAction Input: \"weather in SF"),
+        json!([{"name": "search", "arguments": {"input": "weather in SF"}}])
+    );
+    // JSON after emphasis, inside a constructor, annotated, or missing its closer.
+    let add = json!([{"name": "add", "arguments": {"a": 1, "b": 2}}]);
+    for input in [
+        "** {\"a\": 1, \"b\": 2}",
+        "AddTool({\"a\": 1, \"b\": 2})",
+        "{'a': 1 /* first */, 'b': 2}, roughly.",
+        "{\"a\": 1, \"b\": 2",
+    ] {
+        assert_eq!(
+            call(&format!("Thought: sum\nAction: add\nAction Input: {input}")),
+            add,
+            "{input}"
+        );
+    }
+    // A remark after the action's name; a name with spaces stays whole.
+    assert_eq!(
+        call("Action: add (two numbers)\nAction Input: {\"a\": 1, \"b\": 2}"),
+        add
+    );
+    assert_eq!(
+        call("Action: Search the web\nAction Input: rust"),
+        json!([{"name": "Search the web", "arguments": {"input": "rust"}}])
+    );
+    // llama_index's `Answer:` after a thought is the answer; an input with no action is an
+    // error, not an answer.
+    let p = parse_both("Thought: I know it.\nAnswer: 42\n", &[]);
+    assert_eq!(
+        (calls_of(&p), p.content.as_deref()),
+        (json!([]), Some("42"))
+    );
+    let p = parse_both("Thought: hmm\nAction Input: what?", &[]);
+    assert_eq!(
+        (calls_of(&p), p.content.as_deref(), p.errors.len()),
+        (json!([]), None, 1)
+    );
+    // Prose that merely starts a line with `Answer:` and has no thought is left alone.
+    let text = "Answer: yes, the file exists.";
+    assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
+}
