@@ -391,4 +391,40 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
     ("w-mswea-no-backtick-block", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
     ("w-mswea-regex-no-action", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
     ("w-mswea-regex-nope", "as w-swe-action-parser-invalid (mini-swe-agent's parse_regex_actions)"),
+    // Batch V, marked before scoring.
+    (
+        "v-roo-partial-param",
+        "cut off inside a value: Roo Code reads the value written so far and runs the call once the stream ends (AssistantMessageParser.spec's finalizeContentBlocks test); vLLM's DeepSeek V3.1 test expects no call for a block cut off inside it (vllm-dsv31-cut-off), and reagent flags a call cut inside an argument as truncated, never guessed (the corpus README's robustness rule)",
+    ),
+    ("v-roo-stream-partial-param", "as v-roo-partial-param (the streaming parser, `src/file`)"),
+    (
+        "v-roo-whitespace-param",
+        "Roo Code trims every parameter but `content`; vLLM's Step-3 test keeps leading and trailing whitespace in an XML parameter value as data (vllm-step3-whitespace-preserved), and so does Roo Code itself for `content`; reagent strips one line break at each end only",
+    ),
+    (
+        "v-goose-execute-to-shell",
+        "goose rewrites a call to `execute`, a tool not offered, into a call to the offered `shell` by reading the TypeScript in its code: a renaming to an offered tool, as ollama's Laguna alias (g-oll-laguna-alias-name); reagent keeps the call as written so the loop can say the tool does not exist (sgl-py-glm45-unknown-name)",
+    ),
+    ("v-goose-execute-decoy-data", "as v-goose-execute-to-shell"),
+    (
+        "v-goose-rejected-execute-two-shell-calls",
+        "a well-formed Kimi K2 call to `execute`, a tool not offered, dropped with its text by goose; SGLang forwards such calls when asked (k-sgl-unknown-tool-forwarded) and K2-V3 keeps them; reagent keeps the call (sgl-py-glm45-unknown-name)",
+    ),
+    ("v-goose-rejected-execute-computed-command", "as v-goose-rejected-execute-two-shell-calls"),
+    (
+        "v-goose-rejected-execute-no-closers",
+        "complete arguments whose <|tool_call_end|> and section end never come, to a tool not offered: goose drops it; OpenVINO Model Server and ollama read a complete call whose closer is missing (e-mrs-hunyuan-no-closer), as reagent does, and reagent keeps calls to tools not offered",
+    ),
+    (
+        "v-goose-unterminated-shell",
+        "complete arguments whose <|tool_call_end|> never comes: goose's tokenized parser reads no call; OpenVINO Model Server and ollama read a complete call whose closer is missing (e-mrs-hunyuan-no-closer, e-mrs-liquid-no-closer), as reagent does",
+    ),
+    (
+        "v-goose-no-argument-marker",
+        "goose resolves `functions.Nadirclawusage.usageSummary` to the offered `Nadirclawusage__usageSummary`: a renaming to an offered tool, as ollama's Laguna alias (g-oll-laguna-alias-name); reagent keeps the name the model wrote",
+    ),
+    (
+        "v-goose-malformed-json-directive",
+        "goose clears the whole text part around a malformed call directive; SGLang returns a malformed call block as the normal text (m-sglr-fb-qwen-malformed-json), and reagent keeps the text of a reply with no call",
+    ),
 ];

@@ -28,7 +28,9 @@
 //! ToolUtils tests, openai/harmony's parser tests, LiteLLM's Bedrock DeepSeek R1 / Qwen and
 //! `parse_xml_params` tests, pydantic-ai's thinking-split and autogen's R1 think tests;
 //! batch S, ids `s-smol-*`: the embedded SmolLM2-135M's replies in reagent's prompt mode on
-//! `evals/small-tasks.toml`)
+//! `evals/small-tasks.toml`; batch V, ids `v-*`: Roo Code's XML tool-tag parser tests, OpenHands'
+//! non-native function-call converter test, Continue's system-message tool test, goose's toolshim
+//! tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
