@@ -350,7 +350,7 @@ fn record(acc: &mut Acc, body: &str, pos: usize, mut h: Hit) -> usize {
     if let Some(c) = h.content.take() {
         acc.content.push((acc.calls.len(), c));
     }
-    if h.calls.is_empty() && !h.truncated && !h.errors.is_empty() {
+    if h.calls.is_empty() && !h.truncated && !h.errors.is_empty() && !h.control_tokens {
         // A closed call block that holds no valid call is the model's text when the turn
         // holds no call, as vLLM and SGLang return it (see `Acc::unread`).
         acc.unread.push(acc.content.len());

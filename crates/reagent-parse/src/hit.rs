@@ -17,6 +17,9 @@ pub(crate) struct Hit {
     pub(crate) content: Option<String>,
     /// Found by the general fallback (bare JSON or an unknown wrapper), not a family.
     pub(crate) fallback: bool,
+    /// The region is written in the model's control tokens (Kimi's `<|tool_call_begin|>`…):
+    /// when it holds no valid call it is reported, never kept as the model's text.
+    pub(crate) control_tokens: bool,
 }
 
 impl Hit {

@@ -293,6 +293,7 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
     }
     let mut h = Hit::new(start, j, fam, calls);
     h.errors = errors;
+    h.control_tokens = true;
     Some(h)
 }
 
@@ -309,7 +310,10 @@ fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
         return None;
     }
     let name = head.strip_prefix("functions.").unwrap_or(head);
-    (!name.is_empty()).then(|| name.to_string())
+    // A name is an identifier: a label before it (`label functions.f:0`,
+    // `shell:functions.f:0`) makes the id malformed, not a tool called `label functions.f`.
+    let identifier = |c: char| c.is_alphanumeric() || "_-.".contains(c);
+    (!name.is_empty() && name.chars().all(identifier)).then(|| name.to_string())
 }
 
 /// Functionary v2: messages `<|from|>assistant\n<|recipient|>NAME\n<|content|>BODY<|stop|>`;

@@ -1,5 +1,6 @@
-//! Chat-template tokens a raw generation repeats or loses: the assistant's turn header at
-//! the start, harmony messages whose `<|message|>` token was lost. Each case is parsed whole
+//! Chat-template tokens a raw generation repeats, loses or garbles: the assistant's turn
+//! header at the start, harmony messages whose `<|message|>` token was lost, Kimi call ids
+//! with a label before them. Each case is parsed whole
 //! and streamed one character at a time (`parse_both`).
 
 use serde_json::json;
@@ -54,4 +55,29 @@ fn harmony_messages_that_lost_their_message_token_keep_their_words() {
     assert_eq!(p.content.as_deref(), Some("Hi there."));
     // A header still being written says nothing yet.
     assert_eq!(parse_both("<|channel|>analysis", &[]).content, None);
+}
+
+#[test]
+fn a_kimi_call_with_a_malformed_id_is_reported_and_its_tokens_are_not_text() {
+    let block = |id: &str| {
+        format!(
+            "<|tool_calls_section_begin|><|tool_call_begin|>{id}<|tool_call_argument_begin|>\
+             {{\"command\": \"id\"}}<|tool_call_end|><|tool_calls_section_end|>"
+        )
+    };
+    for id in ["label functions.execute:0", "shell:functions.execute:0"] {
+        let p = parse_both(&block(id), &[]);
+        assert_eq!(
+            (calls_of(&p), p.content.as_deref()),
+            (json!([]), None),
+            "{id}"
+        );
+        assert_eq!(p.errors.len(), 1, "{id}: {:?}", p.errors);
+    }
+    let p = parse_both(&format!("Running it.{}", block("functions.execute:0")), &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "execute", "arguments": {"command": "id"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Running it."));
 }

@@ -379,43 +379,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "a Kimi K2 call whose arguments are `{\"code\":` (cut, then <|tool_call_end|>): reagent \
          keeps a call with the raw text as arguments; goose reads no call and drops the block",
     ),
-    (
-        "v-goose-rejected-label-execute-no-closers",
-        "a Kimi K2 call id that is no `functions.NAME:IDX` (`label functions.execute:0`): \
-         reagent takes the words before the index as the name; goose reads no call and drops \
-         the block",
-    ),
-    (
-        "v-goose-rejected-label-space-execute",
-        "as v-goose-rejected-label-execute-no-closers (`analysis:1 functions.execute:0`)",
-    ),
-    (
-        "v-goose-rejected-label-colon-execute",
-        "as v-goose-rejected-label-execute-no-closers (`analysis:1:functions.execute:0`)",
-    ),
-    (
-        "v-goose-shell-prefix-execute",
-        "as v-goose-rejected-label-execute-no-closers (`shell:functions.execute:0`, read as a \
-         call to `shell:functions.execute`)",
-    ),
-    (
-        "v-goose-rejected-execute-after-argument-marker",
-        "a Kimi K2 block whose text after <|tool_call_argument_begin|> is no JSON object \
-         (`functions.execute:0 {…}` after a `label` id): reagent reads no call but releases the \
-         whole block, special tokens and all, as content; goose drops it (no text left)",
-    ),
-    (
-        "v-goose-rejected-execute-after-empty-object",
-        "as v-goose-rejected-execute-after-argument-marker (`{} functions.execute:0 {…}`)",
-    ),
-    (
-        "v-goose-malformed-brace-execute",
-        "as v-goose-rejected-execute-after-argument-marker (`{] functions.execute:0 {…}}}`)",
-    ),
-    (
-        "v-goose-unterminated-execute",
-        "as v-goose-rejected-execute-after-argument-marker, with no <|tool_call_end|> either",
-    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
