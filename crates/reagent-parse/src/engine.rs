@@ -107,7 +107,9 @@ fn plain_prose(t: &str, opts: &ParseOptions, trigger_free: bool) -> bool {
         .format
         .is_some_and(|f| f.trims_content() || f == Family::Functionary);
     // `Answer` covers ReAct's `Final Answer:` and llama_index's `Answer:`.
-    !quirky && trigger_free && !t.contains("Action") && !t.contains("Answer")
+    // `TOOL_NAME:` opens Continue's blocks (SIMD searches: prose pays little for them).
+    let holds = |word: &str| memchr::memmem::find(t.as_bytes(), word.as_bytes()).is_some();
+    !quirky && trigger_free && !holds("Action") && !holds("Answer") && !holds("TOOL_NAME:")
 }
 
 /// [`parse_full`] for a text the caller already knows holds no trigger byte (the stream
@@ -241,8 +243,10 @@ fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
     }
     if acc.calls.is_empty() && !acc.truncated {
         let body: String = acc.content.iter().map(|(_, s)| s.as_str()).collect();
-        if let Some(r) = react::parse(&body, &ctx).or_else(|| crate::qwen_agent::parse(&body, &ctx))
-        {
+        let prompted = react::parse(&body, &ctx)
+            .or_else(|| crate::qwen_agent::parse(&body, &ctx))
+            .or_else(|| crate::continue_tools::parse(&body));
+        if let Some(r) = prompted {
             return finish_react(r, acc.reasoning);
         }
     }

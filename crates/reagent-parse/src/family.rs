@@ -119,6 +119,9 @@ families! {
     /// Anthropic's legacy XML tool use: `<function_calls><invoke><tool_name>f</tool_name>
     /// <parameters><k>v</k></parameters></invoke></function_calls>`.
     AnthropicXml => "anthropic_xml",
+    /// Continue's system-message tools: ```` ```tool ```` then `TOOL_NAME: f`,
+    /// `BEGIN_ARG: k` … `END_ARG`.
+    ContinueTools => "continue_tools",
     /// Qwen-Agent's prompt: `✿FUNCTION✿: f` then `✿ARGS✿: {…}`, the answer after `✿RETURN✿:`.
     QwenAgent => "qwen_agent",
     /// An offered tool's name as the tag, each argument a child element:

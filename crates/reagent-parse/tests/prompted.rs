@@ -333,3 +333,33 @@ fn react_inputs_as_agent_frameworks_write_them() {
     let text = "Answer: yes, the file exists.";
     assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
 }
+
+#[test]
+fn continue_tool_blocks_in_a_fence_or_bare() {
+    let tools = coding_tools();
+    let p = parse_both(
+        "Reading it.\n```tool\nTOOL_NAME: read_file\nBEGIN_ARG: path\nsrc/main.rs\nEND_ARG\n```\nThen I edit.",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "src/main.rs"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Reading it.\n\nThen I edit."));
+    // No fence; values that are JSON are typed, multi-line text stays whole.
+    let p = parse_both(
+        "TOOL_NAME: write_to_file\nBEGIN_ARG: path\nnotes.md\nEND_ARG\nBEGIN_ARG: line_count\n2\nEND_ARG\n\
+         BEGIN_ARG: content\nfirst\nsecond\nEND_ARG\n",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_to_file", "arguments": {
+            "path": "notes.md", "line_count": 2, "content": "first\nsecond"}}])
+    );
+    // Cut off inside an argument: flagged, not guessed; a mention in prose is text.
+    let p = parse_both("TOOL_NAME: read_file\nBEGIN_ARG: path\nsrc/ma", &tools);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+    let text = "Write the tool after TOOL_NAME: in the block.";
+    assert_eq!(parse_both(text, &tools).content.as_deref(), Some(text));
+}

@@ -85,6 +85,9 @@ const TOKENS: &[&str] = &[
     "<|reserved_special_token_249|>",
     ">>>",
     "<|im_start|>assistant\n",
+    "TOOL_NAME: ",
+    "BEGIN_ARG: ",
+    "END_ARG",
 ];
 
 /// Tools offered in a third of the runs, so the readers that need them (an offered tool's
@@ -258,6 +261,9 @@ fn pathological_inputs_finish_quickly() {
         "<|channel|>analysis<|message|>x<|end|>".repeat(big / 38),
         "<foo>name\n<bar>".repeat(big / 15),
         "```tool_code\nf()\n```\n".repeat(big / 21),
+        "TOOL_NAME: f\nBEGIN_ARG: k\nv\nEND_ARG\n".repeat(big / 37),
+        "TOOL_NAME: f\nBEGIN_ARG: k\n".repeat(big / 25),
+        "Thought: x\nAction Input: {\"a\": ".repeat(big / 31),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),

@@ -354,27 +354,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          command=str_replace",
     ),
     (
-        "v-cont-standard",
-        "Continue's system-message tool format (```tool / TOOL_NAME: / BEGIN_ARG: / END_ARG) \
-         is not read at all: no call, the block stays in the content",
-    ),
-    (
-        "v-cont-no-codeblock",
-        "as v-cont-standard, a TOOL_NAME line with no ```tool fence",
-    ),
-    (
-        "v-cont-content-after",
-        "as v-cont-standard, text after the fence",
-    ),
-    (
-        "v-cont-mid-message",
-        "as v-cont-standard, text on both sides",
-    ),
-    (
-        "v-cont-json-values",
-        "as v-cont-standard, values 123 and true read as JSON by Continue",
-    ),
-    (
         "v-goose-rejected-execute-cut-json",
         "a Kimi K2 call whose arguments are `{\"code\":` (cut, then <|tool_call_end|>): reagent \
          keeps a call with the raw text as arguments; goose reads no call and drops the block",
