@@ -45,10 +45,7 @@ pub(crate) fn parse(t: &str) -> Option<Parsed> {
         let name = t[name_at + TOOL_NAME.len()..name_end].trim();
         let mut args = Map::new();
         let mut p = name_end;
-        loop {
-            let Some(arg_at) = next_line(t, p).filter(|&a| t[a..].starts_with(BEGIN_ARG)) else {
-                break;
-            };
+        while let Some(arg_at) = next_line(t, p).filter(|&a| t[a..].starts_with(BEGIN_ARG)) {
             let key_end = t[arg_at..].find('\n').map_or(t.len(), |q| arg_at + q);
             let key = t[arg_at + BEGIN_ARG.len()..key_end].trim();
             let Some(end) = line_starting(t, key_end, END_ARG) else {
@@ -104,7 +101,7 @@ pub(crate) fn parse(t: &str) -> Option<Parsed> {
 
 /// Offset of the next line that starts (after spaces) with `word`, from `from` on.
 fn line_starting(t: &str, from: usize, word: &str) -> Option<usize> {
-    memchr::memmem::find_iter(t[from..].as_bytes(), word.as_bytes())
+    memchr::memmem::find_iter(&t.as_bytes()[from..], word.as_bytes())
         .map(|p| from + p)
         .find(|&p| {
             let line_start = t[..p].rfind('\n').map_or(0, |n| n + 1);
