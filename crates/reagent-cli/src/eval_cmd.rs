@@ -34,6 +34,14 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
         .as_ref()
         .context("no suite given: reagent eval SUITE.toml (e.g. evals/small-tasks.toml)")
         .map_err(usage)?;
+    if let Some(name @ ("list" | "compare")) = suite_path.to_str().filter(|_| !suite_path.exists())
+    {
+        // `reagent eval --store URL list`: a flag before the subcommand makes it a suite name.
+        return Err(usage(anyhow::anyhow!(
+            "no suite file '{name}': to run `reagent eval {name}`, give its flags after it \
+             (reagent eval {name} --store URL …)"
+        )));
+    }
     let mut suite = Suite::load(suite_path).map_err(|e| usage(e.into()))?;
     suite.select(&args.tasks).map_err(|e| usage(e.into()))?;
     let modes = reagent_eval::parse_modes(&args.tool_mode)

@@ -283,7 +283,7 @@ fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
     let bad = "[[task]]\nid = \"t1\"\ncategory = \"c\"\nprompt = \"p\"\nchecks = []\n";
     std::fs::write(dir.path().join("bad.toml"), bad).unwrap();
     std::fs::write(dir.path().join("good.toml"), SUITE).unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["eval", "bad.toml", "--model", "m"],
             "bad.toml: task `t1`: no checks",
@@ -307,6 +307,10 @@ fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
         (
             &["eval", "compare", "good.toml", "good.toml"],
             "good.toml: not an eval result",
+        ),
+        (
+            &["eval", "--store", "s.db", "list"],
+            "no suite file 'list': to run `reagent eval list`, give its flags after it",
         ),
     ];
     for (args, want) in cases {
