@@ -42,6 +42,14 @@ async fn run_cli(args: Vec<String>, cwd: PathBuf) -> Output {
     .unwrap()
 }
 
+/// `reagent eval suite.toml` against the scripted server, with `flags`.
+async fn eval_suite(server: &ScriptedOllama, cwd: &Path, flags: &[&str]) -> Output {
+    let url = server.base_url();
+    let fixed = ["eval", "suite.toml", "--host", &url, "--model", "qwen3:8b"];
+    let args = fixed.iter().chain(flags).map(|a| a.to_string()).collect();
+    run_cli(args, cwd.to_owned()).await
+}
+
 fn text(out: &Output) -> String {
     format!(
         "stdout: {}\nstderr: {}",
@@ -63,23 +71,10 @@ async fn eval_runs_modes_side_by_side_saves_the_result_and_compares() {
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.toml"), SUITE).unwrap();
-    let out = run_cli(
-        [
-            "eval",
-            "suite.toml",
-            "--host",
-            &server.base_url(),
-            "--model",
-            "qwen3:8b",
-            "--tool-mode",
-            "native,seed",
-            "--json",
-            "--store",
-            "runs.db",
-        ]
-        .map(String::from)
-        .to_vec(),
-        dir.path().to_owned(),
+    let out = eval_suite(
+        &server,
+        dir.path(),
+        &["--tool-mode", "native,seed", "--json", "--store", "runs.db"],
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
@@ -243,24 +238,17 @@ async fn eval_runs_modes_side_by_side_saves_the_result_and_compares() {
     // A store that cannot be opened is a warning: the result file is still written and the
     // exit code is the suite's.
     std::fs::write(dir.path().join("garbage.db"), [0x5a_u8; 4096]).unwrap();
-    let out = run_cli(
-        [
-            "eval",
-            "suite.toml",
-            "--host",
-            &server.base_url(),
-            "--model",
-            "qwen3:8b",
+    let out = eval_suite(
+        &server,
+        dir.path(),
+        &[
             "--tool-mode",
             "native",
             "--out",
             "kept.json",
             "--store",
             "garbage.db",
-        ]
-        .map(String::from)
-        .to_vec(),
-        dir.path().to_owned(),
+        ],
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
