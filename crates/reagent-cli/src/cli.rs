@@ -49,8 +49,8 @@ pub(crate) enum Command {
     Doctor(DoctorArgs),
     /// Run a demo task: on Ollama if it runs, else on an embedded llama-server + SmolLM2.
     Demo(crate::demo::DemoArgs),
-    /// Measure a model on a suite of small tasks (`reagent eval SUITE`), or compare two results
-    /// (`reagent eval compare A B`).
+    /// Measure a model on a suite of small tasks (`reagent eval SUITE`), compare two results
+    /// (`reagent eval compare A B`), or list the stored ones (`reagent eval list`).
     Eval(EvalArgs),
     /// List, show, follow, export and delete recorded runs.
     Runs(RunsArgs),
@@ -267,20 +267,38 @@ pub(crate) struct EvalArgs {
     /// No progress on stderr.
     #[arg(long, short)]
     pub(crate) quiet: bool,
+    /// The store that records each task run and keeps the result: a SQLite file or
+    /// postgres://… (default: $REAGENT_STORE, the config file's `store`, else
+    /// $XDG_DATA_HOME/reagent/reagent.db). `compare` and `list` read stored results from it.
+    #[arg(long, global = true, value_name = "URL")]
+    pub(crate) store: Option<String>,
+    /// Record nothing in the store (the result file is still written).
+    #[arg(long)]
+    pub(crate) no_store: bool,
 }
 
 /// Subcommands of `reagent eval`.
 #[derive(Debug, Subcommand)]
 pub(crate) enum EvalCommand {
-    /// Compare two result files per mode and category (B against A).
+    /// Compare two results per mode and category (B against A). Each is a result file, or
+    /// else a stored result's id (or a unique prefix of one).
     Compare {
-        /// The earlier result (JSON, as saved by `reagent eval`).
+        /// The earlier result (JSON, as saved by `reagent eval`, or a stored result's id).
         a: PathBuf,
         /// The later result.
         b: PathBuf,
         /// Print the comparison as JSON.
         #[arg(long)]
         json: bool,
+    },
+    /// Stored results, newest first: id, created, suite, model, passed/total.
+    List {
+        /// One JSON array instead of a table.
+        #[arg(long)]
+        json: bool,
+        /// At most N results.
+        #[arg(long, default_value_t = 20)]
+        limit: u32,
     },
 }
 

@@ -62,6 +62,18 @@ impl RunStore {
         store.error().or(saved.map(|e| e.to_string()))
     }
 
+    /// Wait for the events recorded so far to be written; the first error the store met (or
+    /// why it could not be opened), if any.
+    pub(crate) async fn flushed_error(&self) -> Option<String> {
+        match &self.store {
+            Some(store) => {
+                store.flush().await;
+                store.error()
+            }
+            None => self.open_error.clone(),
+        }
+    }
+
     /// The open store, if it could be opened.
     pub(crate) fn store(&self) -> Option<&Store> {
         self.store.as_ref()

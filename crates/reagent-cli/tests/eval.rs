@@ -1,5 +1,7 @@
-//! `reagent eval SUITE` and `reagent eval compare A B` through the binary, against a scripted
-//! Ollama on 127.0.0.1: JSON output, the result saved by default, the table, and usage errors.
+//! `reagent eval SUITE`, `reagent eval compare A B` and `reagent eval list` through the binary,
+//! against a scripted Ollama on 127.0.0.1: JSON output, the result saved by default, the table,
+//! the result and each task run recorded in the store, results compared by stored id, a store
+//! that cannot be opened, and usage errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -22,6 +24,8 @@ fn reagent(args: &[&str], cwd: &Path) -> Output {
         .args(args)
         .current_dir(cwd)
         .env_remove("OLLAMA_HOST")
+        .env_remove("REAGENT_STORE")
+        .env_remove("XDG_DATA_HOME")
         .env("HOME", cwd)
         .stdin(Stdio::null())
         .output()
@@ -38,6 +42,14 @@ async fn run_cli(args: Vec<String>, cwd: PathBuf) -> Output {
     .unwrap()
 }
 
+/// `reagent eval suite.toml` against the scripted server, with `flags`.
+async fn eval_suite(server: &ScriptedOllama, cwd: &Path, flags: &[&str]) -> Output {
+    let url = server.base_url();
+    let fixed = ["eval", "suite.toml", "--host", &url, "--model", "qwen3:8b"];
+    let args = fixed.iter().chain(flags).map(|a| a.to_string()).collect();
+    run_cli(args, cwd.to_owned()).await
+}
+
 fn text(out: &Output) -> String {
     format!(
         "stdout: {}\nstderr: {}",
@@ -52,30 +64,22 @@ async fn eval_runs_modes_side_by_side_saves_the_result_and_compares() {
         Turn::tool_call("read_file", json!({"path": "notes.txt"})),
         Turn::text("It is an orchid."),
         Turn::text("I cannot tell."),
+        // The run whose store cannot be opened.
+        Turn::text("An orchid."),
     ]))
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("suite.toml"), SUITE).unwrap();
-    let out = run_cli(
-        [
-            "eval",
-            "suite.toml",
-            "--host",
-            &server.base_url(),
-            "--model",
-            "qwen3:8b",
-            "--tool-mode",
-            "native,seed",
-            "--json",
-        ]
-        .map(String::from)
-        .to_vec(),
-        dir.path().to_owned(),
+    let out = eval_suite(
+        &server,
+        dir.path(),
+        &["--tool-mode", "native,seed", "--json", "--store", "runs.db"],
     )
     .await;
     assert_eq!(out.status.code(), Some(0), "{}", text(&out));
-    let result: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    let out_of_eval = out;
+    let result: Value = serde_json::from_slice(&out_of_eval.stdout).expect("one JSON document");
     assert_eq!(result["modes"], json!(["native", "seed"]));
     assert_eq!(result["runs"][0]["passed"], true, "{result:#}");
     assert_eq!(result["runs"][1]["passed"], false, "{result:#}");
@@ -112,6 +116,153 @@ async fn eval_runs_modes_side_by_side_saves_the_result_and_compares() {
         row("seed").contains("0/1 0%") && row("seed").contains("+100 pt"),
         "{table}"
     );
+
+    // The result is in the store too, under the id printed beside the file's path.
+    let stderr = String::from_utf8_lossy(&out_of_eval.stderr).into_owned();
+    let saved_line = stderr
+        .lines()
+        .find(|l| l.starts_with("reagent: result ") && l.ends_with(" saved in runs.db"))
+        .unwrap_or_else(|| panic!("no stored id on stderr: {stderr}"));
+    let id = saved_line
+        .trim_start_matches("reagent: result ")
+        .trim_end_matches(" saved in runs.db")
+        .to_owned();
+    let pos = |needle: &str| {
+        stderr
+            .find(needle)
+            .unwrap_or_else(|| panic!("{needle}: {stderr}"))
+    };
+    assert!(
+        pos("reagent: result saved to ") < pos(saved_line),
+        "{stderr}"
+    );
+    let out = reagent(
+        &["eval", "list", "--store", "runs.db", "--json"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let listed: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(listed.as_array().map(Vec::len), Some(1), "{listed:#}");
+    assert_eq!(listed[0]["id"], id.as_str());
+    assert_eq!(
+        [
+            &listed[0]["suite"],
+            &listed[0]["model"],
+            &listed[0]["provider"]
+        ],
+        [&result["suite"], &json!("qwen3:8b"), &json!("ollama")]
+    );
+    assert_eq!(
+        (&listed[0]["passed"], &listed[0]["total"]),
+        (&json!(1), &json!(2))
+    );
+    let out = reagent(&["eval", "list", "--store", "runs.db"], dir.path());
+    let table = String::from_utf8_lossy(&out.stdout);
+    assert!(table.starts_with("ID "), "{table}");
+    assert!(
+        table
+            .lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with(&id[..11]) && l.ends_with("1/2")),
+        "{table}"
+    );
+
+    // Each task run was recorded as a run, under the run id the document names; the failing
+    // one's transcript opens with `reagent runs show`.
+    let run_ids: Vec<&str> = result["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["run_id"].as_str().expect("each run names its run_id"))
+        .collect();
+    let out = reagent(
+        &["runs", "list", "--store", "runs.db", "--json"],
+        dir.path(),
+    );
+    let runs: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mut stored: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_str().unwrap())
+        .collect();
+    stored.sort_unstable();
+    let mut named = run_ids.clone();
+    named.sort_unstable();
+    assert_eq!(stored, named, "{runs:#}");
+    let out = reagent(
+        &["runs", "show", run_ids[1], "--store", "runs.db"],
+        dir.path(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let transcript = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        transcript.contains("which flower it names") && transcript.contains("I cannot tell."),
+        "{transcript}"
+    );
+
+    // A stored result compares as its file does: by id prefix against a file.
+    let by_file = reagent(&["eval", "compare", &a, "b.json", "--json"], dir.path());
+    let by_id = reagent(
+        &[
+            "eval",
+            "compare",
+            &id[..8],
+            "b.json",
+            "--json",
+            "--store",
+            "runs.db",
+        ],
+        dir.path(),
+    );
+    assert_eq!(by_id.status.code(), Some(0), "{}", text(&by_id));
+    assert_eq!(
+        serde_json::from_slice::<Value>(&by_id.stdout).unwrap(),
+        serde_json::from_slice::<Value>(&by_file.stdout).unwrap()
+    );
+    let unknown = reagent(
+        &[
+            "eval", "compare", "ffffffff", "b.json", "--store", "runs.db",
+        ],
+        dir.path(),
+    );
+    assert_eq!(unknown.status.code(), Some(2), "{}", text(&unknown));
+    assert!(
+        String::from_utf8_lossy(&unknown.stderr).contains(
+            "'ffffffff' is no result file, and no eval result with id 'ffffffff' in the store runs.db"
+        ),
+        "{}",
+        text(&unknown)
+    );
+
+    // A store that cannot be opened is a warning: the result file is still written and the
+    // exit code is the suite's.
+    std::fs::write(dir.path().join("garbage.db"), [0x5a_u8; 4096]).unwrap();
+    let out = eval_suite(
+        &server,
+        dir.path(),
+        &[
+            "--tool-mode",
+            "native",
+            "--out",
+            "kept.json",
+            "--store",
+            "garbage.db",
+        ],
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("reagent: warning: result not saved in the store garbage.db: cannot open the store garbage.db")
+            && stderr.contains("(it is in kept.json)"),
+        "{stderr}"
+    );
+    let kept: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("kept.json")).unwrap())
+            .unwrap();
+    assert_eq!(kept["runs"][0]["passed"], true, "{kept:#}");
+    assert_eq!(server.server().remaining_turns(), 0);
 }
 
 #[test]
@@ -120,7 +271,7 @@ fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
     let bad = "[[task]]\nid = \"t1\"\ncategory = \"c\"\nprompt = \"p\"\nchecks = []\n";
     std::fs::write(dir.path().join("bad.toml"), bad).unwrap();
     std::fs::write(dir.path().join("good.toml"), SUITE).unwrap();
-    let cases: [(&[&str], &str); 5] = [
+    let cases: [(&[&str], &str); 6] = [
         (
             &["eval", "bad.toml", "--model", "m"],
             "bad.toml: task `t1`: no checks",
@@ -144,6 +295,10 @@ fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
         (
             &["eval", "compare", "good.toml", "good.toml"],
             "good.toml: not an eval result",
+        ),
+        (
+            &["eval", "--store", "s.db", "list"],
+            "no suite file 'list': to run `reagent eval list`, give its flags after it",
         ),
     ];
     for (args, want) in cases {

@@ -44,6 +44,6 @@ pub use result::{
     default_result_path, summarize, timestamp, EvalResult, ModeSummary, NamedStats, Stats, TaskRun,
     RESULT_FORMAT,
 };
-pub use runner::{Harness, HarnessConfig};
+pub use runner::{EventHandler, Harness, HarnessConfig};
 pub use seed::{seed_parse, SeedParse};
 pub use suite::{Check, Suite, Task};

@@ -1,5 +1,6 @@
 //! What a suite run produces: every run of every task, and the summary per mode, category and
-//! task. Saved as one JSON document; this module is the seam where a result store plugs in.
+//! task. Saved as one JSON document: a file, and (by the CLI) a run store, which keeps the
+//! document as opaque text; [`EvalResult::from_json`] reads it back from either.
 
 use std::path::{Path, PathBuf};
 
@@ -53,6 +54,11 @@ pub struct TaskRun {
     /// The run's error, for error outcomes (or why the workspace could not be prepared).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// The id of the run's events (what `reagent runs show ID` opens when they were recorded);
+    /// none when the run never started (its workspace could not be prepared) and in results
+    /// saved before runs had ids.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub run_id: Option<String>,
 }
 
 impl TaskRun {
@@ -218,22 +224,31 @@ impl EvalResult {
             path: path.to_owned(),
             source,
         })?;
-        let mut result: EvalResult =
-            serde_json::from_str(&text).map_err(|e| EvalError::Result {
-                path: path.to_owned(),
-                message: e.to_string(),
-            })?;
+        EvalResult::from_json(&text).map_err(|message| EvalError::Result {
+            path: path.to_owned(),
+            message,
+        })
+    }
+
+    /// Read a result document (as [`EvalResult::save`] writes it, wherever it was kept); its
+    /// summary is recomputed from its runs. The error says what is wrong with the text.
+    pub fn from_json(text: &str) -> Result<EvalResult, String> {
+        let mut result: EvalResult = serde_json::from_str(text).map_err(|e| e.to_string())?;
         if result.format != RESULT_FORMAT {
-            return Err(EvalError::Result {
-                path: path.to_owned(),
-                message: format!(
-                    "format {} (this reagent reads format {RESULT_FORMAT})",
-                    result.format
-                ),
-            });
+            return Err(format!(
+                "format {} (this reagent reads format {RESULT_FORMAT})",
+                result.format
+            ));
         }
         result.summary = summarize(&result.runs, &result.modes);
         Ok(result)
+    }
+
+    /// Runs whose checks all held, and all runs (every mode and seed).
+    pub fn passed_of_total(&self) -> (u32, u32) {
+        let count = |n: usize| u32::try_from(n).unwrap_or(u32::MAX);
+        let passed = self.runs.iter().filter(|r| r.passed).count();
+        (count(passed), count(self.runs.len()))
     }
 }
 
@@ -280,6 +295,7 @@ pub(crate) mod tests {
             calls: vec![],
             checks: vec![],
             error: None,
+            run_id: Some(format!("{task}-{mode}")),
         }
     }
 
@@ -342,6 +358,26 @@ pub(crate) mod tests {
         assert!(path.ends_with(".reagent/evals/2026-11-23T20-00-00Z.json"));
         r.save(&path).unwrap();
         assert_eq!(EvalResult::load(&path).unwrap(), r);
+        assert_eq!(r.runs[0].run_id.as_deref(), Some("a-native"));
+    }
+
+    #[test]
+    fn results_saved_before_runs_had_ids_still_load() {
+        let r = result(
+            vec![
+                run("a", "read", "native", true, 2),
+                run("b", "read", "native", false, 2),
+            ],
+            &["native"],
+        );
+        assert_eq!(r.passed_of_total(), (1, 2));
+        let mut older = serde_json::to_value(&r).unwrap();
+        for run in older["runs"].as_array_mut().unwrap() {
+            run.as_object_mut().unwrap().remove("run_id").unwrap();
+        }
+        let loaded = EvalResult::from_json(&older.to_string()).unwrap();
+        assert!(loaded.runs.iter().all(|run| run.run_id.is_none()));
+        assert_eq!(loaded.summary, r.summary);
     }
 
     #[test]

@@ -13,8 +13,11 @@ use crate::result::{summarize, timestamp, EvalResult, TaskRun, RESULT_FORMAT};
 use crate::seed::SeedParse;
 use crate::suite::{Suite, Task};
 
+/// Receives every event of every run (a run store's recorder, for one).
+pub type EventHandler = Arc<dyn Fn(Event) + Send + Sync>;
+
 /// How a suite is run.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct HarnessConfig {
     /// The base agent configuration (model, options, budgets...); each mode adjusts it.
     pub agent: AgentConfig,
@@ -24,6 +27,21 @@ pub struct HarnessConfig {
     pub modes: Vec<Mode>,
     /// Each task runs with seeds `1..=seeds` (default 1).
     pub seeds: u32,
+    /// Also gets each run's events, under the run id its [`TaskRun::run_id`] names (default:
+    /// none). The store's recorder handler goes here, so each run can be read as any other.
+    pub event_handler: Option<EventHandler>,
+}
+
+impl std::fmt::Debug for HarnessConfig {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HarnessConfig")
+            .field("agent", &self.agent)
+            .field("tools", &self.tools)
+            .field("modes", &self.modes)
+            .field("seeds", &self.seeds)
+            .field("event_handler", &self.event_handler.as_ref().map(|_| "…"))
+            .finish()
+    }
 }
 
 impl HarnessConfig {
@@ -34,6 +52,7 @@ impl HarnessConfig {
             tools: ToolsConfig::default(),
             modes: vec![Mode::Tool(reagent_core::ToolMode::Auto)],
             seeds: 1,
+            event_handler: None,
         }
     }
 }
@@ -121,6 +140,7 @@ impl Harness {
             calls: Vec::new(),
             checks: Vec::new(),
             error: None,
+            run_id: None,
         };
         let dir = match prepare(task) {
             Ok(dir) => dir,
@@ -146,14 +166,20 @@ impl Harness {
         let agent = Arc::new(Agent::new(provider, tools, config));
         let seen = Arc::new(Mutex::new(Seen::default()));
         let recorder = seen.clone();
+        let also = self.config.event_handler.clone();
+        let run_id = reagent_core::new_run_id();
         let sink = EventSink::new(
-            &reagent_core::new_run_id(),
+            &run_id,
             Arc::new(move |event: Event| {
                 if let Ok(mut seen) = recorder.lock() {
-                    seen.record(event.kind);
+                    seen.record(&event.kind);
+                }
+                if let Some(handler) = &also {
+                    handler(event);
                 }
             }),
         );
+        run.run_id = Some(run_id);
         let result = agent
             .run(Arc::new(workspace), &task.prompt, &sink, cancel)
             .await;
@@ -190,12 +216,12 @@ struct Seen {
 }
 
 impl Seen {
-    fn record(&mut self, kind: EventKind) {
+    fn record(&mut self, kind: &EventKind) {
         match kind {
             EventKind::LlmResponse {
                 parse_layer: Some(layer),
                 ..
-            } => self.layers.push(layer),
+            } => self.layers.push(layer.clone()),
             EventKind::ToolCall {
                 name,
                 arguments,
@@ -203,7 +229,7 @@ impl Seen {
                 summary,
                 ..
             } => {
-                let verdict = if ok { "ok" } else { "failed" };
+                let verdict = if *ok { "ok" } else { "failed" };
                 let line = format!("{name} {arguments} -> {verdict}: {summary}");
                 self.calls.push(clip(&line, 300));
             }

@@ -24,7 +24,7 @@ pub enum StoreError {
         /// The database's error.
         message: String,
     },
-    /// No run has this id, or a prefix matches several.
+    /// No run (or eval result) has this id, or a prefix matches several.
     #[error("{0}")]
     NotFound(String),
 }

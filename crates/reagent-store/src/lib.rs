@@ -1,5 +1,5 @@
-//! Where reagent keeps its runs: every run's row, its events, sessions (opaque snapshots) and a
-//! key–value memory scoped by run or session. SQLite by default
+//! Where reagent keeps its runs: every run's row, its events, sessions (opaque snapshots), a
+//! key–value memory scoped by run or session, and `reagent eval` results (opaque documents). SQLite by default
 //! (`$XDG_DATA_HOME/reagent/reagent.db`), PostgreSQL for `postgres://…` locations.
 //!
 //! # One code base, two backends
@@ -35,6 +35,7 @@
 //! so whenever a store is opened.
 
 mod error;
+mod evals;
 mod kv;
 mod liveness;
 mod location;
@@ -47,6 +48,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 pub use error::StoreError;
+pub use evals::{EvalRecord, NewEvalResult, StoredEvalResult};
 pub use kv::{MemoryEntry, Scope, SessionRecord, StoredSession};
 pub use location::{default_sqlite_path, Location, STORE_ENV};
 pub use page::RunPage;

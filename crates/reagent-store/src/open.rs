@@ -13,7 +13,7 @@ static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// The tables a reagent store holds (sqlx's migration table included).
-const OUR_TABLES: [&str; 9] = [
+const OUR_TABLES: [&str; 10] = [
     "_sqlx_migrations",
     "sessions",
     "runs",
@@ -24,6 +24,8 @@ const OUR_TABLES: [&str; 9] = [
     "task_deps",
     "task_history",
     "workers",
+    // 0004_evals: `reagent eval` results.
+    "eval_results",
 ];
 
 /// The hub's tables (migration 0003, `reagent-hub`).

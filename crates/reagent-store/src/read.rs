@@ -219,34 +219,51 @@ impl Store {
 
     /// The full id of the one run whose id starts with `prefix`.
     pub async fn resolve_id(&self, prefix: &str) -> Result<String, StoreError> {
+        self.unique_id("runs", "run", prefix).await
+    }
+
+    /// The full id of the one row of `table` (a table of ours, with a text `id`) whose id starts
+    /// with `prefix`; `noun` names its rows in errors.
+    pub(crate) async fn unique_id(
+        &self,
+        table: &str,
+        noun: &str,
+        prefix: &str,
+    ) -> Result<String, StoreError> {
         let prefix = prefix.trim();
         if prefix.is_empty() {
-            return Err(StoreError::NotFound(
-                "give a run id (or a prefix of one)".into(),
-            ));
+            let article = if noun.starts_with(['a', 'e', 'i', 'o', 'u']) {
+                "an"
+            } else {
+                "a"
+            };
+            return Err(StoreError::NotFound(format!(
+                "give {article} {noun} id (or a prefix of one)"
+            )));
         }
+        let doing = format!("find a {noun}");
         let len = i64::try_from(prefix.chars().count()).unwrap_or(i64::MAX);
-        let rows = sqlx::query(
-            "SELECT id FROM runs WHERE substr(id, 1, CAST($1 AS INTEGER)) = $2 ORDER BY id LIMIT 3",
-        )
+        let rows = sqlx::query(&format!(
+            "SELECT id FROM {table} WHERE substr(id, 1, CAST($1 AS INTEGER)) = $2 ORDER BY id LIMIT 3"
+        ))
         .bind(len)
         .bind(prefix)
         .fetch_all(&self.pool)
         .await
-        .map_err(|e| self.query_error("find a run", e))?;
+        .map_err(|e| self.query_error(&doing, e))?;
         let ids: Vec<String> = rows
             .iter()
             .map(|r| r.try_get::<String, _>(0))
             .collect::<Result<_, _>>()
-            .map_err(|e| self.query_error("find a run", e))?;
+            .map_err(|e| self.query_error(&doing, e))?;
         match ids.as_slice() {
             [one] => Ok(one.clone()),
             [] => Err(StoreError::NotFound(format!(
-                "no run with id '{prefix}' in the store {}",
+                "no {noun} with id '{prefix}' in the store {}",
                 self.location
             ))),
             many => Err(StoreError::NotFound(format!(
-                "'{prefix}' matches several runs ({}…): give more of the id",
+                "'{prefix}' matches several {noun}s ({}…): give more of the id",
                 many.join(", ")
             ))),
         }

@@ -1,13 +1,13 @@
 //! A three-task suite, run in the native mode and the seed-style loop against a scripted Ollama
 //! speaking the real wire format: fresh workspaces, checks, the seed loop's text layers, the
-//! summary, the report and the saved result.
+//! summary, the report, the saved result, and each run's events handed on under its run id.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use reagent_core::{AgentConfig, ToolMode};
 use reagent_eval::{render_summary, EvalResult, Harness, HarnessConfig, Mode, Suite};
-use reagent_protocol::CancellationToken;
+use reagent_protocol::{CancellationToken, Event, EventKind};
 use reagent_providers::ollama::OllamaProvider;
 use reagent_providers::{ClientOptions, RetryPolicy};
 use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
@@ -82,6 +82,9 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
     let suite = Suite::load(&suite_path).unwrap();
     let mut config = HarnessConfig::new(AgentConfig::new("smollm2:135m"));
     config.modes = vec![Mode::Tool(ToolMode::Native), Mode::Seed];
+    let handed_on: Arc<Mutex<Vec<Event>>> = Arc::default();
+    let sink = handed_on.clone();
+    config.event_handler = Some(Arc::new(move |e| sink.lock().unwrap().push(e)));
     let seen = Mutex::new(Vec::new());
     let on_run = |so_far: &EvalResult| {
         let last = so_far.runs.last().unwrap();
@@ -226,6 +229,39 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
     let table = render_summary(&result);
     let overall = table.lines().find(|l| l.starts_with("overall")).unwrap();
     assert_eq!(overall.matches("2/3  67%").count(), 2, "{table}");
+
+    // Every run's events went to the extra handler too, under the run id the result names:
+    // numbered from 1, from run_started to run_finished.
+    let events = handed_on.lock().unwrap();
+    let mut ids: Vec<&str> = Vec::new();
+    for e in events.iter() {
+        if ids.last() != Some(&e.run_id.as_str()) {
+            ids.push(&e.run_id);
+        }
+    }
+    let named: Vec<&str> = result
+        .runs
+        .iter()
+        .map(|r| r.run_id.as_deref().expect("every run has an id"))
+        .collect();
+    assert_eq!(ids, named, "one run id per run, in order");
+    for run in &result.runs {
+        let id = run.run_id.as_deref().unwrap();
+        let of_run: Vec<&Event> = events
+            .iter()
+            .filter(|e| e.run_id == id && !e.kind.is_delta())
+            .collect();
+        let seqs: Vec<u64> = of_run.iter().map(|e| e.seq).collect();
+        assert_eq!(seqs, (1..=of_run.len() as u64).collect::<Vec<_>>());
+        assert!(
+            matches!(&of_run[0].kind, EventKind::RunStarted { task, .. } if task == &suite.tasks.iter().find(|t| t.id == run.task).unwrap().prompt)
+        );
+        match &of_run.last().unwrap().kind {
+            EventKind::RunFinished { iterations, .. } => assert_eq!(*iterations, run.iterations),
+            other => panic!("the last event of {id} is {other:?}"),
+        }
+    }
+    drop(events);
 
     let saved = dir.path().join("r.json");
     result.save(&saved).unwrap();

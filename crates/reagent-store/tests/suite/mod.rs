@@ -1,3 +1,4 @@
+mod evals;
 mod faults;
 mod harness;
 mod kv;
