@@ -58,6 +58,16 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             let Some(kgt) = t[ks..].find('>') else {
                 return Some(Hit::truncated(start, t.len(), fam));
             };
+            // A header that lost its `>` runs into the value's closer:
+            // `<parameter=command=str_replace</parameter>` is `command` = `str_replace`.
+            if let Some((key, value)) = t[ks..ks + kgt]
+                .strip_suffix("</parameter")
+                .and_then(|h| h.split_once('='))
+            {
+                args.insert(key.to_string(), typed(ctx, fam, name, key, value));
+                p = ks + kgt + 1;
+                continue;
+            }
             let key = &t[ks..ks + kgt];
             let vs = ks + kgt + 1;
             let opens_next = |next: &str| -> bool {

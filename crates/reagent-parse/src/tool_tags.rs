@@ -9,7 +9,8 @@
 //!
 //! Only a tag naming an offered tool opens a call (any other tag is text, as in HTML), and
 //! it must be followed by an argument element or its own closer. A value is raw text up to
-//! its closer, typed by the tool's schema (a string stays as written); one line break at
+//! its closer (the first one followed by another argument or the call's closer, so a file's
+//! content may quote the tag), typed by the tool's schema (a string stays as written); one line break at
 //! each end of it is layout. A call whose closer was lost after complete arguments is read,
 //! as for GLM; a call cut off inside an argument is never guessed.
 
@@ -62,7 +63,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         };
         let value_start = p + key.len() + 2;
         let key_close = format!("</{key}>");
-        let Some(len) = t[value_start..].find(key_close.as_str()) else {
+        let Some(len) = value_len(&t[value_start..], &key_close, &close) else {
             return Some(Hit::truncated(i, t.len(), FAMILY));
         };
         let raw = layout_trimmed(&t[value_start..value_start + len]);
@@ -70,6 +71,23 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         args.insert(key.to_string(), value);
         p = value_start + len + key_close.len();
     }
+}
+
+/// The length of the value at the start of `rest`, up to its closer `key_close`: the first
+/// one followed by another argument, the call's closer `call_close` or the end of the
+/// output (a file's content may hold the closer itself); the first one when none is.
+fn value_len(rest: &str, key_close: &str, call_close: &str) -> Option<usize> {
+    let mut closers = rest.match_indices(key_close).map(|(p, _)| p);
+    let first = closers.next()?;
+    let ends_value = |p: usize| {
+        let after = rest[p + key_close.len()..].trim_start();
+        after.is_empty() || after.starts_with(call_close) || argument_key(after).is_some()
+    };
+    if ends_value(first) {
+        return Some(first);
+    }
+    // A bounded look (the closer quoted a few times at most): linear work on any input.
+    Some(closers.take(64).find(|&p| ends_value(p)).unwrap_or(first))
 }
 
 /// The argument element opening `rest`: `Some(Some(key))` for `<key>`, `Some(None)` when the

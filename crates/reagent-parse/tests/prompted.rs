@@ -47,6 +47,16 @@ fn an_offered_tools_name_as_the_tag_is_a_call() {
         json!([{"name": "write_to_file", "arguments": {
             "path": "7", "content": "<b>hi</b>\n\nbye", "line_count": 3}}])
     );
+    // A file's content may quote its own closing tag: the value ends at the closer that
+    // the next argument or the call's closer follows.
+    let p = parse_both(
+        "<write_to_file><content>a </content> tag</content><path>x.md</path></write_to_file>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_to_file", "arguments": {"content": "a </content> tag", "path": "x.md"}}])
+    );
     // Two calls, and a call with no arguments.
     let p = parse_both(
         "<read_file><path>a</path></read_file>\n<read_file></read_file>",
@@ -362,4 +372,16 @@ fn continue_tool_blocks_in_a_fence_or_bare() {
     assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
     let text = "Write the tool after TOOL_NAME: in the block.";
     assert_eq!(parse_both(text, &tools).content.as_deref(), Some(text));
+}
+
+#[test]
+fn a_parameter_header_that_lost_its_bracket_still_names_its_value() {
+    let p = parse_both(
+        "<function=edit>\n<parameter=command=replace</parameter>\n<parameter=path>a.py</parameter>\n</function>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "edit", "arguments": {"command": "replace", "path": "a.py"}}])
+    );
 }

@@ -255,6 +255,7 @@ fn pathological_inputs_finish_quickly() {
         "Action: f\nAction Input: x\n".repeat(big / 26),
         "<read_file><path>a</path></read_file>".repeat(big / 37),
         "<read_file><path>a".repeat(big / 18),
+        "<read_file><path>a</path>b".repeat(big / 26),
         "<invoke><tool_name>f</tool_name></invoke>".repeat(big / 40),
         "get_weather\n{}>>>".repeat(big / 17),
         "<|channel|>analysis x<|end|>".repeat(big / 28),

@@ -342,18 +342,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // batch V, scored before any fix (39/55 counted, both modes; see BENCHMARKS.md,
     // "twenty-second widening").
     (
-        "v-roo-content-with-closing-tag",
-        "a write_to_file `content` holding `</content>` itself: reagent ends the value at the \
-         first `</content>` (the rest leaks); Roo Code reads it to the last `</content>` before \
-         `</write_to_file>`",
-    ),
-    (
-        "v-oh-malformed-parameter",
-        "`<parameter=command=str_replace</parameter>` (the header's `>` missing): reagent reads \
-         a key `command=str_replace</parameter` with an empty value; OpenHands recovers \
-         command=str_replace",
-    ),
-    (
         "v-goose-rejected-execute-cut-json",
         "a Kimi K2 call whose arguments are `{\"code\":` (cut, then <|tool_call_end|>): reagent \
          keeps a call with the raw text as arguments; goose reads no call and drops the block",
