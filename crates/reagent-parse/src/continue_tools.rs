@@ -17,7 +17,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::non_empty;
-use crate::scan::parse_json_lenient;
+use crate::scan::{line_starting, parse_json_lenient};
 use crate::{Family, Parsed, ParsedCall};
 
 const TOOL_NAME: &str = "TOOL_NAME:";
@@ -97,16 +97,6 @@ pub(crate) fn parse(t: &str) -> Option<Parsed> {
         errors,
         ..Parsed::default()
     })
-}
-
-/// Offset of the next line that starts (after spaces) with `word`, from `from` on.
-fn line_starting(t: &str, from: usize, word: &str) -> Option<usize> {
-    memchr::memmem::find_iter(&t.as_bytes()[from..], word.as_bytes())
-        .map(|p| from + p)
-        .find(|&p| {
-            let line_start = t[..p].rfind('\n').map_or(0, |n| n + 1);
-            t[line_start..p].trim().is_empty()
-        })
 }
 
 /// Offset of the first non-blank line's text after the line break at or after `from`.

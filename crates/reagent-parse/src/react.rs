@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use crate::engine::non_empty;
 use crate::engine::Ctx;
 use crate::json_fmts::{json_at, JsonAt};
-use crate::scan::unescape_xml;
+use crate::scan::{line_starting, unescape_xml};
 use crate::{Family, Parsed, ParsedCall};
 
 /// Parse `t` as an agent transcript; `None` when it has no agent markers.
@@ -244,14 +244,14 @@ fn react_text(t: &str) -> Option<Parsed> {
             Some(error("found 'Action:' without 'Action Input:'"))
         }
         _ => {
-            let thought = line_starting(t, "Thought:").is_some();
-            if answer.is_none() && thought && line_starting(t, "Action Input:").is_some() {
+            let thought = line_starting(t, 0, "Thought:").is_some();
+            if answer.is_none() && thought && line_starting(t, 0, "Action Input:").is_some() {
                 return Some(error("found 'Action Input:' without 'Action:'"));
             }
             let text = match answer {
                 Some(p) => &t[p + "Final Answer:".len()..],
                 // llama_index's agents answer with `Answer:` after a thought.
-                None if thought => &t[line_starting(t, "Answer:")? + "Answer:".len()..],
+                None if thought => &t[line_starting(t, 0, "Answer:")? + "Answer:".len()..],
                 None => return None,
             };
             Some(Parsed {
@@ -270,14 +270,6 @@ fn action_name(line: &str) -> &str {
         Some(p) if p > 0 => name[..p].trim_end(),
         _ => name,
     }
-}
-
-/// Offset of `word` at the start of a line of `t` (leading spaces allowed).
-fn line_starting(t: &str, word: &str) -> Option<usize> {
-    t.match_indices(word).map(|(p, _)| p).find(|&p| {
-        let line_start = t[..p].rfind('\n').map_or(0, |n| n + 1);
-        t[line_start..p].trim().is_empty()
-    })
 }
 
 /// Offset in `rest` of the line break before a line that starts an `Action:` (`Action 2:`).

@@ -303,6 +303,18 @@ pub(crate) fn unescape(raw: &str) -> String {
     out
 }
 
+/// Offset of the first `word` at or after `from` that starts a line of `t` (after spaces or
+/// tabs). Only the blanks before each candidate are looked back over, so any input costs
+/// linear work.
+pub(crate) fn line_starting(t: &str, from: usize, word: &str) -> Option<usize> {
+    memchr::memmem::find_iter(&t.as_bytes()[from..], word.as_bytes())
+        .map(|p| from + p)
+        .find(|&p| {
+            let before = t[..p].trim_end_matches([' ', '\t']);
+            before.is_empty() || before.ends_with('\n')
+        })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -265,6 +265,7 @@ fn pathological_inputs_finish_quickly() {
         "TOOL_NAME: f\nBEGIN_ARG: k\nv\nEND_ARG\n".repeat(big / 37),
         "TOOL_NAME: f\nBEGIN_ARG: k\n".repeat(big / 25),
         "Thought: x\nAction Input: {\"a\": ".repeat(big / 31),
+        format!("Thought: x\nz{}", " Answer:".repeat(big / 8)),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),
