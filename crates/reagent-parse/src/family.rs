@@ -116,6 +116,8 @@ families! {
     Glimmer => "glimmer",
     /// MiniCPM5 `<function name="f"><param name="k">v</param></function>`.
     MinicpmXml => "minicpm_xml",
+    /// Meta CWM's raw commands: `<tool: function>\nterminal ls -l\n</tool>`.
+    Cwm => "cwm",
     /// Anthropic's legacy XML tool use: `<function_calls><invoke><tool_name>f</tool_name>
     /// <parameters><k>v</k></parameters></invoke></function_calls>`.
     AnthropicXml => "anthropic_xml",

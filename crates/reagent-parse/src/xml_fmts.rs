@@ -1,7 +1,7 @@
 //! XML-style formats: Qwen3-Coder / Seed-OSS `<function=f><parameter=k>` (GLM
 //! `<arg_key>/<arg_value>` is in `glm`), invoke-style MiniMax / DeepSeek DSML / Step-3 / Glimmer
 //! (`<invoke name="f"><parameter name="k">`), MiniCPM `<function name><param name>`, and
-//! Anthropic's legacy `<invoke><tool_name>f</tool_name><parameters>…`.
+//! Anthropic's legacy `<invoke><tool_name>f</tool_name><parameters>…`, CWM's `<tool: …>`.
 //! String values are raw text (never JSON-decoded); other types follow the schema.
 
 use serde_json::{Map, Value};
@@ -72,7 +72,40 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if name_attr(rest, "function").is_some() {
         return minicpm(t, i, ctx);
     }
+    if rest.starts_with("<tool: ") {
+        return cwm_tool(t, i);
+    }
     anthropic_invokes(t, i, ctx)
+}
+
+/// Meta CWM's raw commands: `<tool: KIND>\nNAME COMMAND\n</tool>` (also the shorthand with
+/// no `>`, `<tool: NAME COMMAND </tool>`): a call to NAME with `{"command": COMMAND}`. A
+/// block left open is cut off, never guessed.
+fn cwm_tool(t: &str, i: usize) -> Option<Hit> {
+    const CLOSE: &str = "</tool>";
+    let fam = Family::Cwm;
+    let after = i + "<tool: ".len();
+    let Some(len) = t[after..].find(CLOSE) else {
+        // Cut off after a whole opener line (`<tool: function>\n…`); a mention in prose
+        // (`<tool: name> syntax`) is text.
+        let opener = t[after..].split('\n').next().unwrap_or_default();
+        let whole_opener = opener.ends_with('>') && t.len() > after + opener.len();
+        return whole_opener.then(|| Hit::truncated(i, t.len(), fam));
+    };
+    let block = &t[after..after + len];
+    // `KIND>` on the opener's line, then the command line; or the shorthand's one line.
+    let line = match block.split_once('\n') {
+        Some((kind, body)) if kind.trim_end().ends_with('>') => body,
+        _ => block,
+    };
+    let line = line.trim();
+    let (name, command) = line.split_once(char::is_whitespace)?;
+    let identifier = |c: char| c.is_alphanumeric() || "_-.".contains(c);
+    if name.is_empty() || !name.chars().all(identifier) {
+        return None;
+    }
+    let args = serde_json::json!({ "command": command.trim() });
+    Some(Hit::one_call(i, after + len + CLOSE.len(), fam, name, args))
 }
 
 /// Anthropic's legacy XML tool use (the Claude 2.1 prompt format, still taught by agent

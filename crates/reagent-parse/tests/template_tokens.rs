@@ -81,3 +81,22 @@ fn a_kimi_call_with_a_malformed_id_is_reported_and_its_tokens_are_not_text() {
     );
     assert_eq!(p.content.as_deref(), Some("Running it."));
 }
+
+#[test]
+fn cwm_raw_commands_name_their_tool_first() {
+    let p = parse_both(
+        "Looking.\n<tool: function>\nterminal grep -n \"fn main\" src/*.rs\n</tool>\n<tool: python print(1) </tool>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "terminal", "arguments": {"command": "grep -n \"fn main\" src/*.rs"}},
+               {"name": "python", "arguments": {"command": "print(1)"}}])
+    );
+    assert_eq!(p.content.as_deref().map(str::trim), Some("Looking."));
+    // Cut off after the opener: flagged; a mention in prose is text.
+    let p = parse_both("<tool: function>\nterminal ls", &[]);
+    assert_eq!((calls_of(&p), p.truncated), (json!([]), true));
+    let text = "Write <tool: name> and a command.";
+    assert_eq!(parse_both(text, &[]).content.as_deref(), Some(text));
+}

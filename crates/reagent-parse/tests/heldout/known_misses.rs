@@ -14,11 +14,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "an unfinished PLaMo 3 block's tokens are kept in the content",
     ),
     (
-        "d-cwm-terminal",
-        "CWM's raw-command calls (`NAME command text`) are not read",
-    ),
-    ("d-cwm-two", "as d-cwm-terminal"),
-    (
         "e-lmd-glm47-inner-no-args",
         "a lone word is not read as a call",
     ),
@@ -157,11 +152,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          no call",
     ),
     // Batch N, scored on the parser as it stood (no change to src/ on this branch).
-    (
-        "n-vllm-csm-shorthand-missing-gt",
-        "CWM's `<tool: LABEL command </tool>` shorthand (no `>` after the label) is not read; \
-         vLLM names the tool by its label (CWM calls are not read at all, see d-cwm-terminal)",
-    ),
     (
         "n-vllm-g4rx-fragmented-call-tag",
         "`<call>NAME{…}` (Gemma 4's opener fragmented by multimodal input) is not read; \
