@@ -192,7 +192,7 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
     } else if glm_pairs_before(rest, &close) {
         crate::glm::glm_tagged(t, i, j, &close, ctx)?
     } else {
-        return None;
+        bare_name_call(t, i, j, token, &close, &ctx.opts.tools)?
     };
     if hit.calls.is_empty() {
         return None;
@@ -200,6 +200,39 @@ pub(crate) fn wrapped_inner(t: &str, i: usize, ctx: &crate::engine::Ctx) -> Opti
     hit.start = i;
     hit.fallback = true;
     Some(hit)
+}
+
+/// A call wrapper of an unknown vendor (`<iquestcoder_tool_call>`) around nothing but an
+/// offered tool's name: a call with no arguments. Only a tag that says it holds a call
+/// counts, and only a name the tools offer (a word in such a tag is no call by itself).
+fn bare_name_call(
+    t: &str,
+    i: usize,
+    j: usize,
+    token: &str,
+    close: &str,
+    tools: &[ToolSchema],
+) -> Option<Hit> {
+    // Vendor spellings of known tags (`<tool_call:opensource>`, `<ifm|tool_call>`) are read
+    // whole by the second look (`vendor_tags`).
+    let says_call = token.contains("tool_call") || token.contains("function_call");
+    if !says_call || token.contains([':', '|']) {
+        return None;
+    }
+    let rest = &t[j..];
+    let name_len = rest.find('<')?;
+    let name = rest[..name_len].trim();
+    if !tools.iter().any(|tool| tool.name == name) || !rest[name_len..].starts_with(close) {
+        return None;
+    }
+    let end = rest[name_len..].find('>')? + j + name_len + 1;
+    Some(Hit::one_call(
+        i,
+        end,
+        Family::GenericJson,
+        name,
+        Value::Object(Default::default()),
+    ))
 }
 
 /// Whether `rest` opens with a GLM name line and holds a key tag before `close`, near the

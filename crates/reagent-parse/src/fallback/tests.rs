@@ -247,3 +247,27 @@ fn key_value_words_stay_text_unless_the_whole_line_is_a_call() {
     let p = parse("read_file path=notes.txt", &ParseOptions::default());
     assert!(p.calls.is_empty());
 }
+
+#[test]
+fn an_unknown_call_wrapper_around_an_offered_tools_name_is_a_call_with_no_arguments() {
+    let opts = weather_tools();
+    let p = parse("<acme_tool_call>get_weather</acme_tool_call>", &opts);
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(
+        (p.calls[0].name.as_str(), &p.calls[0].arguments),
+        ("get_weather", &serde_json::json!({}))
+    );
+    assert_eq!(p.content, None);
+    // A name no tool has, or a tag that does not say it holds a call, is text.
+    for text in [
+        "<acme_tool_call>weather</acme_tool_call>",
+        "<acme_note>get_weather</acme_note>",
+    ] {
+        let p = parse(text, &opts);
+        assert_eq!(
+            (p.calls.len(), p.content.as_deref()),
+            (0, Some(text)),
+            "{text}"
+        );
+    }
+}

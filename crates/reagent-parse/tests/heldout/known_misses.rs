@@ -212,11 +212,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
          m-sglr-qc-incomplete-tool-call)",
     ),
     (
-        "p-vllm-iquest2-no-args",
-        "`<iquestcoder_tool_call>NAME</iquestcoder_tool_call>` with no arguments is not \
-         read; the same wrapper with GLM pairs is",
-    ),
-    (
         "p-vllm-iquest2-missing-value-end",
         "an `<arg_value>` never closed before the call's closer: reagent reads the value up \
          to the closer; vLLM drops the call",
