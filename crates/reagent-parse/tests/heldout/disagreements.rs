@@ -427,4 +427,10 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "v-goose-malformed-json-directive",
         "goose clears the whole text part around a malformed call directive; SGLang returns a malformed call block as the normal text (m-sglr-fb-qwen-malformed-json), and reagent keeps the text of a reply with no call",
     ),
+    // batch Y, marked before scoring
+    (
+        "y-llama31-code-interpreter",
+        "raw code after <|python_tag|> with Environment: ipython: llama-models' own decoder (models/llama3/chat_format.py, decode_assistant_message_from_content) names the call `code_interpreter`; functionary's Llama 3.1 template names such text a call to `python` (t-fy-v3-llama31-python), as the corpus convention does; no name satisfies both",
+    ),
+    ("y-llama32-code-interpreter", "as y-llama31-code-interpreter"),
 ];

@@ -30,7 +30,7 @@
 //! batch S, ids `s-smol-*`: the embedded SmolLM2-135M's replies in reagent's prompt mode on
 //! `evals/small-tasks.toml`; batch V, ids `v-*`: Roo Code's XML tool-tag parser tests, OpenHands'
 //! non-native function-call converter test, Continue's system-message tool test, goose's toolshim
-//! tests)
+//! tests; batch Y, ids `y-*`: outputs quoted in model vendors' own function-calling guides)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
