@@ -14,6 +14,7 @@ const STRIP_TOKENS: &[&str] = &[
     "<|im_end|>",
     "<|eot_id|>",
     "<|eom_id|>",
+    "<|eom|>",
     "<|endoftext|>",
     "<|end_of_text|>",
     "<|end|>",

@@ -13,6 +13,8 @@ fn the_assistants_turn_header_at_the_start_is_not_content() {
         "<|im_start|>assistant\nHello there.<|im_end|>",
         "<|start_header_id|>assistant<|end_header_id|>\n\nHello there.<|eot_id|>",
         "<start_of_turn>model\nHello there.<end_of_turn>",
+        // Llama 4 ends a message that expects a tool's result with `<|eom|>`.
+        "Hello there.<|eom|>",
     ] {
         assert_eq!(
             parse_both(text, &[]).content.as_deref(),

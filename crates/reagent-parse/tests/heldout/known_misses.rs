@@ -334,13 +334,7 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // batch X, scored before any fix: 105/105 in both modes, no miss to register (see
     // BENCHMARKS.md, "twenty-fourth widening").
     // batch Y, scored before any fix (40/41 counted, both modes; see BENCHMARKS.md,
-    // "twenty-fifth widening").
-    (
-        "y-llama4-two-images-eom",
-        "Llama 4 text ended by its end-of-message token `<|eom|>`: reagent keeps `<|eom|>` in \
-         the content; llama-models' Llama 4 chat format ends a message at it (it strips \
-         `<|eot|>` already, and Llama 3's `<|eom_id|>`)",
-    ),
+    // "twenty-fifth widening"); its one miss (Llama 4's `<|eom|>`) is read since.
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
