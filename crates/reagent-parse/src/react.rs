@@ -344,6 +344,11 @@ fn xml_agent(t: &str) -> Option<Parsed> {
         ));
     }
     let name = between(t, "<tool>", "</tool>")?;
+    // A tool's name is one line of text: markup or lines inside `<tool>` are another
+    // format's element (langroid's `<tool><request>…`), not a name.
+    if name.contains(['<', '\n']) {
+        return None;
+    }
     let input = between(t, "<tool_input>", "</tool_input>").unwrap_or("");
     Some(call(name.trim(), &unescape_xml(input), Family::XmlAgent))
 }

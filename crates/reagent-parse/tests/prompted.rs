@@ -385,3 +385,22 @@ fn a_parameter_header_that_lost_its_bracket_still_names_its_value() {
         json!([{"name": "edit", "arguments": {"command": "replace", "path": "a.py"}}])
     );
 }
+
+#[test]
+fn a_tool_element_holding_markup_is_no_xml_agent_name() {
+    // LangChain's XML agent names its tool in one line of text; another format's element
+    // inside `<tool>` is not a tool called after that markup.
+    let text = "<tool>\n<request>read_file</request>\n<path>a.txt</path>\n</tool>";
+    let p = parse_both(text, &[]);
+    assert!(
+        calls_of(&p).as_array().is_some_and(|c| c
+            .iter()
+            .all(|call| !call["name"].as_str().is_some_and(|n| n.contains('<')))),
+        "{p:?}"
+    );
+    let p = parse_both("<tool>search</tool><tool_input>rust</tool_input>", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search", "arguments": {"input": "rust"}}])
+    );
+}

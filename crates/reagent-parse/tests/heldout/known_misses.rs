@@ -441,10 +441,4 @@ pub(super) const KNOWN_MISSES_WITHOUT_HINT: &[(&str, &str)] = &[
         "t-fy-v3-llama31-text-then-python",
         "as t-fy-v3-llama31-python, after text",
     ),
-    // batch Z, auto-detection only (the tool_tags hint reads no call, as langroid expects).
-    (
-        "z-lgr-xml-bad-code-unclosed",
-        "langroid raises XMLException (a <code> that never closes): with the tool_tags hint reagent reads no call either; auto-detection takes `<tool>` for the XML agent tag and returns a call named after the whole body",
-    ),
-    ("z-lgr-xml-bad-missing-required", "as z-lgr-xml-bad-code-unclosed (langroid: a required field missing)"),
 ];

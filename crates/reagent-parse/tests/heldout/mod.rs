@@ -30,7 +30,11 @@
 //! batch S, ids `s-smol-*`: the embedded SmolLM2-135M's replies in reagent's prompt mode on
 //! `evals/small-tasks.toml`; batch V, ids `v-*`: Roo Code's XML tool-tag parser tests, OpenHands'
 //! non-native function-call converter test, Continue's system-message tool test, goose's toolshim
-//! tests; batch Y, ids `y-*`: outputs quoted in model vendors' own function-calling guides)
+//! tests; batch T, ids `t-*`: LLaMA-Factory's, ms-swift's and functionary's tool-extraction
+//! tests; batch W, ids `w-*`: SWE-agent's, mini-swe-agent's, llama_index's, crewAI's,
+//! haystack's and camel's parser tests; batch X, ids `x-smol-*`: a second sample of the
+//! embedded model; batch Y, ids `y-*`: outputs quoted in model vendors' own function-calling
+//! guides; batch Z, ids `z-lgr-*`: langroid's JSON and XML tool-message tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
