@@ -27,8 +27,9 @@
 //! trigger scan), `lenient` (tolerant JSON/Python-literal parser), `calls` (call-object
 //! spellings), one module per family group (`json_fmts`, `json_list`, `json_tokens`,
 //! `xml_fmts`, `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`,
-//! `react`, `qwen_agent`, `continue_tools`, `tool_tags`), `schema` (typing and [`coerce_arguments`]), `vendor_tags` (vendor spellings of
-//! known tags), `stop_tokens`, `fallback`, `stream`, `render`.
+//! `react`, `qwen_agent`, `continue_tools`, `tool_tags`), `schema` (typing and
+//! [`coerce_arguments`]), `vendor_tags` (vendor spellings of known tags), `stop_tokens`,
+//! `fallback`, `stream`, `render`.
 //!
 //! **The general fallback** (`fallback` module) is for formats no family reads. It runs
 //! only where no family recognised a call, and knows the shapes every format shares: a

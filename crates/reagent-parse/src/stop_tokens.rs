@@ -63,8 +63,8 @@ pub(crate) fn may_hold_one(t: &str) -> bool {
 }
 
 /// `content` without the tokens that never belong in it: the assistant's turn header at its
-/// start, control tokens anywhere, stop markers at its end and, once calls were found (`calls_found`), orphan wrapper closers
-/// and tool-response openers.
+/// start, control tokens anywhere, stop markers at its end and, once calls were found
+/// (`calls_found`), orphan wrapper closers and tool-response openers.
 pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
     let start = content.len() - content.trim_start().len();
     let header = LEADING_ROLE_HEADERS

@@ -10,8 +10,8 @@
 //! Only a tag naming an offered tool opens a call (any other tag is text, as in HTML), and
 //! it must be followed by an argument element or its own closer. A value is raw text up to
 //! its closer (the first one followed by another argument or the call's closer, so a file's
-//! content may quote the tag), typed by the tool's schema (a string stays as written); one line break at
-//! each end of it is layout. A call whose closer was lost after complete arguments is read,
+//! content may quote the tag), typed by the tool's schema (a string stays as written); one
+//! line break at each end of it is layout. A call whose closer was lost after complete arguments is read,
 //! as for GLM; a call cut off inside an argument is never guessed.
 
 use serde_json::{Map, Value};
