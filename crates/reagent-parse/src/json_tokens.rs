@@ -312,8 +312,7 @@ fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
     let name = head.strip_prefix("functions.").unwrap_or(head);
     // A name is an identifier: a label before it (`label functions.f:0`,
     // `shell:functions.f:0`) makes the id malformed, not a tool called `label functions.f`.
-    let identifier = |c: char| c.is_alphanumeric() || "_-.".contains(c);
-    (!name.is_empty() && name.chars().all(identifier)).then(|| name.to_string())
+    crate::scan::is_tool_name(name).then(|| name.to_string())
 }
 
 /// Functionary v2: messages `<|from|>assistant\n<|recipient|>NAME\n<|content|>BODY<|stop|>`;
@@ -389,7 +388,7 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
     // Cheap checks first (most texts are neither): the first line names a recipient, or
     // v2.5's separator is somewhere (a SIMD search).
     let first_line = t.split('\n').next().unwrap_or_default().trim();
-    let named_first = is_recipient(first_line) && t.len() > first_line.len();
+    let named_first = crate::scan::is_tool_name(first_line) && t.len() > first_line.len();
     let v25 = memchr::memmem::find(t.as_bytes(), FUNCTIONARY_LLAMA3_SEP.as_bytes()).is_some();
     if !hinted && !named_first && !v25 {
         return None;
@@ -415,7 +414,7 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         }
         let named = block
             .split_once('\n')
-            .filter(|(name, _)| is_recipient(name.trim()));
+            .filter(|(name, _)| crate::scan::is_tool_name(name.trim()));
         let Some((name, body)) = named else {
             if v25 && k == 0 {
                 content.push_str(block);
@@ -461,14 +460,6 @@ pub(crate) fn functionary_v32(t: &str, ctx: &Ctx) -> Option<Hit> {
         h.content = Some(content);
     }
     Some(h)
-}
-
-/// Whether `name` may be a Functionary recipient (a tool name, `all` or `python`).
-fn is_recipient(name: &str) -> bool {
-    !name.is_empty()
-        && name
-            .bytes()
-            .all(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'-' || c == b'.')
 }
 
 /// Whether `name` reads as a function identifier rather than a word: it joins words with

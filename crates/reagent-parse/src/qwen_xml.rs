@@ -83,9 +83,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             let raw = if closed {
                 qwen_value(&t[vs..ve])
             } else {
-                let v = &t[vs..ve];
-                let v = v.strip_suffix('\n').unwrap_or(v);
-                v.strip_prefix('\n').unwrap_or(v)
+                crate::scan::without_layout_newlines(&t[vs..ve])
             };
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
             p = if closed {

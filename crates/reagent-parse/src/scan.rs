@@ -303,6 +303,28 @@ pub(crate) fn unescape(raw: &str) -> String {
     out
 }
 
+/// Whether `c` may stand in a tool's name (`get_weather`, `read-file`, `api.v2`).
+pub(crate) fn is_name_char(c: char) -> bool {
+    c.is_alphanumeric() || matches!(c, '_' | '-' | '.')
+}
+
+/// Whether `name` is a tool's name as formats spell it: no spaces, tags or punctuation
+/// beyond `_ - .` (a label or markup around it makes it something else).
+pub(crate) fn is_tool_name(name: &str) -> bool {
+    !name.is_empty() && name.chars().all(is_name_char)
+}
+
+/// `raw` without one line break at each end (the layout around a value on its own lines).
+pub(crate) fn without_layout_newlines(raw: &str) -> &str {
+    let raw = raw
+        .strip_prefix("\r\n")
+        .or_else(|| raw.strip_prefix('\n'))
+        .unwrap_or(raw);
+    raw.strip_suffix("\r\n")
+        .or_else(|| raw.strip_suffix('\n'))
+        .unwrap_or(raw)
+}
+
 /// Offset of the first `word` at or after `from` that starts a line of `t` (after spaces or
 /// tabs). Only the blanks before each candidate are looked back over, so any input costs
 /// linear work.

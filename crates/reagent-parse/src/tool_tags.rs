@@ -66,7 +66,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         let Some(len) = value_len(&t[value_start..], &key_close, &close) else {
             return Some(Hit::truncated(i, t.len(), FAMILY));
         };
-        let raw = layout_trimmed(&t[value_start..value_start + len]);
+        let raw = crate::scan::without_layout_newlines(&t[value_start..value_start + len]);
         let value = crate::xml_fmts::typed(ctx, FAMILY, name, key, raw);
         args.insert(key.to_string(), value);
         p = value_start + len + key_close.len();
@@ -94,8 +94,9 @@ fn value_len(rest: &str, key_close: &str, call_close: &str) -> Option<usize> {
 /// output ends inside such a tag, `None` when `rest` opens no argument.
 fn argument_key(rest: &str) -> Option<Option<&str>> {
     let inner = rest.strip_prefix('<')?;
-    let is_key_char = |c: char| c.is_ascii_alphanumeric() || matches!(c, '_' | '-' | '.');
-    let len = inner.find(|c: char| !is_key_char(c)).unwrap_or(inner.len());
+    let len = inner
+        .find(|c: char| !crate::scan::is_name_char(c))
+        .unwrap_or(inner.len());
     let key = &inner[..len];
     if key.is_empty() || key.len() > 64 {
         return None;
@@ -105,15 +106,4 @@ fn argument_key(rest: &str) -> Option<Option<&str>> {
         None => Some(None),
         Some(_) => None,
     }
-}
-
-/// `raw` without one line break at each end (the layout around a value on its own lines).
-fn layout_trimmed(raw: &str) -> &str {
-    let raw = raw
-        .strip_prefix("\r\n")
-        .or_else(|| raw.strip_prefix('\n'))
-        .unwrap_or(raw);
-    raw.strip_suffix("\r\n")
-        .or_else(|| raw.strip_suffix('\n'))
-        .unwrap_or(raw)
 }

@@ -100,8 +100,7 @@ fn cwm_tool(t: &str, i: usize) -> Option<Hit> {
     };
     let line = line.trim();
     let (name, command) = line.split_once(char::is_whitespace)?;
-    let identifier = |c: char| c.is_alphanumeric() || "_-.".contains(c);
-    if name.is_empty() || !name.chars().all(identifier) {
+    if !crate::scan::is_tool_name(name) {
         return None;
     }
     let args = serde_json::json!({ "command": command.trim() });
