@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use reagent_protocol::Outcome;
 use reagent_testkit::{ScriptBuilder, Turn};
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::harness::{files, run};
 
@@ -102,11 +102,12 @@ async fn an_abab_cycle_is_a_repetition() {
     assert_eq!(o.events_of("guardrail")[0]["action"], "hint");
 }
 
-#[tokio::test]
-async fn narration_gets_a_nudge_then_the_model_acts() {
+/// A first reply that gets one nudge (of `reason`), then a read of a.txt and the answer:
+/// the run completes with it, and the message the nudge sent is returned.
+async fn nudged_once_then_the_model_acts(first: Turn, reason: &str) -> Value {
     let o = run(
         ScriptBuilder::new()
-            .turn(Turn::text("Let me read the file first."))
+            .turn(first)
             .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
             .turn(Turn::text("It contains A.")),
         |d| files(d, &[("a.txt", "A")]),
@@ -117,31 +118,26 @@ async fn narration_gets_a_nudge_then_the_model_acts() {
     assert_eq!(o.result.answer, "It contains A.");
     let nudges = o.events_of("nudge");
     assert_eq!(nudges.len(), 1);
-    assert_eq!(nudges[0]["reason"], "narration");
+    assert_eq!(nudges[0]["reason"], reason);
     let msgs = o.messages(1);
-    assert_eq!(msgs.last().unwrap()["role"], "user");
+    let told = msgs.last().unwrap().clone();
+    assert_eq!(told["role"], "user");
+    told
+}
+
+#[tokio::test]
+async fn narration_gets_a_nudge_then_the_model_acts() {
+    nudged_once_then_the_model_acts(Turn::text("Let me read the file first."), "narration").await;
 }
 
 #[tokio::test]
 async fn a_call_that_cannot_be_read_is_answered_with_the_reason() {
-    let o = run(
-        ScriptBuilder::new()
-            .turn(Turn::text(
-                "<tool_call>{\"name\": \"read_file\", \"arguments\": a.txt}</tool_call>",
-            ))
-            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
-            .turn(Turn::text("It contains A.")),
-        |d| files(d, &[("a.txt", "A")]),
-        |_| {},
+    let told = nudged_once_then_the_model_acts(
+        Turn::text("<tool_call>{\"name\": \"read_file\", \"arguments\": a.txt}</tool_call>"),
+        "unread_call",
     )
     .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
-    assert_eq!(o.result.answer, "It contains A.");
-    let nudges = o.events_of("nudge");
-    assert_eq!(nudges.len(), 1);
-    assert_eq!(nudges[0]["reason"], "unread_call");
-    let msgs = o.messages(1);
-    let told = msgs.last().unwrap()["content"].as_str().unwrap();
+    let told = told["content"].as_str().unwrap();
     assert!(
         told.starts_with("Your tool call could not be read ("),
         "{told}"
