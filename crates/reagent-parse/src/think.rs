@@ -144,14 +144,11 @@ pub(crate) fn split<'a>(
         return segs;
     }
     let suffixed = suffixed_pair(t);
-    let mut pairs = PAIRS.to_vec();
-    if let Some((open, close)) = &suffixed {
-        pairs.push((open, close));
-    }
-    let opens: Vec<&str> = pairs.iter().map(|p| p.0).collect();
-    let closes: Vec<&str> = pairs.iter().map(|p| p.1).collect();
-    let mut next_open = NextTag::new(pairs.len());
-    let mut next_close = NextTag::new(pairs.len());
+    let suffixed = suffixed.as_ref().map(|(o, c)| (o.as_str(), c.as_str()));
+    let opens: Vec<&str> = PAIRS.iter().chain(&suffixed).map(|p| p.0).collect();
+    let closes: Vec<&str> = PAIRS.iter().chain(&suffixed).map(|p| p.1).collect();
+    let mut next_open = NextTag::new(opens.len());
+    let mut next_close = NextTag::new(opens.len());
     let mut pos = 0;
     // Apriel: everything before `[BEGIN FINAL RESPONSE]` is reasoning.
     if let Some(p) = t.find("[BEGIN FINAL RESPONSE]") {
@@ -160,11 +157,11 @@ pub(crate) fn split<'a>(
             raw: &t[..p + 22],
         });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
-    } else if let Some((c, k)) = NextTag::new(pairs.len()).earliest(t, 0, &closes) {
+    } else if let Some((c, k)) = NextTag::new(opens.len()).earliest(t, 0, &closes) {
         // A close tag before any open tag of its pair: thinking was forced open.
-        let open_before = t[..c].contains(pairs[k].0);
+        let open_before = t[..c].contains(opens[k]);
         if !open_before {
-            let end = c + pairs[k].1.len();
+            let end = c + closes[k].len();
             segs.push(Seg::Reasoning {
                 inner: &t[..c],
                 raw: &t[..end],
@@ -177,7 +174,7 @@ pub(crate) fn split<'a>(
         let Some((o, k)) = next_open.earliest(t, pos, &opens) else {
             break;
         };
-        let (open, close) = pairs[k];
+        let (open, close) = (opens[k], closes[k]);
         if o > pos {
             segs.push(Seg::Body {
                 text: &t[pos..o],
