@@ -4,6 +4,8 @@
 # checks, the whole test suite, and a smoke run of the benchmark harness (no timings asserted).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# One build per run: incremental state would only fill the disk.
+export CARGO_INCREMENTAL=0
 
 step() { printf '\n== %s\n' "$*" >&2; }
 
