@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::scan::parse_json_lenient;
+use crate::scan::{is_tool_name, parse_json_lenient};
 use crate::ParsedCall;
 
 /// Rules for accepting a call object.
@@ -75,10 +75,13 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
             id: None,
         });
     }
-    let name = ["name", "tool_name", "function", "tool"]
+    let Some(name) = ["name", "tool_name", "function", "tool"]
         .iter()
-        .find_map(|k| m.get(*k).and_then(Value::as_str))?
-        .to_string();
+        .find_map(|k| m.get(*k).and_then(Value::as_str))
+    else {
+        return request_call(m);
+    };
+    let name = name.to_string();
     if name.is_empty() {
         return None;
     }
@@ -99,6 +102,19 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
         arguments: normalize_args(args, rules)?,
         id,
     })
+}
+
+/// langroid's tool message: `{"request": NAME, ...arguments}`, the tool named by a
+/// `request` field that holds a tool name (no spaces or markup) beside its arguments.
+fn request_call(mut m: Map<String, Value>) -> Option<ParsedCall> {
+    match m.remove("request") {
+        Some(Value::String(name)) if is_tool_name(&name) => Some(ParsedCall {
+            name,
+            arguments: Value::Object(m),
+            id: None,
+        }),
+        _ => None,
+    }
 }
 
 /// A call with no arguments from an object that holds nothing but its name (and perhaps an
@@ -182,6 +198,15 @@ mod tests {
                 Some(json!({"q": 1}))
             );
         }
+        // langroid's `request` field names the tool beside its arguments, when it holds a
+        // tool name.
+        let v = json!({"request": "file_exists", "filename": "a.txt"});
+        let c = &calls_from_value(&v, r).unwrap()[0];
+        assert_eq!(
+            (c.name.as_str(), &c.arguments),
+            ("file_exists", &json!({"filename": "a.txt"}))
+        );
+        assert!(calls_from_value(&json!({"request": "tell me more", "id": 1}), r).is_none());
         let v = json!({"name": "f", "arguments": "hello"});
         assert!(calls_from_value(&v, r).is_none());
         let keep = CallRules {

@@ -407,7 +407,7 @@ fn call_at(
         };
         return Some((start, end, call));
     }
-    let end = match crate::scan::container_end(b, j, false) {
+    let end = match crate::scan::container_end(b, j, crate::scan::Quoting::JSON) {
         crate::scan::End::Complete(e) => e,
         _ => return None,
     };

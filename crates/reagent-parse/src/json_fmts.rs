@@ -7,7 +7,9 @@ use serde_json::Value;
 use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object};
 use crate::engine::{Brace, Ctx, Hit};
 use crate::json_list::{list_calls, list_hit};
-use crate::scan::{parse_json_html_escaped, parse_json_lenient, skip_ws, End};
+use crate::scan::{
+    parse_json_html_escaped, parse_json_lenient, parse_json_line_bound, skip_ws, End,
+};
 use crate::{pythonic, Family, ParsedCall};
 
 /// A JSON value found at a position.
@@ -31,16 +33,35 @@ pub(crate) fn json_at(ctx: &Ctx, t: &str, j: usize) -> JsonAt {
         return JsonAt::Bad(None);
     }
     let end = ctx.memo.borrow_mut().end(t, j);
-    match end {
+    let first = match end {
         End::Complete(e) => {
             match parse_json_lenient(&t[j..e]).or_else(|| parse_json_html_escaped(&t[j..e])) {
-                Some(v) => JsonAt::Value(v, e),
+                Some(v) => return JsonAt::Value(v, e),
                 None => JsonAt::Bad(Some(e)),
             }
         }
         End::Incomplete => JsonAt::Truncated,
         End::Invalid => JsonAt::Bad(None),
+    };
+    lost_quote_object(ctx, t, j).unwrap_or(first)
+}
+
+/// An object that does not parse because a string lost its closing quote at a line break
+/// (`{"value": "oops` + newline + `}`, then the next object): read with such strings ending
+/// at their line break. Only where more text follows the object read so: at the end of
+/// the output, an open string is a stream cut off mid-value, not a lost quote.
+fn lost_quote_object(ctx: &Ctx, t: &str, j: usize) -> Option<JsonAt> {
+    if t.as_bytes()[j] != b'{' {
+        return None;
     }
+    let End::Complete(e) = ctx.memo.borrow_mut().line_bound_end(t, j) else {
+        return None;
+    };
+    if t[e..].trim().is_empty() {
+        return None;
+    }
+    let v = parse_json_line_bound(&t[j..e])?;
+    Some(JsonAt::Value(v, e))
 }
 
 /// Skip whitespace and an optional closing tag; returns the new offset.

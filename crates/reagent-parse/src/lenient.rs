@@ -4,7 +4,7 @@
 
 use serde_json::{Map, Value};
 
-use crate::scan::{number_value, skip_ws, string_end, unescape};
+use crate::scan::{number_value, skip_ws, string_end, string_end_in, unescape};
 
 /// Maximum nesting accepted by the tolerant parser (deeper input is rejected).
 const MAX_DEPTH: usize = 128;
@@ -24,6 +24,8 @@ pub(crate) struct Lenient<'a> {
     /// what may follow a value (`'sed -n '1,5p' f'`) or sits inside a quotation of the
     /// other kind (`'python -c "f('x')"'`).
     pub(crate) python: bool,
+    /// A raw line break ends a string (see [`crate::scan::Quoting::line_bound`]).
+    pub(crate) line_bound: bool,
 }
 
 impl<'a> Lenient<'a> {
@@ -36,6 +38,7 @@ impl<'a> Lenient<'a> {
             str_delim: None,
             bare_keys: false,
             python: false,
+            line_bound: false,
         }
     }
 
@@ -210,7 +213,17 @@ impl<'a> Lenient<'a> {
     /// Parse a quoted string (either quote), decoding JSON and Python escapes.
     pub(crate) fn string(&mut self) -> Option<String> {
         let quote = self.peek()?;
-        let mut end = string_end(self.b(), self.pos, quote)?;
+        let closed = string_end(self.b(), self.pos, quote);
+        if self.line_bound {
+            // Read to the end of the line when the line break comes before the quote.
+            let line_end = string_end_in(self.b(), self.pos, quote, true)?;
+            if closed != Some(line_end) {
+                let raw = &self.s[self.pos + 1..line_end];
+                self.pos = line_end;
+                return Some(unescape(raw));
+            }
+        }
+        let mut end = closed?;
         if self.python && !self.may_follow_value(end) {
             // A quote followed by something no value is followed by is inside the string,
             // and so is one inside a quotation of the other kind (`'python -c "f('x')"'`).

@@ -5,7 +5,7 @@ use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
 use crate::lenient::Lenient;
-use crate::scan::{container_end, skip_ws, End};
+use crate::scan::{container_end, skip_ws, End, Quoting};
 use crate::{Family, ParsedCall, ToolSchema};
 
 /// Parse `name(k=v, …)` at the parser's position.
@@ -127,7 +127,7 @@ fn list(t: &str, j: usize) -> Result<(Vec<ParsedCall>, usize), Vec<ParsedCall>> 
 
 /// Whether the list at `j` is cut off (brackets never balance before the end).
 fn cut_off(t: &str, j: usize) -> bool {
-    container_end(t.as_bytes(), j, true) == End::Incomplete
+    container_end(t.as_bytes(), j, Quoting::PYTHON) == End::Incomplete
 }
 
 /// A pythonic list inside `open…close` tokens (LFM2, Llama 4).
@@ -283,7 +283,7 @@ pub(crate) fn dotted_call(t: &str, start: usize, j: usize) -> Option<Hit> {
                 .iter()
                 .take(256)
                 .position(|&c| c == b'(')?,
-            true,
+            Quoting::PYTHON,
         ) == End::Incomplete =>
         {
             Some(Hit::truncated(start, t.len(), fam))

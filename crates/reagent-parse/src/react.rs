@@ -63,7 +63,7 @@ fn object_input(input: &str) -> Option<Value> {
         return None;
     }
     let s = without_block_comments(s);
-    let text = match crate::scan::container_end(s.as_bytes(), 0, true) {
+    let text = match crate::scan::container_end(s.as_bytes(), 0, crate::scan::Quoting::PYTHON) {
         crate::scan::End::Complete(e) => s[..e].to_string(),
         // Closers missing at the very end (`{"query": "SF"`).
         crate::scan::End::Incomplete => {

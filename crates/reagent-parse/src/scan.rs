@@ -19,23 +19,49 @@ pub(crate) enum End {
     Invalid,
 }
 
-/// Find the end of the `{…}` / `[…]` / `(…)` starting at `start`, skipping strings.
-/// With `py`, single-quoted strings are strings too.
-pub(crate) fn container_end(b: &[u8], start: usize, py: bool) -> End {
-    container_scan(b, start, py, &mut |_, _| {})
+/// Which string literals a bracket scan skips.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub(crate) struct Quoting {
+    /// Single-quoted strings are strings too (Python literals).
+    pub(crate) single: bool,
+    /// A raw line break ends an open string: how a value reads when the model lost its
+    /// closing quote (`{"value": "oops` + newline + `}`).
+    pub(crate) line_bound: bool,
+}
+
+impl Quoting {
+    /// JSON's double-quoted strings.
+    pub(crate) const JSON: Quoting = Quoting {
+        single: false,
+        line_bound: false,
+    };
+    /// Python's strings, in either quote.
+    pub(crate) const PYTHON: Quoting = Quoting {
+        single: true,
+        line_bound: false,
+    };
+}
+
+/// Find the end of the `{…}` / `[…]` / `(…)` starting at `start`, skipping strings
+/// (`(…)` only under [`Quoting::single`], as in Python calls).
+pub(crate) fn container_end(b: &[u8], start: usize, quoting: Quoting) -> End {
+    container_scan(b, start, quoting, &mut |_, _| {})
 }
 
 /// [`container_end`]; when the scan fails (input ends, or a close bracket mismatches), also
 /// reports the same failure for every bracket still open (`record(open_pos, end)`): a scan
 /// from such a bracket would see exactly the same bytes in the same string state and fail
 /// the same way, so callers can memoise and stay linear on unbalanced input. Successful
-/// scans record nothing (callers skip past complete values).
+/// scans record nothing (callers skip past complete values), except line-bound ones, which
+/// record every inner container's end too: their callers look inside a value that did not
+/// parse, and must not scan it again from each inner bracket.
 pub(crate) fn container_scan(
     b: &[u8],
     start: usize,
-    py: bool,
+    quoting: Quoting,
     record: &mut dyn FnMut(usize, End),
 ) -> End {
+    let py = quoting.single;
     let mut stack: Vec<(usize, u8)> = Vec::new();
     let mut i = start;
     let fail = |stack: &mut Vec<(usize, u8)>, record: &mut dyn FnMut(usize, End), e: End| {
@@ -51,16 +77,19 @@ pub(crate) fn container_scan(
             b'[' => stack.push((i, b']')),
             b'(' if py => stack.push((i, b')')),
             b'}' | b']' | b')' if c != b')' || py => match stack.last() {
-                Some(&(_, want)) if want == c => {
+                Some(&(p, want)) if want == c => {
                     stack.pop();
+                    if quoting.line_bound && !stack.is_empty() {
+                        record(p, End::Complete(i + 1));
+                    }
                 }
                 _ => return fail(&mut stack, record, End::Invalid),
             },
-            b'"' => match string_end(b, i, b'"') {
+            b'"' => match string_end_in(b, i, b'"', quoting.line_bound) {
                 Some(e) => i = e - 1,
                 None => return fail(&mut stack, record, End::Incomplete),
             },
-            b'\'' if py => match string_end(b, i, b'\'') {
+            b'\'' if py => match string_end_in(b, i, b'\'', quoting.line_bound) {
                 Some(e) => i = e - 1,
                 None => return fail(&mut stack, record, End::Incomplete),
             },
@@ -74,11 +103,11 @@ pub(crate) fn container_scan(
     fail(&mut stack, record, End::Incomplete)
 }
 
-/// Memoised [`container_end`] over one text (JSON strings only).
+/// Memoised [`container_end`] over one text.
 #[derive(Default)]
 pub(crate) struct ScanMemo {
     key: (usize, usize),
-    ends: std::collections::HashMap<usize, End>,
+    ends: std::collections::HashMap<(usize, Quoting), End>,
 }
 
 impl ScanMemo {
@@ -88,21 +117,49 @@ impl ScanMemo {
         self.ends.clear();
     }
 
-    /// End of the JSON container at `start` in `t`.
+    /// End of the JSON container at `start` in `t` (a Python dict, `{'key': …`, with
+    /// Python's strings).
     pub(crate) fn end(&mut self, t: &str, start: usize) -> End {
+        let b = t.as_bytes();
+        let python_dict =
+            b.get(start) == Some(&b'{') && b.get(skip_ws(b, start + 1)) == Some(&b'\'');
+        let quoting = if python_dict {
+            Quoting::PYTHON
+        } else {
+            Quoting::JSON
+        };
+        self.end_with(t, start, quoting)
+    }
+
+    /// [`ScanMemo::end`] with the strings ending at a raw line break, for a second look at
+    /// a container that did not balance.
+    pub(crate) fn line_bound_end(&mut self, t: &str, start: usize) -> End {
+        let b = t.as_bytes();
+        let single = b.get(skip_ws(b, start + 1)) == Some(&b'\'');
+        self.end_with(
+            t,
+            start,
+            Quoting {
+                single,
+                line_bound: true,
+            },
+        )
+    }
+
+    fn end_with(&mut self, t: &str, start: usize, quoting: Quoting) -> End {
         let key = (t.as_ptr() as usize, t.len());
         if key != self.key {
             self.reset();
             self.key = key;
         }
         if !self.ends.is_empty() {
-            if let Some(e) = self.ends.get(&start) {
+            if let Some(e) = self.ends.get(&(start, quoting)) {
                 return *e;
             }
         }
         let ends = &mut self.ends;
-        container_scan(t.as_bytes(), start, false, &mut |p, e| {
-            ends.insert(p, e);
+        container_scan(t.as_bytes(), start, quoting, &mut |p, e| {
+            ends.insert((p, quoting), e);
         })
     }
 }
@@ -140,11 +197,18 @@ pub(crate) fn next_trigger(b: &[u8], from: usize) -> usize {
 
 /// Exclusive end of the string literal opening at `start` (a `quote` byte).
 pub(crate) fn string_end(b: &[u8], start: usize, quote: u8) -> Option<usize> {
+    string_end_in(b, start, quote, false)
+}
+
+/// [`string_end`]; with `line_bound`, a raw line break ends the string too (the offset of
+/// the line break: the string had lost its closing quote).
+pub(crate) fn string_end_in(b: &[u8], start: usize, quote: u8, line_bound: bool) -> Option<usize> {
     let mut i = start + 1;
     while i < b.len() {
         match b[i] {
             b'\\' => i += 2,
             c if c == quote => return Some(i + 1),
+            b'\n' if line_bound => return Some(i),
             _ => i += 1,
         }
     }
@@ -182,6 +246,17 @@ pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
         return Some(v);
     }
     let mut p = Lenient::new(t);
+    let v = p.value()?;
+    p.ws();
+    (p.pos == t.len()).then_some(v)
+}
+
+/// [`parse_json_lenient`] for a value whose strings end at a raw line break when their
+/// closing quote is missing (see [`Quoting::line_bound`]).
+pub(crate) fn parse_json_line_bound(text: &str) -> Option<Value> {
+    let t = text.trim();
+    let mut p = Lenient::new(t);
+    p.line_bound = true;
     let v = p.value()?;
     p.ws();
     (p.pos == t.len()).then_some(v)
@@ -344,9 +419,20 @@ mod tests {
     #[test]
     fn braces_inside_strings_do_not_count() {
         let s = br#"{"a": "x}y{", "b": [1, "]"]} tail"#;
-        assert_eq!(container_end(s, 0, false), End::Complete(28));
-        assert_eq!(container_end(br#"{"a": "x"#, 0, false), End::Incomplete);
-        assert_eq!(container_end(br#"{"a": ]"#, 0, false), End::Invalid);
+        assert_eq!(container_end(s, 0, Quoting::JSON), End::Complete(28));
+        assert_eq!(
+            container_end(br#"{"a": "x"#, 0, Quoting::JSON),
+            End::Incomplete
+        );
+        assert_eq!(container_end(br#"{"a": ]"#, 0, Quoting::JSON), End::Invalid);
+        // A string that lost its closing quote, read to the end of its line.
+        let lost = b"{\"a\": \"x\n} {\"b\": 1}";
+        assert_eq!(container_end(lost, 0, Quoting::JSON), End::Incomplete);
+        let line_bound = Quoting {
+            single: false,
+            line_bound: true,
+        };
+        assert_eq!(container_end(lost, 0, line_bound), End::Complete(10));
     }
 
     #[test]

@@ -576,3 +576,78 @@ fn a_closed_block_of_broken_json_or_code_is_text_not_a_cut_off_call() {
         assert_eq!(p.content.as_deref(), Some(text));
     }
 }
+
+#[test]
+fn a_request_field_names_the_tool_beside_its_arguments() {
+    // langroid's tool message, in prose, in JSON or in a Python dict.
+    for input in [
+        "Ok.\n{\"request\": \"file_exists\", \"filename\": \"a.txt\"}\nThanks.",
+        "{'request': 'file_exists', 'filename': 'a.txt'}",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "file_exists", "arguments": {"filename": "a.txt"}}]),
+            "{input}"
+        );
+    }
+    // A request that is no tool name is data, and with tools offered the name must be one.
+    let p = parse_both("{\"request\": \"tell me more\", \"n\": 1}", &[]);
+    assert!(p.calls.is_empty());
+    let other = ("read_file", json!({"type": "object"}));
+    let p = parse_both(
+        "{\"request\": \"file_exists\", \"filename\": \"a.txt\"}",
+        &[other],
+    );
+    assert!(p.calls.is_empty());
+}
+
+#[test]
+fn a_python_dict_string_may_hold_an_unbalanced_brace() {
+    let p = parse_both(
+        "{'request': 'note', 'value': 'first line\n{\nlast line'}\n{\"request\": \"next\", \"value\": \"ok\"}",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "note", "arguments": {"value": "first line\n{\nlast line"}},
+            {"name": "next", "arguments": {"value": "ok"}}
+        ])
+    );
+}
+
+#[test]
+fn a_string_that_lost_its_closing_quote_ends_at_its_line_break() {
+    // The first call's value never closes before its line's end; the next call is intact.
+    for input in [
+        "{\"name\": \"note\", \"arguments\": {\"value\": \"oops\n}}\n{\"name\": \"next\", \"arguments\": {\"value\": \"ok\"}}",
+        "{'request': 'note', 'value': 'oops\n} {\"request\": \"next\", \"value\": \"ok\"}",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(
+            calls_of(&p),
+            json!([
+                {"name": "note", "arguments": {"value": "oops"}},
+                {"name": "next", "arguments": {"value": "ok"}}
+            ]),
+            "{input}"
+        );
+    }
+    // A string that spans lines and closes is read whole, braces and all.
+    let p = parse_both(
+        "{\"name\": \"write\", \"arguments\": {\"text\": \"fn f() {\n}\n\"}}",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write", "arguments": {"text": "fn f() {\n}\n"}}])
+    );
+    // At the end of the output an open string is a call cut off mid-value, not a lost
+    // quote: no call is read from it.
+    let p = parse_both(
+        "{\"name\": \"write\", \"arguments\": {\"text\": \"fn f() {\n}}",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+}

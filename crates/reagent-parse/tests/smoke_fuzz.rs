@@ -266,6 +266,16 @@ fn pathological_inputs_finish_quickly() {
         "TOOL_NAME: f\nBEGIN_ARG: k\n".repeat(big / 25),
         "Thought: x\nAction Input: {\"a\": ".repeat(big / 31),
         format!("Thought: x\nz{}", " Answer:".repeat(big / 8)),
+        // Strings that lose their closing quote at a line break, read a second time with
+        // the strings ending there: nested, failing to parse, and each a Python dict.
+        format!(
+            "{}\"x\n{} tail",
+            "{\"a\" ".repeat(big / 5),
+            "}".repeat(big / 5)
+        ),
+        format!("{}\"x\n{} tail", "{".repeat(big), "}".repeat(big)),
+        "{'a': 'x\n} {'a': 'y".repeat(big / 20),
+        "{\"request\": \"f\", \"v\": \"x\n".repeat(big / 26),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),
