@@ -4,11 +4,12 @@
 
 use serde_json::Value;
 
-use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object};
+use crate::calls::{calls_from_owned, calls_from_value, looks_like_named_object, CallRules};
 use crate::engine::{Brace, Ctx, Hit};
 use crate::json_list::{list_calls, list_hit};
 use crate::scan::{
-    parse_json_html_escaped, parse_json_lenient, parse_json_line_bound, skip_ws, End,
+    parse_json_bare_words, parse_json_html_escaped, parse_json_lenient, parse_json_line_bound,
+    skip_ws, End,
 };
 use crate::{pythonic, Family, ParsedCall};
 
@@ -43,7 +44,25 @@ pub(crate) fn json_at(ctx: &Ctx, t: &str, j: usize) -> JsonAt {
         End::Incomplete => JsonAt::Truncated,
         End::Invalid => JsonAt::Bad(None),
     };
-    lost_quote_object(ctx, t, j).unwrap_or(first)
+    // Bare words only where the object's first key is bare too: `{request: foo, …}` is
+    // written that way throughout, while `{"name": "f", "arguments": invalid}` is a call
+    // gone wrong.
+    let bare_words = || match end {
+        End::Complete(e)
+            if b[j] == b'{'
+                && b.get(skip_ws(b, j + 1))
+                    .is_some_and(u8::is_ascii_alphabetic) =>
+        {
+            parse_json_bare_words(&t[j..e]).map(|v| JsonAt::Value(v, e))
+        }
+        _ => None,
+    };
+    // A second look counts only where it finds a call: other text in braces stays as the
+    // first look left it.
+    lost_quote_object(ctx, t, j)
+        .or_else(bare_words)
+        .filter(|v| matches!(v, JsonAt::Value(v, _) if calls_from_value(v, CallRules::default()).is_some()))
+        .unwrap_or(first)
 }
 
 /// An object that does not parse because a string lost its closing quote at a line break

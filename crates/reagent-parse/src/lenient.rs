@@ -26,6 +26,9 @@ pub(crate) struct Lenient<'a> {
     pub(crate) python: bool,
     /// A raw line break ends a string (see [`crate::scan::Quoting::line_bound`]).
     pub(crate) line_bound: bool,
+    /// Bare words are values too (`args: bar baz,`): the text up to the next `,`, `}`, `]`
+    /// or line break, as a string, when it holds no quote or bracket.
+    pub(crate) bare_words: bool,
 }
 
 impl<'a> Lenient<'a> {
@@ -39,6 +42,7 @@ impl<'a> Lenient<'a> {
             bare_keys: false,
             python: false,
             line_bound: false,
+            bare_words: false,
         }
     }
 
@@ -98,15 +102,34 @@ impl<'a> Lenient<'a> {
             b'"' | b'\'' => self.string().map(Value::String),
             b'-' | b'+' | b'0'..=b'9' | b'.' => self.number(),
             _ => {
-                let word = self.ident()?;
-                match word {
-                    "true" | "True" => Some(Value::Bool(true)),
-                    "false" | "False" => Some(Value::Bool(false)),
-                    "null" | "None" => Some(Value::Null),
+                let start = self.pos;
+                let literal = match self.ident() {
+                    Some("true" | "True") => Some(Value::Bool(true)),
+                    Some("false" | "False") => Some(Value::Bool(false)),
+                    Some("null" | "None") => Some(Value::Null),
                     _ => None,
+                };
+                match literal {
+                    None if self.bare_words => {
+                        self.pos = start;
+                        self.bare_word()
+                    }
+                    literal => literal,
                 }
             }
         }
+    }
+
+    /// A value written as bare words (see [`Lenient::bare_words`]).
+    fn bare_word(&mut self) -> Option<Value> {
+        let rest = &self.s[self.pos..];
+        let len = rest.find([',', '}', ']', '\n']).unwrap_or(rest.len());
+        let word = rest[..len].trim();
+        if word.is_empty() || word.contains(['"', '\'', '{', '[', '<', ':']) {
+            return None;
+        }
+        self.pos += len;
+        Some(Value::String(word.to_string()))
     }
 
     fn nest(&mut self) -> Option<()> {

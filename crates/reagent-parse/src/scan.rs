@@ -262,6 +262,18 @@ pub(crate) fn parse_json_line_bound(text: &str) -> Option<Value> {
     (p.pos == t.len()).then_some(v)
 }
 
+/// [`parse_json_lenient`] for an object written with bare keys and bare-word values, as
+/// weak models write it (`{request: run_query, query: SELECT * FROM t}`).
+pub(crate) fn parse_json_bare_words(text: &str) -> Option<Value> {
+    let t = text.trim();
+    let mut p = Lenient::new(t);
+    p.bare_keys = true;
+    p.bare_words = true;
+    let v = p.value()?;
+    p.ws();
+    (p.pos == t.len()).then_some(v)
+}
+
 /// JSON that came HTML-escaped (`{&quot;name&quot;: …}`, as a web UI or log shows it):
 /// only tried when `&quot;` is there, since such text cannot be JSON otherwise.
 pub(crate) fn parse_json_html_escaped(text: &str) -> Option<Value> {

@@ -651,3 +651,26 @@ fn a_string_that_lost_its_closing_quote_ends_at_its_line_break() {
     );
     assert!(p.calls.is_empty());
 }
+
+#[test]
+fn bare_keys_and_bare_word_values_are_read_when_they_make_a_call() {
+    let p = parse_both(
+        "{\n  request: run_query,\n  query: SELECT * FROM t,\n  filters: {\"col\": x, \"op\": eq}\n}",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "run_query", "arguments": {
+            "query": "SELECT * FROM t", "filters": {"col": "x", "op": "eq"}
+        }}])
+    );
+    // Braces in prose stay text, and so does a call whose quoted keys meet a bare value.
+    for input in [
+        "Fill in {name: your name} and {city: where you live}.",
+        "{\"name\": \"test\", \"arguments\": invalid}",
+    ] {
+        let p = parse_both(input, &[]);
+        assert!(p.calls.is_empty(), "{input}");
+        assert_eq!(p.content.as_deref(), Some(input));
+    }
+}

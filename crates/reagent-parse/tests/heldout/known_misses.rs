@@ -345,11 +345,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("z-lgr-json-mixed-quotes-sq-nl-brace", "as z-lgr-json-mixed-quotes-dq-nl-brace"),
     ("z-lgr-json-mixed-quotes-sq-sp-brace", "as z-lgr-json-mixed-quotes-dq-nl-brace"),
     (
-        "z-lgr-json-unquoted-values-foo",
-        "unquoted keys and values (`request: foo, args: bar baz`) that langroid's parse_imperfect_json repairs (json-repair): reagent reads bare words as no JSON value",
-    ),
-    ("z-lgr-json-unquoted-values-run-query", "as z-lgr-json-unquoted-values-foo"),
-    (
         "z-lgr-xml-two-tools-text-between",
         "langroid's XMLToolMessage `<tool><request>NAME</request><FIELD>..</FIELD></tool>`: reagent reads no `<request>` child as the tool name (auto-detection takes `<tool>` for the XML agent's tag and names a call after its whole body; with the tool_tags hint no call); langroid expects the call, fields typed by schema, CDATA unwrapped",
     ),
