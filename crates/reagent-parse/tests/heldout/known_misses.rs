@@ -447,6 +447,23 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "aa-chatglm3-doc-tool-call",
         "ChatGLM3's call, a new `<|assistant|>` header whose metadata is the tool name and a ```python tool_call(k=v)``` body: reagent reads no call and keeps it as content",
     ),
+    // batch AA, second part, scored before any fix (5/9 counted, both modes).
+    (
+        "aa-hy-a13b-history-greeting",
+        "Hunyuan-A13B's reply prefix `助手：` and its end token `<|eos|>`: reagent keeps both in the content; the chat template renders the message's content with the prefix before it and `<|eos|>` after it",
+    ),
+    (
+        "aa-hy-a13b-history-answer",
+        "as aa-hy-a13b-history-greeting",
+    ),
+    (
+        "aa-hy-a13b-history-calls",
+        "Hunyuan-A13B's end token `<|eos|>` after `</tool_calls>` is kept as content (the calls are read); the template renders an empty content",
+    ),
+    (
+        "aa-minicpm4-mcp-call",
+        "MiniCPM4-MCP's call, a ```python f(k=v)``` fence between `<|tool_call_start|>` and `<|tool_call_end|>`: reagent reads no call (LFM2's unfenced `[f(k=v)]` is read)",
+    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
