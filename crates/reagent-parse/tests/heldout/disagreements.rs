@@ -433,4 +433,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "raw code after <|python_tag|> with Environment: ipython: llama-models' own decoder (models/llama3/chat_format.py, decode_assistant_message_from_content) names the call `code_interpreter`; functionary's Llama 3.1 template names such text a call to `python` (t-fy-v3-llama31-python), as the corpus convention does; no name satisfies both",
     ),
     ("y-llama32-code-interpreter", "as y-llama31-code-interpreter"),
+    // batch AA, marked before scoring
+    (
+        "aa-gc-g33-cot-on-no-response",
+        "thinking on, a <think> that never closes: granite-common's Granite 3.3 output processor keeps the whole text, tag and all, as content; ollama's Laguna parser with thinking on reads an unclosed <think> as reasoning (g-oll-laguna-fakeout-thinking), as pydantic-ai does (u-pyd-no-end-tag): the readings of u-ag-r1-unclosed-think",
+    ),
 ];
