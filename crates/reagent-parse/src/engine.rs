@@ -107,9 +107,15 @@ fn plain_prose(t: &str, opts: &ParseOptions, trigger_free: bool) -> bool {
         .format
         .is_some_and(|f| f.trims_content() || f == Family::Functionary);
     // `Answer` covers ReAct's `Final Answer:` and llama_index's `Answer:`.
-    // `TOOL_NAME:` opens Continue's blocks (SIMD searches: prose pays little for them).
+    // `TOOL_NAME:` opens Continue's blocks, `my thought process:` Granite 3.2's reasoning
+    // (SIMD searches: prose pays little for them).
     let holds = |word: &str| memchr::memmem::find(t.as_bytes(), word.as_bytes()).is_some();
-    !quirky && trigger_free && !holds("Action") && !holds("Answer") && !holds("TOOL_NAME:")
+    !quirky
+        && trigger_free
+        && !holds("Action")
+        && !holds("Answer")
+        && !holds("TOOL_NAME:")
+        && !holds("my thought process:")
 }
 
 /// [`parse_full`] for a text the caller already knows holds no trigger byte (the stream
@@ -398,6 +404,7 @@ fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         .or_else(|| json_fmts::try_lt(t, i, ctx))
         .or_else(|| pythonic::try_lt(t, i, ctx))
         .or_else(|| crate::tool_tags::try_lt(t, i, ctx))
+        .or_else(|| crate::chatglm::try_lt(t, i, ctx))
         .or_else(|| crate::fallback::wrapped_inner(t, i, ctx))
 }
 

@@ -2,7 +2,8 @@
 //! DeepSeek V3/V3.1/R1 (fullwidth `｜`/`▁` tokens and their ASCII spellings).
 
 use crate::engine::{Ctx, Hit};
-use crate::json_fmts::{json_at, skip_close, JsonAt};
+use crate::json_at::{json_at, JsonAt};
+use crate::json_fmts::skip_close;
 use crate::json_list::list_hit;
 use crate::scan::{parse_json_lenient, skip_ws};
 use crate::{calls::calls_from_owned, Family, ParsedCall};

@@ -24,10 +24,11 @@
 //!
 //! Code map: `engine` (pre-scan, dispatch, family quirks), `hit` (the call region a
 //! reader returns), `think` (reasoning split), `scan` (string-aware bracket matching, SWAR
-//! trigger scan), `lenient` (tolerant JSON/Python-literal parser), `calls` (call-object
-//! spellings), one module per family group (`json_fmts`, `json_list`, `json_tokens`,
-//! `xml_fmts`, `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`,
-//! `react`, `qwen_agent`, `continue_tools`, `tool_tags`), `schema` (typing and
+//! trigger scan), `lenient` (tolerant JSON/Python-literal parser), `json_at` (a JSON value
+//! at an offset, with the repairs weak models need), `calls` (call-object spellings), one
+//! module per family group (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`,
+//! `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`, `react`,
+//! `qwen_agent`, `continue_tools`, `tool_tags`, `chatglm`), `schema` (typing and
 //! [`coerce_arguments`]), `vendor_tags` (vendor spellings of known tags), `stop_tokens`,
 //! `fallback`, `stream`, `render`.
 //!
@@ -62,6 +63,7 @@
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
 mod calls;
+mod chatglm;
 mod continue_tools;
 mod engine;
 mod fallback;
@@ -70,6 +72,7 @@ mod gemma_repair;
 mod glm;
 mod harmony;
 mod hit;
+mod json_at;
 mod json_fmts;
 mod json_list;
 mod json_tokens;

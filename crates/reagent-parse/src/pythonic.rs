@@ -373,6 +373,29 @@ pub(crate) fn line_calls(t: &str, i: usize, j: usize, close: &str, fam: Family) 
     Some(hit)
 }
 
+/// Pythonic calls in a markdown fence inside a call block, one per line (MiniCPM4 writes
+/// `<|tool_call_start|>` ```` ```python\nf(k=v)\n``` ```` `<|tool_call_end|>`): the fence is
+/// layout around the calls; a fence left open is read as far as it goes.
+pub(crate) fn fenced_block(
+    t: &str,
+    start: usize,
+    j: usize,
+    close: &str,
+    fam: Family,
+) -> Option<Hit> {
+    let after = t[j..].strip_prefix("```")?;
+    let label_end = after.find('\n')?;
+    if !matches!(after[..label_end].trim(), "" | "python" | "py") {
+        return None;
+    }
+    let body = j + 3 + label_end + 1;
+    let mut hit = line_calls(t, start, body, "```", fam)?;
+    if !hit.truncated {
+        hit.end = crate::json_fmts::skip_close(t, hit.end, close);
+    }
+    Some(hit)
+}
+
 /// The two Gemma dialects: (family, opener, closer, string delimiter).
 const GEMMAS: [(Family, &str, &str, &str); 2] = [
     (Family::Gemma4, "<|tool_call>", "<tool_call|>", "<|\"|>"),

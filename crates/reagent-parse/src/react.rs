@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use crate::engine::non_empty;
 use crate::engine::Ctx;
-use crate::json_fmts::{json_at, JsonAt};
+use crate::json_at::{json_at, JsonAt};
 use crate::scan::{line_starting, unescape_xml};
 use crate::{Family, Parsed, ParsedCall};
 

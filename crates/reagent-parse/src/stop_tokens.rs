@@ -16,9 +16,11 @@ const STRIP_TOKENS: &[&str] = &[
     "<|eom_id|>",
     "<|eom|>",
     "<|endoftext|>",
+    "<|eos|>",
     "<|end_of_text|>",
     "<|end|>",
     "<|user|>",
+    "<|assistant|>",
     "<|tool_calls_section_end|>",
     "<|close|>message<|sep|>",
 ];
@@ -34,6 +36,10 @@ const LEADING_ROLE_HEADERS: &[&str] = &[
     "<|start_header_id|>assistant<|end_header_id|>",
     "<start_of_turn>model",
 ];
+
+/// A role label a system prompt tells the model to open its reply with (Hunyuan's agent
+/// prompt asks for `助手：`, "Assistant:"), taken off the very start of the content.
+const LEADING_ROLE_LABELS: &[&str] = &["助手：", "助手:"];
 
 /// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
 /// left over in the content (the opener was missing, or the closer was written twice:
@@ -59,6 +65,7 @@ pub(crate) fn may_hold_one(t: &str) -> bool {
         || TRAILING_STOP_TOKENS.iter().any(|tok| end.ends_with(tok))
         || LEADING_ROLE_HEADERS
             .iter()
+            .chain(LEADING_ROLE_LABELS)
             .any(|h| t.trim_start().starts_with(h))
 }
 
@@ -77,6 +84,11 @@ pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
     if let Some(h) = header {
         let after = &content[start + h.len()..];
         content = after.trim_start_matches(['\r', '\n']).to_string();
+    } else if let Some(label) = LEADING_ROLE_LABELS
+        .iter()
+        .find(|l| content[start..].starts_with(*l))
+    {
+        content = content[start + label.len()..].trim_start().to_string();
     }
     if content.contains("<|") || content.contains("<｜") {
         for tok in STRIP_TOKENS {

@@ -8,7 +8,9 @@
 //! (`<|channel>thought\n…`); the name is optional and no part of the reasoning, and every
 //! channel block is reasoning. K2-V3 prefixes its think tags `ifm|` and names the effort in
 //! them (`<ifm|think_fast>…</ifm|think_fast>`). HY4 writes its checkpoint's name into
-//! them (`<think:opensource>…</think:opensource>`): any short suffix is read.
+//! them (`<think:opensource>…</think:opensource>`): any short suffix is read. Granite 3.2
+//! writes its markers as text (`Here is my thought process:` … `Here is my response:`):
+//! read only when both are there, in order. MiniCPM4 writes `<|thought_start|>` … `<|thought_end|>`.
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -23,6 +25,7 @@ const PAIRS: &[(&str, &str)] = &[
     ("<ifm|think_fast>", "</ifm|think_fast>"),
     ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
+    ("<|thought_start|>", "<|thought_end|>"),
 ];
 
 /// Gemma 4's channel opener; its block is reasoning, whatever channel it names.
@@ -95,6 +98,24 @@ fn suffixed_pair(t: &str) -> Option<(String, String)> {
     Some((format!("<think:{suffix}>"), format!("</think:{suffix}>")))
 }
 
+/// Granite 3.2's reasoning markers, written as plain text: `Here is my thought process:`
+/// opens the reasoning, `Here is my response:` ends it (either with `Here's`).
+const GRANITE_OPENS: &[&str] = &["Here is my thought process:", "Here's my thought process:"];
+const GRANITE_CLOSES: &[&str] = &["Here is my response:", "Here's my response:"];
+
+/// Granite 3.2's marker pair as `t` spells it, when both markers are there in order (one
+/// alone is the model's prose: "Here is my response:" opens many answers).
+fn granite_pair(t: &str) -> Option<(&'static str, &'static str)> {
+    let first = |tags: &[&'static str], from: usize| {
+        tags.iter()
+            .filter_map(|tag| t[from..].find(tag).map(|p| (from + p, *tag)))
+            .min()
+    };
+    let (o, open) = first(GRANITE_OPENS, 0)?;
+    let (c, close) = first(GRANITE_CLOSES, 0)?;
+    (c > o).then_some((open, close))
+}
+
 /// Past the open tags that repeat the one just read (`<think><think>\n…`: the prompt
 /// opened the block and the model opened it again), whitespace between them included.
 fn past_repeated_open(t: &str, mut from: usize, open: &str) -> usize {
@@ -136,6 +157,8 @@ pub(crate) fn split<'a>(
         && !t.contains("THINK")
         && !t.contains("channel")
         && !t.contains("[BEGIN FINAL RESPONSE]")
+        && !t.contains("my thought process:")
+        && !t.contains("<|thought_start|>")
     {
         segs.push(Seg::Body {
             text: t,
@@ -145,8 +168,10 @@ pub(crate) fn split<'a>(
     }
     let suffixed = suffixed_pair(t);
     let suffixed = suffixed.as_ref().map(|(o, c)| (o.as_str(), c.as_str()));
-    let opens: Vec<&str> = PAIRS.iter().chain(&suffixed).map(|p| p.0).collect();
-    let closes: Vec<&str> = PAIRS.iter().chain(&suffixed).map(|p| p.1).collect();
+    let granite = granite_pair(t);
+    let extra = suffixed.iter().chain(&granite);
+    let opens: Vec<&str> = PAIRS.iter().chain(extra.clone()).map(|p| p.0).collect();
+    let closes: Vec<&str> = PAIRS.iter().chain(extra).map(|p| p.1).collect();
     let mut next_open = NextTag::new(opens.len());
     let mut next_close = NextTag::new(opens.len());
     let mut pos = 0;

@@ -16,4 +16,5 @@ mod recovery;
 mod smoke_fuzz;
 mod streaming;
 mod template_tokens;
+mod vendor_guides;
 mod xml_typing;

@@ -39,7 +39,8 @@ use markers::{
 /// The released text is the turn's content as far as it is known: the pushed text, with
 /// completed `<tool_call>` calls cut out, and whitespace kept back until some text follows it.
 /// [`StreamParser::finish`] is authoritative: in a few formats the final `content` differs
-/// from what was released (thinking forced open and closed later by `</think>`, ReAct
+/// from what was released (thinking forced open and closed later by `</think>`, Granite
+/// 3.2's reasoning written as plain text and closed later by `Here is my response:`, ReAct
 /// transcripts whose only content is the final answer, formats that drop prose around
 /// calls, trimmed whitespace).
 #[derive(Debug)]

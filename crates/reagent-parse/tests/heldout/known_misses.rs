@@ -355,21 +355,8 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // batch AA, scored before any fix (39/51 counted, both modes, the same 12 misses; see
     // BENCHMARKS.md, "twenty-seventh widening"): vendors' own Granite, InternLM and GLM tests.
     (
-        "aa-gc-g32-cot-on-cot",
-        "Granite 3.2's plain-text reasoning markers `Here is my thought process:` … `Here is my response:` (thinking on): reagent reads no marker, so all is content; granite-common reads the text between as reasoning and the rest as content",
-    ),
-    (
-        "aa-gc-g32-cot-on-cot-alt",
-        "as aa-gc-g32-cot-on-cot, with the `Here's my thought process:` / `Here's my response:` spellings granite-common also accepts",
-    ),
-    ("aa-gc-g32-cot-on-cot-mixed", "as aa-gc-g32-cot-on-cot-alt, the two spellings mixed"),
-    (
         "aa-gc-g32-cot-on-cot-pre",
-        "as aa-gc-g32-cot-on-cot, with text before the start marker that granite-common joins to the response with one space",
-    ),
-    (
-        "aa-gio-g32-reasoning",
-        "as aa-gc-g32-cot-on-cot: a real Granite 3.2 reasoning output (granite-io's test data) kept whole as content",
+        "Granite 3.2's plain-text reasoning markers with text before the start marker: reagent reads the reasoning and joins the two texts with a newline; granite-common joins them with one space (see aa-gc-g33-cot-on-cot-pre)",
     ),
     (
         "aa-gc-g32-cite-citation",
@@ -395,27 +382,7 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "aa-gc-g33-cot-on-cot-pre",
         "text, then a `<think>` block, then text: reagent joins the two texts with a newline (`something before \\nrespond respond`); granite-common strips them and joins with one space (pydantic-ai joins them with nothing: u-pyd-think-between-text)",
     ),
-    (
-        "aa-chatglm3-doc-tool-call",
-        "ChatGLM3's call, a new `<|assistant|>` header whose metadata is the tool name and a ```python tool_call(k=v)``` body: reagent reads no call and keeps it as content",
-    ),
     // batch AA, second part, scored before any fix (5/9 counted, both modes).
-    (
-        "aa-hy-a13b-history-greeting",
-        "Hunyuan-A13B's reply prefix `助手：` and its end token `<|eos|>`: reagent keeps both in the content; the chat template renders the message's content with the prefix before it and `<|eos|>` after it",
-    ),
-    (
-        "aa-hy-a13b-history-answer",
-        "as aa-hy-a13b-history-greeting",
-    ),
-    (
-        "aa-hy-a13b-history-calls",
-        "Hunyuan-A13B's end token `<|eos|>` after `</tool_calls>` is kept as content (the calls are read); the template renders an empty content",
-    ),
-    (
-        "aa-minicpm4-mcp-call",
-        "MiniCPM4-MCP's call, a ```python f(k=v)``` fence between `<|tool_call_start|>` and `<|tool_call_end|>`: reagent reads no call (LFM2's unfenced `[f(k=v)]` is read)",
-    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known

@@ -1,0 +1,85 @@
+//! Formats from model vendors' own guides that batch AA of the held-out corpus found
+//! unread: Granite 3.2's reasoning markers written as text, MiniCPM4's thought tokens and
+//! fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply label and end
+//! token. Each case is parsed whole and streamed one character at a time (`parse_both`).
+
+use serde_json::json;
+
+use crate::cases::{calls_of, parse_both};
+
+#[test]
+fn granites_text_markers_split_reasoning_from_the_response_when_both_are_there() {
+    for input in [
+        "Here is my thought process:\n\nThink think\nHere is my response:\n\nrespond respond",
+        "Here's my thought process:\nThink think\nHere's my response:\nrespond respond",
+        "Here is my thought process: Think think Here's my response: respond respond",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(p.reasoning.as_deref(), Some("Think think"), "{input}");
+        assert_eq!(p.content.as_deref(), Some("respond respond"), "{input}");
+    }
+    // One marker alone, or the two in the other order, is the model's prose.
+    for input in [
+        "Here is my response: the answer is 4.",
+        "Here is my thought process: add the numbers.",
+        "Here is my response: 4. Here is my thought process: I added.",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(p.reasoning, None, "{input}");
+        assert_eq!(p.content.as_deref(), Some(input), "{input}");
+    }
+}
+
+#[test]
+fn minicpm4_thought_and_fenced_call_are_read() {
+    let input = "<|thought_start|>\nI will convert the amount.\n<|thought_end|>\n<|tool_call_start|>\n```python\nget_currency_exchange_rate(from_currency=\"USD\",to_currency=\"EUR\",amount=500)\n```\n<|tool_call_end|>\n";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_currency_exchange_rate",
+                "arguments": {"from_currency": "USD", "to_currency": "EUR", "amount": 500}}])
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("I will convert the amount."));
+    assert_eq!(p.content, None);
+}
+
+#[test]
+fn chatglm3_names_its_call_in_a_new_assistant_header() {
+    let input = "Let me look it up.<|assistant|>get_current_weather\n```python\ntool_call(location=\"beijing\", unit=\"celsius\")\n```";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_current_weather",
+                "arguments": {"location": "beijing", "unit": "celsius"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Let me look it up."));
+    // A header naming no offered tool, or a fence holding other code, is no call; the
+    // header token is no content either.
+    let offered = ("search", json!({"type": "object"}));
+    let p = parse_both(input, &[offered]);
+    assert!(p.calls.is_empty());
+    let p = parse_both(
+        "<|assistant|>plot\n```python\nimport math\nprint(math.pi)\n```",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+    assert!(!p.content.unwrap_or_default().contains("<|assistant|>"));
+}
+
+#[test]
+fn hunyuans_reply_label_and_end_token_are_not_content() {
+    let p = parse_both("助手：Thanks. How can I help you?<|eos|>", &[]);
+    assert_eq!(p.content.as_deref(), Some("Thanks. How can I help you?"));
+    let p = parse_both(
+        "<tool_calls>[{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Beijing\"}}]</tool_calls><|eos|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Beijing"}}])
+    );
+    assert_eq!(p.content, None);
+    // The label further in is the model's text.
+    let p = parse_both("I said 助手：hello", &[]);
+    assert_eq!(p.content.as_deref(), Some("I said 助手：hello"));
+}
