@@ -438,4 +438,35 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "aa-gc-g33-cot-on-no-response",
         "thinking on, a <think> that never closes: granite-common's Granite 3.3 output processor keeps the whole text, tag and all, as content; ollama's Laguna parser with thinking on reads an unclosed <think> as reasoning (g-oll-laguna-fakeout-thinking), as pydantic-ai does (u-pyd-no-end-tag): the readings of u-ag-r1-unclosed-think",
     ),
+    // batch AC, marked before scoring
+    (
+        "ac-lcjs-react-no-action-error",
+        "plain text with no Action and no Final Answer: langchainjs' ReActSingleInputOutputParser throws; haystack reads a plain reply as the answer with no error (w-hs-berlin-is-cool), as reagent does: as w-swe-action-parser-invalid",
+    ),
+    (
+        "ac-rig-qwen-args-array",
+        "a Hermes call whose arguments are not an object: rig's Qwen3 parser rejects the turn; vLLM's Hermes parser keeps such a call (main corpus vllm-hermes-bare-string-args), and reagent keeps it so the loop can answer it (smol-shot-10)",
+    ),
+    (
+        "ac-rig-qwen-orphan-closer-first",
+        "a </tool_call> before any <tool_call>, then a good call: rig rejects the whole turn; OpenVINO Model Server reads the calls on both sides of a closer whose opener is missing (ov-hermes-three-no-opener), SGLang reads a call whose opener is missing (sglr-qwen-missing-opener), as reagent's robustness rule does",
+    ),
+    (
+        "ac-rig-qwen-nested-blocks",
+        "a doubled <tool_call> opener around one call: rig rejects the turn; ollama's Laguna parser reads the call out of a repeated opener (g-oll-laguna-duplicated-nested)",
+    ),
+    (
+        "ac-rig-oll-unterminated",
+        "a Qwen3 prompt that prefilled <think>, and no </think>: rig keeps the text visible; ollama's Laguna parser with thinking on reads an unclosed <think> as reasoning (g-oll-laguna-fakeout-thinking), as pydantic-ai does (u-pyd-no-end-tag): the readings of aa-gc-g33-cot-on-no-response",
+    ),
+    ("ac-rig-oll-literal-open-marker", "as ac-rig-oll-unterminated"),
+    ("ac-rig-oll-visible-indentation", "as ac-rig-oll-unterminated"),
+    (
+        "ac-rig-oll-inline-close-marker",
+        "a Qwen3 prompt that prefilled <think>, then a lone </think> inside a line: rig splits only at a leading block or at \\n</think>\\n\\n and keeps it all visible; lmdeploy's Qwen3 parser reads the text before a lone inline </think> as reasoning (e-lmd-qwen3-reasoning-no-open-tag)",
+    ),
+    (
+        "ac-rig-oll-close-marker-own-line",
+        "a Qwen3 prompt that prefilled <think>, then </think> followed by one newline: rig keeps it all visible; llama.cpp reads the text before such a </think> as reasoning with thinking forced open (main corpus llamaold-hermes-qwq-think-call, llama-stepfun-numeric-string)",
+    ),
 ];
