@@ -383,6 +383,43 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "text, then a `<think>` block, then text: reagent joins the two texts with a newline (`something before \\nrespond respond`); granite-common strips them and joins with one space (pydantic-ai joins them with nothing: u-pyd-think-between-text)",
     ),
     // batch AA, second part, scored before any fix (5/9 counted, both modes).
+    // batch AC, scored before any fix (55/64 counted, both modes).
+    (
+        "ac-vai-generate-multiple-think",
+        "two `<think>` blocks: reagent joins the two reasonings with nothing (`analyzing the requestthinking about the response`); vercel/ai's extractReasoningMiddleware joins them, and the texts around them, with its separator, a newline (langchainjs' ChatDeepSeek joins reasonings with nothing: ac-lcjs-deepseek-multiple-blocks)",
+    ),
+    (
+        "ac-vai-generate-no-start-with-reasoning",
+        "startWithReasoning false, a lone `</think>` and no prefill: reagent reads the text before it as reasoning (the forced-open reading, as aa-gc-g33-cot-on-no-thinking); vercel/ai keeps it all as text, the tag included",
+    ),
+    (
+        "ac-vai-stream-no-start-with-reasoning",
+        "as ac-vai-generate-no-start-with-reasoning, streamed (`\\n</think>`)",
+    ),
+    (
+        "ac-lcjs-deepseek-multiple-blocks",
+        "text around two `<think>` blocks: reagent joins the texts with a newline and trims the space after each block (`Start \\nMiddle \\nEnd`); langchainjs' ChatDeepSeek joins them with nothing, each space kept (`Start  Middle  End`), as pydantic-ai does (u-pyd-think-between-text)",
+    ),
+    (
+        "ac-lcjs-deepseek-empty-block",
+        "as ac-lcjs-deepseek-multiple-blocks, around an empty `<think></think>` (`Before \\nAfter` for `Before  After`)",
+    ),
+    (
+        "ac-rig-qwen-reasoning-text-two-calls",
+        "text around Hermes calls: reagent keeps the text outside the calls verbatim (`Before \\n after`); rig's Qwen3 parser trims each text segment and joins them with one space (`Before after`)",
+    ),
+    (
+        "ac-rig-qwen-text-between-calls",
+        "as ac-rig-qwen-reasoning-text-two-calls: text glued to the calls, reagent `firstsecondthird`, rig `first second third`",
+    ),
+    (
+        "ac-rig-qwen-duplicate-ids",
+        "two well-formed calls with the same `id`: reagent reads both (both with id `x`); rig's Qwen3 parser rejects the whole turn (no call, an error)",
+    ),
+    (
+        "ac-rig-qwen-hyphen-delimiter",
+        "`<tool-call>{..}</tool-call>`: reagent reads the hyphenated spelling as `<tool_call>` and returns the call; rig's Qwen3 parser rejects it as an unsupported delimiter (no call, an error)",
+    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
