@@ -383,7 +383,7 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "text, then a `<think>` block, then text: reagent joins the two texts with a newline (`something before \\nrespond respond`); granite-common strips them and joins with one space (pydantic-ai joins them with nothing: u-pyd-think-between-text)",
     ),
     // batch AA, second part, scored before any fix (5/9 counted, both modes).
-    // batch AC, scored before any fix (55/64 counted, both modes).
+    // batch AC, scored before any fix (56/65 counted, both modes).
     (
         "ac-vai-generate-multiple-think",
         "two `<think>` blocks: reagent joins the two reasonings with nothing (`analyzing the requestthinking about the response`); vercel/ai's extractReasoningMiddleware joins them, and the texts around them, with its separator, a newline (langchainjs' ChatDeepSeek joins reasonings with nothing: ac-lcjs-deepseek-multiple-blocks)",
