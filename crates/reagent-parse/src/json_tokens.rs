@@ -184,9 +184,15 @@ fn deepseek(t: &str, start: usize, mut j: usize, fam: Family, bare_first: bool) 
             j += n;
             continue;
         }
-        if let Some(n) = ds_tok(rest, "tool▁call▁begin") {
+        // A call's end token written twice: the second one is noise.
+        if let Some(n) = ds_tok(rest, "tool▁call▁end") {
             j += n;
-        } else if !(bare_first && first) {
+            continue;
+        }
+        let begun = ds_tok(rest, "tool▁call▁begin");
+        if let Some(n) = begun {
+            j += n;
+        } else if !first || !(bare_first || bare_named_call(rest)) {
             errors.push("malformed DeepSeek tool call block".to_string());
             j = ds_find(rest, "tool▁calls▁end").map_or(t.len(), |(p, n)| j + p + n);
             break;
@@ -235,6 +241,13 @@ fn deepseek(t: &str, start: usize, mut j: usize, fam: Family, bare_first: bool) 
     let mut h = Hit::new(start, j, fam, calls);
     h.errors = errors;
     Some(h)
+}
+
+/// Whether `rest` opens a V3.1 call that lost its `tool▁call▁begin` token: a tool's name
+/// right before the `tool▁sep` token (`NAME<｜tool▁sep｜>{…}`, as a stream that dropped the
+/// first call's token shows).
+fn bare_named_call(rest: &str) -> bool {
+    ds_find(rest, "tool▁sep").is_some_and(|(p, _)| crate::scan::is_tool_name(&rest[..p]))
 }
 
 fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {

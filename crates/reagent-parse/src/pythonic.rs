@@ -472,7 +472,9 @@ fn gemma(t: &str, i: usize, j: usize, dialect: &Gemma, tools: &[ToolSchema]) -> 
                     Some(c) => Some(c),
                     None => (i == j).then_some(t.len()),
                 };
-                block_end.and_then(|e| repaired_call(t, brace, e, delim, tools, name))
+                block_end
+                    .and_then(|e| repaired_call(t, brace, e, delim, tools, name))
+                    .or_else(|| undelimited_values(t, brace, delim, tools))
             }
         };
         let Some((args, end)) = strict else {
@@ -509,6 +511,29 @@ fn gemma(t: &str, i: usize, j: usize, dialect: &Gemma, tools: &[ToolSchema]) -> 
         k
     };
     Some(Hit::new(i, end, fam, calls))
+}
+
+/// A Gemma call's arguments with values the model left undelimited (`{city:Austin}`), read
+/// as their bare words, where no tool schema says what they should be (with one, the
+/// `gemma_repair` repairs decide). Returns the arguments and their end.
+fn undelimited_values(
+    t: &str,
+    brace: usize,
+    delim: &'static str,
+    tools: &[ToolSchema],
+) -> Option<(Value, usize)> {
+    if !tools.is_empty() {
+        return None;
+    }
+    let mut p = Lenient::new(t);
+    p.pos = brace;
+    p.str_delim = Some(delim);
+    p.bare_keys = true;
+    p.bare_words = true;
+    match p.value() {
+        Some(args @ Value::Object(_)) => Some((args, p.pos)),
+        _ => None,
+    }
 }
 
 /// The first `close` at or after `from`, remembered in `memo`: the calls of a block move

@@ -7,7 +7,7 @@
 use serde_json::{Map, Value};
 
 use crate::engine::{Ctx, Hit};
-use crate::scan::{parse_json_lenient, skip_ws};
+use crate::scan::{parse_json_lenient, skip_ws, unescape_xml};
 use crate::schema::{property_schema, type_raw};
 use crate::{Family, ParsedCall};
 
@@ -67,6 +67,14 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     ] {
         if rest.starts_with(open) {
             return invoke_region(t, i, i + open.len(), close, ns, fam, ctx);
+        }
+    }
+    // DeepSeek V3.2's block with its `｜DSML｜` namespace lost (Claude's legacy format is
+    // spelled alike): `<function_calls><invoke name="f"><parameter name="k" …>`.
+    if let Some(after) = rest.strip_prefix("<function_calls>") {
+        if after.trim_start().starts_with("<invoke name=\"") {
+            let j = i + "<function_calls>".len();
+            return invoke_region(t, i, j, "</function_calls>", "", Family::DeepseekDsml, ctx);
         }
     }
     if name_attr(rest, "function").is_some() {
@@ -167,7 +175,7 @@ fn anthropic_invoke(body: &str, ctx: &Ctx) -> Option<ParsedCall> {
     let mut args = Map::new();
     let mut q = skip_ws(params.as_bytes(), 0);
     while q < params.len() {
-        let (key, value, e) = element(params, q, 0)?;
+        let (key, value, e) = element(params, q, 0, false)?;
         let open_end = q + key.len() + 2;
         let raw = &params[open_end..e - key.len() - 3];
         let value = if raw.trim_start().starts_with('<') {
@@ -364,6 +372,7 @@ fn invoke_args(
     let popen = format!("<{ns}parameter name=\"");
     let pclose = format!("</{ns}parameter>");
     let mut args = Map::new();
+    let mut repeated = Vec::new();
     let mut p = 0;
     loop {
         p = skip_ws(body.as_bytes(), p);
@@ -382,6 +391,15 @@ fn invoke_args(
             let vs = s + nq + gt + 1;
             let ve = parameter_end(body, vs, &pclose, &popen)?;
             let raw = &body[vs..ve];
+            // MiniMax's parameter text is XML text: its entities stand for characters (as
+            // SGLang and Xinference read it; GLM's values are raw, ollama's test).
+            let unescaped;
+            let raw = if fam == Family::MinimaxXml && raw.contains('&') {
+                unescaped = unescape_xml(raw);
+                unescaped.as_str()
+            } else {
+                raw
+            };
             // DSML's `string="true"` marks text; `string="false"` (or no mark) is typed
             // against the schema, or read as JSON without one.
             let v = if attrs.contains("string=\"true\"") {
@@ -392,9 +410,10 @@ fn invoke_args(
             args.insert(key.to_string(), v);
             p = ve + pclose.len();
         } else if rest.starts_with('<') && !rest.starts_with("</") {
-            match element(body, p, 0) {
+            // MiniMax M3's element per parameter; one given again makes a list.
+            match element(body, p, 0, fam == Family::MinimaxXml) {
                 Some((k, v, e)) => {
-                    args.insert(k, v);
+                    insert_repeatable(&mut args, &mut repeated, k, v);
                     p = e;
                 }
                 None => break,
@@ -424,6 +443,27 @@ fn parameter_end(body: &str, vs: usize, pclose: &str, popen: &str) -> Option<usi
     }
 }
 
+/// Insert `key: value`; a key given again turns into the list of its values (`repeated`
+/// holds the keys already turned).
+fn insert_repeatable(
+    args: &mut Map<String, Value>,
+    repeated: &mut Vec<String>,
+    key: String,
+    value: Value,
+) {
+    match args.get_mut(&key) {
+        Some(Value::Array(list)) if repeated.contains(&key) => list.push(value),
+        Some(first) => {
+            let first = first.take();
+            args.insert(key.clone(), Value::Array(vec![first, value]));
+            repeated.push(key);
+        }
+        None => {
+            args.insert(key, value);
+        }
+    }
+}
+
 /// Child elements as an object; a tag that repeats becomes a list of its values
 /// (`<tag>a</tag><tag>b</tag>` → `"tag": ["a", "b"]`).
 fn grouped(kids: Vec<(String, Value)>) -> Map<String, Value> {
@@ -443,8 +483,9 @@ fn grouped(kids: Vec<(String, Value)>) -> Map<String, Value> {
 }
 
 /// A nested element `<tag>…</tag>`: children become an object (or an array when all are
-/// `<item>`), text becomes a JSON-typed scalar. Returns (tag, value, end).
-fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
+/// `<item>`), text becomes a JSON-typed scalar (its XML entities decoded with `entities`).
+/// Returns (tag, value, end).
+fn element(s: &str, p: usize, depth: usize, entities: bool) -> Option<(String, Value, usize)> {
     if depth > MAX_DEPTH || !s[p..].starts_with('<') {
         return None;
     }
@@ -469,14 +510,18 @@ fn element(s: &str, p: usize, depth: usize) -> Option<(String, Value, usize)> {
                 };
                 return Some((tag.to_string(), v, end));
             }
-            let (k, v, e) = element(s, q, depth + 1)?;
+            let (k, v, e) = element(s, q, depth + 1, entities)?;
             kids.push((k, v));
             q = e;
         }
     }
     let ve = gt + 1 + s[gt + 1..].find(close.as_str())?;
     let raw = &s[gt + 1..ve];
-    let v = type_raw(raw, None, true);
+    let v = if entities && raw.contains('&') {
+        type_raw(&unescape_xml(raw), None, true)
+    } else {
+        type_raw(raw, None, true)
+    };
     Some((tag.to_string(), v, ve + close.len()))
 }
 

@@ -233,7 +233,7 @@ fn malformed_string_values_are_repaired_where_the_schema_says_string() {
 }
 
 #[test]
-fn no_repair_without_a_string_property_or_a_closed_call() {
+fn no_repair_against_the_schema_or_of_a_cut_call() {
     let tools = typed_tools();
     for (input, with) in [
         // The property is an integer: its raw text is not made a string.
@@ -241,8 +241,6 @@ fn no_repair_without_a_string_property_or_a_closed_call() {
             "<|tool_call>call:tally{count:three}<tool_call|>",
             &tools[..],
         ),
-        // No schema: nothing to type the value by.
-        ("<|tool_call>call:write{content:hello}<tool_call|>", &[][..]),
         // An open delimiter before another property: ambiguous, not guessed.
         (
             "<|tool_call>call:write{content:<|\"|>a,path:<|\"|>b<|\"|>}<tool_call|>",
@@ -254,6 +252,16 @@ fn no_repair_without_a_string_property_or_a_closed_call() {
         // Nothing is lost: the unread block stays the model's text.
         assert_eq!(p.content.as_deref(), Some(input));
     }
+    // With no schema, an undelimited value is its bare words, as vLLM's and mlx-vlm's
+    // Gemma 4 parsers read it; numbers stay numbers.
+    let p = parse_both(
+        "<|tool_call>call:write{content:hello world,n:3}<tool_call|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write", "arguments": {"content": "hello world", "n": 3}}])
+    );
     // An opened block cut off mid-value is truncated, not completed.
     let p = parse_both("Sure.<|tool_call>call:write{path:a.md,content:Line", &tools);
     assert!(p.calls.is_empty(), "{p:?}");

@@ -1,7 +1,9 @@
-//! Formats from model vendors' own guides that batch AA of the held-out corpus found
-//! unread: Granite 3.2's reasoning markers written as text, MiniCPM4's thought tokens and
-//! fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply label and end
-//! token. Each case is parsed whole and streamed one character at a time (`parse_both`).
+//! Formats from model vendors' own guides and runtimes' tests that batches AA and AB of the
+//! held-out corpus found unread: Granite 3.2's reasoning markers written as text, MiniCPM4's
+//! thought tokens and fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply
+//! label and end token, DeepSeek V3.2's block without its DSML namespace, DeepSeek V3.1's
+//! first call without its begin token, MiniMax M3's repeated elements and entities. Each
+//! case is parsed whole and streamed one character at a time (`parse_both`).
 
 use serde_json::json;
 
@@ -82,4 +84,71 @@ fn hunyuans_reply_label_and_end_token_are_not_content() {
     // The label further in is the model's text.
     let p = parse_both("I said 助手：hello", &[]);
     assert_eq!(p.content.as_deref(), Some("I said 助手：hello"));
+}
+
+#[test]
+fn deepseek_v32_blocks_without_their_dsml_namespace_are_read() {
+    let input = "<function_calls><invoke name=\"get_weather\"><parameter name=\"location\" string=\"true\">杭州</parameter><parameter name=\"days\" string=\"false\">2</parameter></invoke></function_calls>";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"location": "杭州", "days": 2}}])
+    );
+    assert_eq!(p.content, None);
+    // OLMo 3's pythonic lines in the same wrapper are still read as such.
+    let p = parse_both(
+        "<function_calls>\nget_time(tz=\"UTC\")\n</function_calls>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_time", "arguments": {"tz": "UTC"}}])
+    );
+}
+
+#[test]
+fn a_deepseek_v31_first_call_that_lost_its_begin_token_is_read() {
+    let call_end = "<｜tool▁call▁end｜>";
+    for input in [
+        format!("<｜tool▁calls▁begin｜>get_weather<｜tool▁sep｜>{{\"city\": \"上海\"}}{call_end}<｜tool▁calls▁end｜>"),
+        // The call's end token written twice.
+        format!("<｜tool▁calls▁begin｜>get_weather<｜tool▁sep｜>{{\"city\": \"上海\"}}{call_end}{call_end}"),
+    ] {
+        let p = parse_both(&input, &[]);
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "get_weather", "arguments": {"city": "上海"}}]),
+            "{input}"
+        );
+        assert_eq!(p.content, None, "{input}");
+    }
+    // Prose where the first call's name should be is still a malformed block.
+    let p = parse_both(
+        "<｜tool▁calls▁begin｜>I will call get weather<｜tool▁sep｜>{}<｜tool▁call▁end｜><｜tool▁calls▁end｜>",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+    assert!(!p.errors.is_empty());
+}
+
+#[test]
+fn minimax_m3_repeated_elements_make_a_list_and_entities_are_decoded() {
+    let p = parse_both(
+        "<minimax:tool_call><invoke name=\"search\"><city>Beijing</city><city>Shanghai</city><q>cats &amp; dogs & birds</q></invoke></minimax:tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search", "arguments": {
+            "city": ["Beijing", "Shanghai"], "q": "cats & dogs & birds"
+        }}])
+    );
+    let p = parse_both(
+        "<minimax:tool_call><invoke name=\"f\"><parameter name=\"html\">&lt;b&gt;</parameter></invoke></minimax:tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"html": "<b>"}}])
+    );
 }

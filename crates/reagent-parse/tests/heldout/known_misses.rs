@@ -102,11 +102,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "as l-oll-qwen3vl-t-trip-thinking",
     ),
     (
-        "j-sglr-minimax-xml-entities",
-        "entities in MiniMax parameter text (`&lt;`, `&quot;`, `&amp;`) are kept as data \
-         (the robustness rule); SGLang unescapes them",
-    ),
-    (
         "j-sglr-mistral-streaming-closing-bracket",
         "text after a Mistral `[TOOL_CALLS] [...]` list is dropped on purpose (family.rs, \
          after vLLM's non-streaming Mistral parser); SGLang's streamed test keeps it, while \
@@ -162,11 +157,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "a Gemma 4 call cut off before `<tool_call|>`: reagent reads no call, as vLLM does, but \
          withholds the cut markup from the content; vLLM returns the text unchanged (as \
          m-sglr-qc-incomplete-tool-call)",
-    ),
-    (
-        "n-vllm-g4u-bare-unquoted",
-        "a bare `call:NAME{key:word}` with no tag and an unquoted value is not read; vLLM's \
-         fallback reads it (a bare call with `<|\"|>` strings is)",
     ),
     (
         "n-vllm-gpy-text-then-call",
