@@ -34,7 +34,8 @@
 //! tests; batch W, ids `w-*`: SWE-agent's, mini-swe-agent's, llama_index's, crewAI's,
 //! haystack's and camel's parser tests; batch X, ids `x-smol-*`: a second sample of the
 //! embedded model; batch Y, ids `y-*`: outputs quoted in model vendors' own function-calling
-//! guides; batch Z, ids `z-lgr-*`: langroid's JSON and XML tool-message tests)
+//! guides; batch Z, ids `z-lgr-*`: langroid's JSON and XML tool-message tests; batch AB,
+//! ids `ab-*`: mlx-vlm's and Xinference's tool-parser tests, AutoGPT's reply extraction)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
