@@ -410,6 +410,20 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "ac-rig-qwen-hyphen-delimiter",
         "`<tool-call>{..}</tool-call>`: reagent reads the hyphenated spelling as `<tool_call>` and returns the call; rig's Qwen3 parser rejects it as an unsupported delimiter (no call, an error)",
     ),
+    // batch AB, scored before any fix (45/59 in both modes)
+    (
+        "ab-mlxvlm-cohere-action-array",
+        "`\\|` inside a JSON string of a Cohere action list: reagent keeps the backslash \
+         (`<\\|channel>`); mlx-vlm reads the invalid escape as the bare character (`<|channel>`)",
+    ),
+    (
+        "ab-mlxvlm-gemma4-bare-function",
+        "a Gemma 4 call body with no `call:` prefix and no tag (`get_weather{city:Austin}`, mlx-vlm's server passes the text inside the tags): with no tools offered reagent reads no call in `NAME{…}` text (prose like `foo{bar}` would become calls); mlx-vlm reads one",
+    ),
+    (
+        "ab-mlxvlm-gemma4-bare-namespaced",
+        "as ab-mlxvlm-gemma4-bare-function, the name holding a dot and a colon",
+    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known

@@ -36,7 +36,8 @@
 //! embedded model; batch Y, ids `y-*`: outputs quoted in model vendors' own function-calling
 //! guides; batch Z, ids `z-lgr-*`: langroid's JSON and XML tool-message tests; batch AA,
 //! ids `aa-*`: IBM Granite's, InternLM's, THUDM's, LiquidAI's, Hunyuan's and MiniCPM's own
-//! output tests and guides; batch AC, ids `ac-*`: vercel/ai's reasoning middleware,
+//! output tests and guides; batch AB, ids `ab-*`: mlx-vlm's and Xinference's tool-parser
+//! tests, AutoGPT's reply extraction; batch AC, ids `ac-*`: vercel/ai's reasoning middleware,
 //! langchainjs' agent output parsers and `<think>` splitters, rig's Qwen3 and Ollama parsers)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
