@@ -469,4 +469,13 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ac-rig-oll-close-marker-own-line",
         "a Qwen3 prompt that prefilled <think>, then </think> followed by one newline: rig keeps it all visible; llama.cpp reads the text before such a </think> as reasoning with thinking forced open (main corpus llamaold-hermes-qwq-think-call, llama-stepfun-numeric-string)",
     ),
+    // batch AE, marked before scoring
+    (
+        "ae-xinf-qwen-malformed-sibling-json-no-args",
+        "a Qwen3-Coder parameter with no schema (no tools offered): Xinference's Qwen parser reads `1` as the number 1; vLLM and SGLang keep the text, and so does reagent (ov-q3c-typed-0-int_tool, tests/xml_typing.rs)",
+    ),
+    (
+        "ae-xinf-qwen-malformed-sibling-oops",
+        "as ae-xinf-qwen-malformed-sibling-json-no-args",
+    ),
 ];
