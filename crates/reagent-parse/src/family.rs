@@ -54,7 +54,7 @@ families! {
     DeepseekV3 => "deepseek_v3",
     /// DeepSeek R1 tool-call tokens after `</think>`.
     DeepseekR1 => "deepseek_r1",
-    /// DeepSeek V3.2/V4 `<｜DSML｜invoke>` XML.
+    /// DeepSeek V3.2/V4 `<｜DSML｜invoke>` XML (V4.1 spaces it: `<｜DSML｜ invoke>` in `<｜DSML｜ calls>`).
     DeepseekDsml => "deepseek_dsml",
     /// Kimi K2 `<|tool_call_begin|>functions.f:0<|tool_call_argument_begin|>{...}`.
     KimiK2 => "kimi_k2",

@@ -204,9 +204,13 @@ fn fullwidth_namespaced(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     if name.is_empty() || len > 16 || !name.bytes().all(|c| c.is_ascii_alphanumeric()) {
         return None;
     }
-    let ns = &t[i + 1..i + 1 + BAR.len() + len + BAR.len()];
-    let tag = &after[len + BAR.len()..];
-    let wrapper = ["function_calls>", "tool_calls>"]
+    // DeepSeek V4.1 writes a space after the namespace (`<｜DSML｜ calls>`): it belongs to
+    // every tag of the block.
+    let spaced = after[len + BAR.len()..].starts_with(' ');
+    let ns_len = BAR.len() + len + BAR.len() + usize::from(spaced);
+    let ns = &t[i + 1..i + 1 + ns_len];
+    let tag = &t[i + 1 + ns_len..];
+    let wrapper = ["function_calls>", "tool_calls>", "calls>"]
         .into_iter()
         .find(|w| tag.starts_with(w))?;
     let open_len = 1 + ns.len() + wrapper.len();
@@ -234,7 +238,8 @@ fn bare_invoke(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         "atem:" => Family::Glimmer,
         "steptml:" => Family::Step3,
         _ => {
-            let name = ns.strip_prefix('｜')?.strip_suffix('｜')?;
+            let bars = ns.strip_suffix(' ').unwrap_or(ns);
+            let name = bars.strip_prefix('｜')?.strip_suffix('｜')?;
             if name.is_empty() || !name.bytes().all(|c| c.is_ascii_alphanumeric()) {
                 return None;
             }

@@ -1,9 +1,10 @@
 //! Formats from model vendors' own guides and runtimes' tests that batches AA and AB of the
 //! held-out corpus found unread: Granite 3.2's reasoning markers written as text, MiniCPM4's
 //! thought tokens and fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply
-//! label and end token, DeepSeek V3.2's block without its DSML namespace, DeepSeek V3.1's
-//! first call without its begin token, MiniMax M3's repeated elements and entities. Each
-//! case is parsed whole and streamed one character at a time (`parse_both`).
+//! label and end token, DeepSeek V3.2's block without its DSML namespace and V4.1's spaced
+//! one, DeepSeek V3.1's first call without its begin token, MiniMax M3's repeated elements
+//! and entities. Each case is parsed whole and streamed one character at a time
+//! (`parse_both`).
 
 use serde_json::json;
 
@@ -151,4 +152,15 @@ fn minimax_m3_repeated_elements_make_a_list_and_entities_are_decoded() {
         calls_of(&p),
         json!([{"name": "f", "arguments": {"html": "<b>"}}])
     );
+}
+
+#[test]
+fn deepseek_v41_spaces_its_dsml_namespace_and_names_its_block_calls() {
+    let input = "Checking. <｜DSML｜ calls>\n<｜DSML｜ invoke name=\"weather\">\n<｜DSML｜ parameter name=\"city\" string=\"true\">杭州</｜DSML｜ parameter>\n<｜DSML｜ parameter name=\"days\" string=\"false\">3</｜DSML｜ parameter>\n</｜DSML｜ invoke>\n</｜DSML｜ calls>";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "weather", "arguments": {"city": "杭州", "days": 3}}])
+    );
+    assert_eq!(p.content.as_deref().map(str::trim), Some("Checking."));
 }

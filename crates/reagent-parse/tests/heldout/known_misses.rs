@@ -426,19 +426,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // batch AE, scored before any fix (35/43 counted, both modes)
     (
-        "ae-xinf-dsv41-two-invokes",
-        "DeepSeek V4.1's DSML as Xinference reads it, `<｜DSML｜ calls>` (a space after the marker, the wrapper named `calls`): reagent knows only `<｜NS｜function_calls>`/`tool_calls>` with no space and reads no call",
-    ),
-    ("ae-xinf-dsv41-text-then-calls", "as ae-xinf-dsv41-two-invokes, after text"),
-    ("ae-xinf-dsv41-string-and-empty", "as ae-xinf-dsv41-two-invokes"),
-    ("ae-xinf-dsv41-text-around", "as ae-xinf-dsv41-two-invokes, text around the block"),
-    ("ae-xinf-dsv41-text-between-blocks", "as ae-xinf-dsv41-two-invokes, two blocks"),
-    ("ae-xinf-dsv41-empty-invoke", "as ae-xinf-dsv41-two-invokes, an invoke with no parameter"),
-    (
-        "ae-xinf-dsv41-cut-after-first-invoke",
-        "as ae-xinf-dsv41-two-invokes, the block cut off after its first invoke",
-    ),
-    (
         "ae-llama-mcpm5-stripped-tags",
         "MiniCPM5 output with its `<function`/`<param` openers and closers stripped (` name=\"python\"> name=\"code\">…`): reagent reads no call; llama.cpp's MiniCPM5 PEG grammar reads the offered tool's call",
     ),
