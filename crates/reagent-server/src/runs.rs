@@ -381,39 +381,53 @@ impl Runs {
     }
 
     /// The server stops: every live run ends as `interrupted` (its task is stopped and a
-    /// `run_finished` written on its behalf), and the store is flushed.
+    /// `run_finished` written on its behalf), and the store is flushed. The runs stay live
+    /// until then, as a run that ends by itself does: a client that starts following one
+    /// meanwhile joins it live instead of replaying a store that does not hold its end yet.
     pub(crate) async fn interrupt_all(&self) {
-        let entries: Vec<(String, Entry)> = lock(&self.0.entries).drain().collect();
-        for (id, entry) in entries {
+        let ids: Vec<String> = lock(&self.0.entries).keys().cloned().collect();
+        for id in &ids {
+            let task = lock(&self.0.entries)
+                .get_mut(id)
+                .and_then(|entry| entry.task.take());
             // Stopped before it is cancelled: a cancelled run would end itself as `cancelled`
             // before the abort lands, and then be finished twice.
-            if let Some(task) = entry.task {
+            if let Some(task) = task {
                 task.abort();
                 // Returns once the task is dropped, so nothing of it emits after this.
                 let _ = task.await;
             }
+            let Some((live, sink)) = lock(&self.0.entries)
+                .get(id)
+                .map(|entry| (entry.live.clone(), entry.sink.clone()))
+            else {
+                continue;
+            };
             // Releases what the task left waiting on blocking threads (an approval).
-            entry.live.cancel.cancel();
-            let t = entry.live.totals();
-            entry.sink.emit(EventKind::RunFinished {
+            live.cancel.cancel();
+            if live.is_closed() {
+                // It had ended by itself (stopped while saving its session): finished once.
+                continue;
+            }
+            let t = live.totals();
+            sink.emit(EventKind::RunFinished {
                 outcome: Outcome::Interrupted,
                 iterations: t.iterations,
                 tool_calls: t.tool_calls,
                 prompt_tokens: t.prompt_tokens,
                 completion_tokens: t.completion_tokens,
-                wall_ms: u64::try_from(entry.live.created.elapsed().as_millis())
-                    .unwrap_or(u64::MAX),
+                wall_ms: u64::try_from(live.created.elapsed().as_millis()).unwrap_or(u64::MAX),
                 model_ms: 0,
                 files_changed: Vec::new(),
                 error: Some("reagent serve stopped before the run finished".into()),
                 error_kind: None,
                 answer: String::new(),
             });
-            lock(&self.0.busy_sessions).remove(&entry.live.session_id);
-            self.0.metrics.run_ended(t.started);
-            self.0.approvals.forget_run(&id);
         }
         self.0.store.flush().await;
+        for id in &ids {
+            self.forget(id);
+        }
     }
 }
 
