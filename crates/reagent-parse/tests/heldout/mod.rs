@@ -38,7 +38,8 @@
 //! ids `aa-*`: IBM Granite's, InternLM's, THUDM's, LiquidAI's, Hunyuan's and MiniCPM's own
 //! output tests and guides; batch AB, ids `ab-*`: mlx-vlm's and Xinference's tool-parser
 //! tests, AutoGPT's reply extraction; batch AC, ids `ac-*`: vercel/ai's reasoning middleware,
-//! langchainjs' agent output parsers and `<think>` splitters, rig's Qwen3 and Ollama parsers)
+//! langchainjs' agent output parsers and `<think>` splitters, rig's Qwen3 and Ollama parsers;
+//! batch AD, ids `ad-smol-*`: a third sample of the embedded model)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
