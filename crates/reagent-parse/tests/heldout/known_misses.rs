@@ -429,6 +429,35 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "ae-llama-mcpm5-stripped-tags",
         "MiniCPM5 output with its `<function`/`<param` openers and closers stripped (` name=\"python\"> name=\"code\">…`): reagent reads no call; llama.cpp's MiniCPM5 PEG grammar reads the offered tool's call",
     ),
+    // batch AD, scored before any fix (98/105 in both modes)
+    (
+        "ad-smol-list-root-1",
+        "a bare `{\"name\", \"arguments\"}` object after `Example:` and a `user` role word, no <tool_call> markup: reagent reads a read_file call; labelled content (an example turn, not the instructed markup; marked ambiguous before scoring)",
+    ),
+    (
+        "ad-smol-create-hello-1",
+        "a malformed block (a JavaScript function as a value, `</pre>` before `</tool_call>`) beside a good call: the call and the parse failure are right, but the block is cut where its JSON braces balance, so `</pre>` stays in the content",
+    ),
+    (
+        "ad-smol-run-wc-3",
+        "`<tool_call>` then `{\"name\": \"wc -w words.txt\"}}` (no arguments, a stray brace, no closer) in a code fence, twice: reagent reads two calls with empty arguments to a name no tool has; labelled content (marked ambiguous before scoring)",
+    ),
+    (
+        "ad-smol-run-echo-1",
+        "unclosed `<tool_call>` openers in code fences: a complete call object run on with `,\\n\"command\": …` is read as a list_directory call, and `<tool_call>\\nFalse:` as a GLM call named `False:`; labelled content, no block holding an executable call",
+    ),
+    (
+        "ad-smol-config-env-3",
+        "a bare `{\"tool_call\": {\"name\": …}` object (no markup) whose outer brace never closes, followed by prose: taken as a call cut off, so all the text after it is withheld (finish stop, the reply is complete)",
+    ),
+    (
+        "ad-smol-replace-color-3",
+        "a closed block whose arguments are `[None, \"path\"]` (Python's None, a list): reagent reads a list_directory call with array arguments; labelled content (no JSON call, batch S's corrected rule)",
+    ),
+    (
+        "ad-smol-replace-name-2",
+        "`<tool_call>` then `{\"name\": \"list_to_list_…\"}}` (no arguments, a stray brace, never closed) and prose: reagent reads a call with empty arguments to a tool not offered; labelled content (marked ambiguous before scoring)",
+    ),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known

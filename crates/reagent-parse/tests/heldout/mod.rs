@@ -39,6 +39,7 @@
 //! output tests and guides; batch AB, ids `ab-*`: mlx-vlm's and Xinference's tool-parser
 //! tests, AutoGPT's reply extraction; batch AC, ids `ac-*`: vercel/ai's reasoning middleware,
 //! langchainjs' agent output parsers and `<think>` splitters, rig's Qwen3 and Ollama parsers;
+//! batch AD, ids `ad-smol-*`: a third sample of the embedded model;
 //! batch AE, ids `ae-*`: Xinference's Qwen, Kimi K3, MiniCPM5, MiniMax, DeepSeek V4.1 and
 //! partial-marker tests, llama.cpp's MiniCPM5 PEG test)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
