@@ -125,7 +125,8 @@ pub(crate) fn name_only_call(v: &Value) -> Option<ParsedCall> {
     if m.len() > 2 || (m.len() == 2 && !m.contains_key("id")) {
         return None;
     }
-    let name = m.get("name")?.as_str().filter(|n| !n.trim().is_empty())?;
+    // A tool's name: `{"name": "wc -w words.txt"}` names a command, not a tool.
+    let name = m.get("name")?.as_str().filter(|n| is_tool_name(n))?;
     Some(ParsedCall {
         name: name.to_string(),
         arguments: Value::Object(Map::new()),

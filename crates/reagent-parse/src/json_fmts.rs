@@ -428,6 +428,17 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 }
 
 /// Whether truncated JSON text starts like a call object.
+/// Whether a blank line followed by a line of prose (starting with a letter) comes in `s`.
+fn prose_paragraph_after(s: &str) -> bool {
+    memchr::memmem::find_iter(s.as_bytes(), b"\n\n").any(|p| {
+        s[p..]
+            .trim_start()
+            .chars()
+            .next()
+            .is_some_and(char::is_alphabetic)
+    })
+}
+
 fn looks_like_call_prefix(s: &str) -> bool {
     let s = s.trim_start_matches(['[', ' ', '\n', '\t', '\r']);
     let Some(s) = s.strip_prefix('{') else {
@@ -509,11 +520,16 @@ pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
         {
             Brace::NotCall
         }
-        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) => Brace::Hit(Hit::truncated(
-            i,
-            t.len(),
-            ctx.hint().unwrap_or(Family::GenericJson),
-        )),
+        // A bare call object that never closes is a call cut off at the end of the output,
+        // unless prose follows it after a blank line (no JSON holds one inside a call): then
+        // it was an example left open, and the text stays.
+        JsonAt::Truncated if looks_like_call_prefix(&t[i..]) && !prose_paragraph_after(&t[i..]) => {
+            Brace::Hit(Hit::truncated(
+                i,
+                t.len(),
+                ctx.hint().unwrap_or(Family::GenericJson),
+            ))
+        }
         _ => Brace::NotCall,
     }
 }

@@ -674,3 +674,38 @@ fn bare_keys_and_bare_word_values_are_read_when_they_make_a_call() {
         assert_eq!(p.content.as_deref(), Some(input));
     }
 }
+
+#[test]
+fn a_name_only_object_in_a_call_tag_must_name_a_tool() {
+    let p = parse_both("<tool_call>\n{\"name\": \"now\"}\n</tool_call>", &[]);
+    assert_eq!(calls_of(&p), json!([{"name": "now", "arguments": {}}]));
+    // A shell command in the name field is no tool's name: no call.
+    let p = parse_both(
+        "<tool_call>\n{\"name\": \"wc -w words.txt\"}\n</tool_call>",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+}
+
+#[test]
+fn an_open_bare_call_object_followed_by_prose_keeps_the_text() {
+    // A wrapper the model left open, then a paragraph of prose: not a call cut off, so the
+    // text after it is kept (the complete call object inside is read, as bare JSON is).
+    let input = "Write it like this:\n{\n  \"tool_call\": {\n  \"name\": \"read_file\",\n  \"arguments\": {\"path\": \"a\"}\n}\n\nThat reads the file.";
+    let p = parse_both(input, &[]);
+    assert!(!p.truncated);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "a"}}])
+    );
+    let content = p.content.unwrap_or_default();
+    assert!(content.starts_with("Write it like this:"), "{content}");
+    assert!(content.ends_with("That reads the file."), "{content}");
+    // At the end of the output the same object is a call cut off.
+    let p = parse_both(
+        "Reading.\n{\"name\": \"read_file\", \"arguments\": {\"path\": \"a",
+        &[],
+    );
+    assert!(p.truncated);
+    assert_eq!(p.content.as_deref().map(str::trim), Some("Reading."));
+}

@@ -439,16 +439,12 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "a malformed block (a JavaScript function as a value, `</pre>` before `</tool_call>`) beside a good call: the call and the parse failure are right, but the block is cut where its JSON braces balance, so `</pre>` stays in the content",
     ),
     (
-        "ad-smol-run-wc-3",
-        "`<tool_call>` then `{\"name\": \"wc -w words.txt\"}}` (no arguments, a stray brace, no closer) in a code fence, twice: reagent reads two calls with empty arguments to a name no tool has; labelled content (marked ambiguous before scoring)",
-    ),
-    (
         "ad-smol-run-echo-1",
         "unclosed `<tool_call>` openers in code fences: a complete call object run on with `,\\n\"command\": …` is read as a list_directory call, and `<tool_call>\\nFalse:` as a GLM call named `False:`; labelled content, no block holding an executable call",
     ),
     (
         "ad-smol-config-env-3",
-        "a bare `{\"tool_call\": {\"name\": …}` object (no markup) whose outer brace never closes, followed by prose: taken as a call cut off, so all the text after it is withheld (finish stop, the reply is complete)",
+        "a bare `{\"tool_call\": {\"name\": …}` object (no markup) whose outer brace never closes, followed by prose: scored, it was taken as a call cut off and all the text after it withheld; after the fixes the text is kept (prose after a blank line: an example left open), but the complete bare `{\"name\", \"arguments\"}` objects in it are read as read_file calls, which the label (marked ambiguous) keeps as content",
     ),
     (
         "ad-smol-replace-color-3",
