@@ -25,12 +25,7 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         return None;
     }
     let body = &after[line_end + 1..];
-    let fenced = body.trim_start().strip_prefix("```")?;
-    let label_end = fenced.find('\n')?;
-    if !matches!(fenced[..label_end].trim(), "" | "python" | "py") {
-        return None;
-    }
-    let code = &fenced[label_end + 1..];
+    let code = crate::pythonic::python_fence(body.trim_start())?;
     let close = code.find("```")?;
     let calls = crate::pythonic::whole_reply_calls(&code[..close], &[])?;
     let [call] = calls.as_slice() else {

@@ -373,6 +373,14 @@ pub(crate) fn line_calls(t: &str, i: usize, j: usize, close: &str, fam: Family) 
     Some(hit)
 }
 
+/// The code after the opening line of a markdown fence for Python at the start of `s`
+/// (```` ``` ````, ```` ```python ```` or ```` ```py ````).
+pub(crate) fn python_fence(s: &str) -> Option<&str> {
+    let after = s.strip_prefix("```")?;
+    let (label, code) = after.split_once('\n')?;
+    matches!(label.trim(), "" | "python" | "py").then_some(code)
+}
+
 /// Pythonic calls in a markdown fence inside a call block, one per line (MiniCPM4 writes
 /// `<|tool_call_start|>` ```` ```python\nf(k=v)\n``` ```` `<|tool_call_end|>`): the fence is
 /// layout around the calls; a fence left open is read as far as it goes.
@@ -383,12 +391,7 @@ pub(crate) fn fenced_block(
     close: &str,
     fam: Family,
 ) -> Option<Hit> {
-    let after = t[j..].strip_prefix("```")?;
-    let label_end = after.find('\n')?;
-    if !matches!(after[..label_end].trim(), "" | "python" | "py") {
-        return None;
-    }
-    let body = j + 3 + label_end + 1;
+    let body = t.len() - python_fence(&t[j..])?.len();
     let mut hit = line_calls(t, start, body, "```", fam)?;
     if !hit.truncated {
         hit.end = crate::json_fmts::skip_close(t, hit.end, close);

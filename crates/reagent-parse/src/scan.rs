@@ -245,7 +245,14 @@ pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
     if let Ok(v) = serde_json::from_str::<Value>(t) {
         return Some(v);
     }
+    lenient_whole(t, |_| {})
+}
+
+/// `text` (trimmed) read whole, as one value, by a [`Lenient`] parser `setup` configures.
+fn lenient_whole(text: &str, setup: impl FnOnce(&mut Lenient<'_>)) -> Option<Value> {
+    let t = text.trim();
     let mut p = Lenient::new(t);
+    setup(&mut p);
     let v = p.value()?;
     p.ws();
     (p.pos == t.len()).then_some(v)
@@ -254,24 +261,16 @@ pub(crate) fn parse_json_lenient(text: &str) -> Option<Value> {
 /// [`parse_json_lenient`] for a value whose strings end at a raw line break when their
 /// closing quote is missing (see [`Quoting::line_bound`]).
 pub(crate) fn parse_json_line_bound(text: &str) -> Option<Value> {
-    let t = text.trim();
-    let mut p = Lenient::new(t);
-    p.line_bound = true;
-    let v = p.value()?;
-    p.ws();
-    (p.pos == t.len()).then_some(v)
+    lenient_whole(text, |p| p.line_bound = true)
 }
 
 /// [`parse_json_lenient`] for an object written with bare keys and bare-word values, as
 /// weak models write it (`{request: run_query, query: SELECT * FROM t}`).
 pub(crate) fn parse_json_bare_words(text: &str) -> Option<Value> {
-    let t = text.trim();
-    let mut p = Lenient::new(t);
-    p.bare_keys = true;
-    p.bare_words = true;
-    let v = p.value()?;
-    p.ws();
-    (p.pos == t.len()).then_some(v)
+    lenient_whole(text, |p| {
+        p.bare_keys = true;
+        p.bare_words = true;
+    })
 }
 
 /// JSON that came HTML-escaped (`{&quot;name&quot;: …}`, as a web UI or log shows it):
