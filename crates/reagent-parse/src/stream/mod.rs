@@ -42,7 +42,7 @@ use markers::{
 /// from what was released (thinking forced open and closed later by `</think>`, Granite
 /// 3.2's reasoning written as plain text and closed later by `Here is my response:`, ReAct
 /// transcripts whose only content is the final answer, formats that drop prose around
-/// calls, trimmed whitespace).
+/// calls, a call object written with bare keys (`{request: f, …}`), trimmed whitespace).
 #[derive(Debug)]
 pub struct StreamParser {
     opts: ParseOptions,
