@@ -95,6 +95,8 @@ pub(crate) fn glm_name_ok(body: &str) -> bool {
     !name.is_empty()
         && bare.chars().all(identifier)
         && bare.chars().any(char::is_alphanumeric)
+        // `False:` or `Answer:` on a line after a lone `<tool_call>` is a label, not a name.
+        && !bare.ends_with(':')
         // A name with spaces only right before its pairs (`<tool_call> get weather <arg_key>`).
         && (!name.contains(' ') || key_tag_prefix(next).is_some())
         && (next.is_empty()

@@ -709,3 +709,15 @@ fn an_open_bare_call_object_followed_by_prose_keeps_the_text() {
     assert!(p.truncated);
     assert_eq!(p.content.as_deref().map(str::trim), Some("Reading."));
 }
+
+#[test]
+fn a_label_after_a_lone_call_tag_is_no_glm_name() {
+    let p = parse_both("<tool_call>\nFalse:\n</tool_call>", &[]);
+    assert!(p.calls.is_empty(), "{p:?}");
+    // A GLM name with a namespace colon inside is still one.
+    let p = parse_both("<tool_call>mcp:get_time\n</tool_call>", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "mcp:get_time", "arguments": {}}])
+    );
+}
