@@ -440,7 +440,7 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     (
         "ad-smol-run-echo-1",
-        "unclosed `<tool_call>` openers in code fences: a complete call object run on with `,\\n\"command\": …` is read as a list_directory call, and `<tool_call>\\nFalse:` as a GLM call named `False:`; labelled content, no block holding an executable call",
+        "unclosed `<tool_call>` openers in code fences: a complete call object run on with `,\\n\"command\": …` is read as a list_directory call (scored, `<tool_call>\\nFalse:` was also read as a GLM call named `False:`: a name ending in `:` is a label since); labelled content, no block holding an executable call",
     ),
     (
         "ad-smol-config-env-3",
