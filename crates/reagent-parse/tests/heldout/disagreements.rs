@@ -478,4 +478,21 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ae-xinf-qwen-malformed-sibling-oops",
         "as ae-xinf-qwen-malformed-sibling-json-no-args",
     ),
+    // batch AF, marked before scoring
+    (
+        "af-vllm-gemma4-invalid-simple",
+        "a lone <channel|> with no <|channel>: vLLM's Gemma 4 reasoning parser reads the text before it as reasoning on the whole output and gives it all as content (marker dropped) when streamed, in the same test file (INVALID_SIMPLE_NONSTREAMING / INVALID_SIMPLE_STREAMING); the record holds the whole-output reading",
+    ),
+    (
+        "af-vllm-gemma4-invalid-complete",
+        "as af-vllm-gemma4-invalid-simple (INVALID_COMPLETE_NONSTREAMING / INVALID_COMPLETE_STREAMING)",
+    ),
+    (
+        "af-vllm-glm45-only-open-tag",
+        "an unclosed <think> with no prefill: vLLM's GLM-4.5 parser keeps it all as content on the whole output and reads the text as reasoning when streamed (ONLY_OPEN_TAG / ONLY_OPEN_TAG_STREAM); ollama's Laguna parser and pydantic-ai read an unclosed <think> as reasoning (g-oll-laguna-fakeout-thinking, u-pyd-no-end-tag)",
+    ),
+    (
+        "af-vllm-glm45-append-empty",
+        "an empty output: vLLM's glm45_append_think parser gives the content '<think>' on the whole output and nothing when streamed (EMPTY / EMPTY_STREAMING); an empty reply holds no content",
+    ),
 ];
