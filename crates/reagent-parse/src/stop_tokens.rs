@@ -27,7 +27,7 @@ const STRIP_TOKENS: &[&str] = &[
 
 /// Stop markers without the `<|` shape, stripped when they end the content (Gemma 3's and
 /// Gemma 4's ends of turn among them).
-const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>", "<end_of_turn>", "<turn|>"];
+const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>", "<end_of_turn>", "<turn|>", "<eos>"];
 
 /// A chat template's header of the assistant's turn, which a raw generation may repeat at
 /// its very start (ChatML, Llama 3, Gemma).
@@ -97,12 +97,15 @@ pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
             }
         }
     }
-    for tok in TRAILING_STOP_TOKENS {
-        let kept = content.trim_end().len();
+    // Several may end the text, in any order (Gemma 4's `<turn|><eos>`, `<eos> <turn|>`).
+    while let Some(tok) = TRAILING_STOP_TOKENS.iter().find(|tok| {
         // `</s>` closing an HTML `<s>` strike-through is text, not the stop marker.
-        if content[..kept].ends_with(tok) && !(*tok == "</s>" && content.contains("<s>")) {
-            content.truncate(kept - tok.len());
-        }
+        content.trim_end().ends_with(**tok) && !(**tok == "</s>" && content.contains("<s>"))
+    }) {
+        // The marker goes with the layout before it.
+        let kept = content.trim_end().len() - tok.len();
+        let kept = content[..kept].trim_end().len();
+        content.truncate(kept);
     }
     if calls_found {
         for tok in AFTER_CALL_NOISE {
@@ -115,14 +118,22 @@ pub(crate) fn strip(mut content: String, calls_found: bool) -> String {
 }
 
 /// An answer wrapped whole in `<response>…</response>` (ERNIE 4.5 after its thinking,
-/// Granite 3) is the text inside; a wrapper around only part of the content is text.
+/// Granite 3) is the text inside; a wrapper around only part of the content is text. So is
+/// one in `<answer>…</answer>` (Hunyuan-A13B after its thinking), whose closer a stream cut
+/// off or stopped before may lack.
 pub(crate) fn unwrap_response(content: String) -> String {
-    let inner = content
-        .trim()
-        .strip_prefix("<response>")
-        .and_then(|r| r.strip_suffix("</response>"));
+    let t = content.trim();
+    let inner = match t.strip_prefix("<answer>") {
+        Some(r) => {
+            Some(r.strip_suffix("</answer>").unwrap_or(r)).filter(|i| !i.contains("<answer>"))
+        }
+        None => t
+            .strip_prefix("<response>")
+            .and_then(|r| r.strip_suffix("</response>"))
+            .filter(|i| !i.contains("<response>")),
+    };
     match inner {
-        Some(inner) if !inner.contains("<response>") => inner.trim().to_string(),
-        _ => content,
+        Some(inner) => inner.trim().to_string(),
+        None => content,
     }
 }

@@ -10,7 +10,8 @@
 //! them (`<ifm|think_fast>…</ifm|think_fast>`). HY4 writes its checkpoint's name into
 //! them (`<think:opensource>…</think:opensource>`): any short suffix is read. Granite 3.2
 //! writes its markers as text (`Here is my thought process:` … `Here is my response:`):
-//! read only when both are there, in order. MiniCPM4 writes `<|thought_start|>` … `<|thought_end|>`.
+//! read only when both are there, in order. MiniCPM4 writes `<|thought_start|>` …
+//! `<|thought_end|>`, Apertus `<|inner_prefix|>` … `<|inner_suffix|>`.
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -26,6 +27,7 @@ const PAIRS: &[(&str, &str)] = &[
     ("<ifm|think_faster>", "</ifm|think_faster>"),
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     ("<|thought_start|>", "<|thought_end|>"),
+    ("<|inner_prefix|>", "<|inner_suffix|>"),
 ];
 
 /// Gemma 4's channel opener; its block is reasoning, whatever channel it names.
@@ -159,6 +161,7 @@ pub(crate) fn split<'a>(
         && !t.contains("[BEGIN FINAL RESPONSE]")
         && !t.contains("my thought process:")
         && !t.contains("<|thought_start|>")
+        && !t.contains("<|inner_prefix|>")
     {
         segs.push(Seg::Body {
             text: t,

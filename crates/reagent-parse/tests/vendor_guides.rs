@@ -164,3 +164,38 @@ fn deepseek_v41_spaces_its_dsml_namespace_and_names_its_block_calls() {
     );
     assert_eq!(p.content.as_deref().map(str::trim), Some("Checking."));
 }
+
+#[test]
+fn stop_markers_that_end_the_text_go_in_any_order() {
+    for input in [
+        "final answer<eos>",
+        "final answer<turn|><eos>",
+        "final answer <eos> <turn|>",
+        "final answer<turn|><turn|>",
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(p.content.as_deref(), Some("final answer"), "{input}");
+    }
+    // Inside the text a marker is the model's text.
+    let p = parse_both("write <eos> to end it", &[]);
+    assert_eq!(p.content.as_deref(), Some("write <eos> to end it"));
+}
+
+#[test]
+fn hunyuans_answer_wrapper_and_apertus_inner_thoughts() {
+    let p = parse_both(
+        "<think>\nreasoning here\n</think>\n<answer>\nthe answer\n</answer>",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("reasoning here"));
+    assert_eq!(p.content.as_deref(), Some("the answer"));
+    // Cut off before its closer, the wrapper still goes.
+    let p = parse_both("<think>\nr\n</think>\n<answer>\nthe start", &[]);
+    assert_eq!(p.content.as_deref(), Some("the start"));
+    let p = parse_both(
+        "<|inner_prefix|>Let me think<|inner_suffix|>The answer",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("Let me think"));
+    assert_eq!(p.content.as_deref(), Some("The answer"));
+}

@@ -459,38 +459,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "af-vllm-apertus-think-strings",
         "Apertus thinks in `<|inner_prefix|>`…`<|inner_suffix|>`; a `<think>` it writes is text to vLLM's Apertus parser, but reagent reads every `<think>` block as reasoning",
     ),
-    (
-        "af-vllm-apertus-deliberation",
-        "Apertus's `<|inner_prefix|>`…`<|inner_suffix|>` reasoning pair is not a think-block dialect of reagent's: the block stays in the content",
-    ),
-    (
-        "af-vllm-gemma4-utils-answer-eos-only",
-        "Gemma 4's `<eos>` at the end of the answer is kept in the content (only `<turn|>` is a trailing stop marker)",
-    ),
-    (
-        "af-vllm-gemma4-utils-answer-turn-then-eos",
-        "`<turn|><eos>` at the end: neither is stripped (`<eos>` ends the text, and trailing stop markers are taken off once)",
-    ),
-    ("af-vllm-gemma4-utils-answer-eos-then-turn", "as af-vllm-gemma4-utils-answer-turn-then-eos"),
-    ("af-vllm-gemma4-utils-answer-spaced-turn-then-eos", "as af-vllm-gemma4-utils-answer-turn-then-eos"),
-    ("af-vllm-gemma4-utils-answer-spaced-eos-then-turn", "as af-vllm-gemma4-utils-answer-turn-then-eos"),
-    (
-        "af-vllm-gemma4-utils-answer-repeated-turn",
-        "`<turn|><turn|>` at the end: trailing stop markers are taken off once, so one stays",
-    ),
-    ("af-vllm-gemma4-utils-thinking-turn-eos", "as af-vllm-gemma4-utils-answer-turn-then-eos, after a thinking block"),
-    ("af-vllm-gemma4-utils-thinking-eos-turn", "as af-vllm-gemma4-utils-answer-turn-then-eos, after a thinking block"),
-    ("af-vllm-gemma4-utils-thinking-eos", "as af-vllm-gemma4-utils-answer-eos-only, after a thinking block"),
-    (
-        "af-vllm-hunyuan-quick-thought",
-        "Hunyuan-A13B's `<answer>`…`</answer>` wrapper after `</think>` stays in the content (vLLM's Hunyuan parser takes the text inside it)",
-    ),
-    ("af-vllm-hunyuan-simple", "as af-vllm-hunyuan-quick-thought"),
-    ("af-vllm-hunyuan-complete", "as af-vllm-hunyuan-quick-thought: a lone `<answer>` opener is the content"),
-    ("af-vllm-hunyuan-complete-symbol", "as af-vllm-hunyuan-complete"),
-    ("af-vllm-hunyuan-multiple-lines", "as af-vllm-hunyuan-quick-thought, with no `</answer>`"),
-    ("af-vllm-hunyuan-with-think-no-answer-end", "as af-vllm-hunyuan-multiple-lines"),
-    ("af-vllm-hunyuan-multi-token-stream", "as af-vllm-hunyuan-quick-thought"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
