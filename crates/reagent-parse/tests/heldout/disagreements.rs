@@ -495,4 +495,18 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "af-vllm-glm45-append-empty",
         "an empty output: vLLM's glm45_append_think parser gives the content '<think>' on the whole output and nothing when streamed (EMPTY / EMPTY_STREAMING); an empty reply holds no content",
     ),
+    // batch AG, marked before scoring
+    (
+        "ag-trt-r1-parse-4",
+        "thinking forced open, then the model writes <think> itself: TensorRT-LLM's deepseek-r1 and nano-v3 reasoning parsers keep the repeated <think> in the reasoning (\"<think> a \"), as llama.cpp does (main corpus llamaold-dsr1-think-in-content-forced-open); ollama's Nemotron 3 and Qwen3 parsers drop it (g-oll-nemo-leading-open-tag, g-oll-qwen3-explicit-open), and so does reagent since 960fb95",
+    ),
+    (
+        "ag-trt-kimi-parse-0",
+        "text before <think>: TensorRT-LLM's kimi_k2, qwen3 and laguna reasoning parsers drop it from a whole output (content 'c' for 'a<think>b</think>c') but keep it in the stream (ag-trt-kimi-stream-7, 'content<think>reason</think>after' gives 'contentafter'); autogen drops it, pydantic-ai keeps it (u-ag-r1-text-before-think)",
+    ),
+    (
+        "ag-trt-gemma4-parse-1",
+        "Gemma 4's thought channel: TensorRT-LLM's gemma4 reasoning parser keeps the channel name in the reasoning ('thought\\nreasoning'); ollama's Gemma 4 parser strips it (l-oll-gemma4-thinking-then-content, l-oll-gemma4-streaming), and so does reagent",
+    ),
+    ("ag-trt-gemma4-parse-5", "as ag-trt-gemma4-parse-1, with an empty thought ('thought\\n' against none)"),
 ];
