@@ -218,6 +218,9 @@ fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
             return p;
         }
     }
+    if crate::inkling::detect(t) {
+        return crate::inkling::parse(t, &ctx);
+    }
     let mut acc = Acc::default();
     if let Some(hit) =
         json_tokens::functionary_v32(t, &ctx).or_else(|| json_tokens::functionary_v2(t, &ctx))

@@ -28,7 +28,7 @@
 //! at an offset, with the repairs weak models need), `calls` (call-object spellings), one
 //! module per family group (`json_fmts`, `json_list`, `json_tokens`, `xml_fmts`,
 //! `qwen_xml`, `glm`, `kimi_k3`, `pythonic` with `gemma_repair`, `harmony`, `react`,
-//! `qwen_agent`, `continue_tools`, `tool_tags`, `chatglm`), `schema` (typing and
+//! `qwen_agent`, `continue_tools`, `tool_tags`, `chatglm`, `inkling`), `schema` (typing and
 //! [`coerce_arguments`]), `vendor_tags` (vendor spellings of known tags), `stop_tokens`,
 //! `fallback`, `stream`, `render`.
 //!
@@ -72,6 +72,7 @@ mod gemma_repair;
 mod glm;
 mod harmony;
 mod hit;
+mod inkling;
 mod json_at;
 mod json_fmts;
 mod json_list;

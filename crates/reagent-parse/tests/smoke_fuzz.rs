@@ -276,6 +276,9 @@ fn pathological_inputs_finish_quickly() {
         format!("{}\"x\n{} tail", "{".repeat(big), "}".repeat(big)),
         "{'a': 'x\n} {'a': 'y".repeat(big / 20),
         "{\"request\": \"f\", \"v\": \"x\n".repeat(big / 26),
+        // Inkling blocks that never end, and ends with no block.
+        "<|content_text|>x".repeat(big / 17),
+        format!("<|content_thinking|>{}", "<|end_message|>".repeat(big / 15)),
         // Bare keys and words: each object read a third way, none a call.
         "{a: b c, d: {e: f}} ".repeat(big / 21),
         format!("{{request: f, v: {}}}", "{x: y}, ".repeat(big / 8)),

@@ -199,3 +199,27 @@ fn hunyuans_answer_wrapper_and_apertus_inner_thoughts() {
     assert_eq!(p.reasoning.as_deref(), Some("Let me think"));
     assert_eq!(p.content.as_deref(), Some("The answer"));
 }
+
+#[test]
+fn inkling_blocks_split_reasoning_content_and_calls() {
+    let input = "<|content_thinking|>Consider the weather.<|end_message|><|message_model|><|content_thinking|> Tokyo, probably.<|end_message|><|message_model|><|content_text|>Checking the weather now.<|end_message|><|message_model|>get_weather<|content_invoke_tool_json|>{\"name\":\"get_weather\",\"args\":{\"city\":\"Tokyo\"}}<|end_message|><|content_model_end_sampling|>";
+    let p = parse_both(input, &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Tokyo"}}])
+    );
+    assert_eq!(p.content.as_deref(), Some("Checking the weather now."));
+    assert_eq!(
+        p.reasoning.as_deref(),
+        Some("Consider the weather. Tokyo, probably.")
+    );
+    // Other kinds of block and text outside blocks are markup; an open block runs to the end.
+    let p = parse_both(
+        "<|content_text|>Answer<|content_image|>not text<|end_message|><|content_model_end_sampling|>tail",
+        &[],
+    );
+    assert_eq!(p.content.as_deref(), Some("Answer"));
+    let p = parse_both("<|content_thinking|>looping 12 13", &[]);
+    assert_eq!(p.reasoning.as_deref(), Some("looping 12 13"));
+    assert_eq!(p.content, None);
+}

@@ -173,12 +173,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ),
     // Batch O, scored on the parser as it stood (no change to src/ on this branch).
     (
-        "o-hf-inkling-multi-block",
-        "Inkling's `<|message_model|>…<|content_KIND|>…<|end_message|>` blocks are not read: \
-         the call is found (general fallback) but the thinking and text blocks stay in the \
-         content as markup; transformers splits thinking, text and call",
-    ),
-    (
         "o-tab-glimmer-truncated-header",
         "a Glimmer recipient header cut off before `<|message|>` (` to=se`) is kept as the \
          content `to=se`; TabbyAPI discards the unfinished header",
@@ -488,17 +482,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("ag-trt-nano-stream-16", "as ag-trt-nano-stream-14"),
     ("ag-trt-nano-stream-18", "as ag-trt-nano-stream-14"),
     ("ag-trt-nano-stream-20", "as ag-trt-nano-stream-14"),
-    ("ag-trt-inkling-parse-0", "Inkling's typed-content channels (`<|content_thinking|>`, `<|content_text|>`, `<|end_message|>`) are not read: the whole output stays in the content as markup (as o-hf-inkling-multi-block)"),
-    ("ag-trt-inkling-parse-1", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-parse-2", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-parse-3", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-parse-5", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-stream", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-tool-json", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-tool-text", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-repetition", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-end-split", "as ag-trt-inkling-parse-0"),
-    ("ag-trt-inkling-non-text-control", "as ag-trt-inkling-parse-0"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
