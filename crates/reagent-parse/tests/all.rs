@@ -17,4 +17,5 @@ mod smoke_fuzz;
 mod streaming;
 mod template_tokens;
 mod vendor_guides;
+mod weak_json;
 mod xml_typing;
