@@ -428,8 +428,18 @@ fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 }
 
 /// Whether truncated JSON text starts like a call object.
-/// Whether a blank line followed by a line of prose (starting with a letter) comes in `s`.
+/// How far after an open bare object a paragraph of prose is looked for (a bounded look
+/// keeps many open objects linear).
+const PROSE_LOOK: usize = 4096;
+
+/// Whether a blank line followed by a line of prose (starting with a letter) comes in the
+/// first [`PROSE_LOOK`] bytes of `s`.
 fn prose_paragraph_after(s: &str) -> bool {
+    let mut look = s.len().min(PROSE_LOOK);
+    while !s.is_char_boundary(look) {
+        look -= 1;
+    }
+    let s = &s[..look];
     memchr::memmem::find_iter(s.as_bytes(), b"\n\n").any(|p| {
         s[p..]
             .trim_start()

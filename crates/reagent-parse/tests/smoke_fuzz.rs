@@ -276,6 +276,8 @@ fn pathological_inputs_finish_quickly() {
         format!("{}\"x\n{} tail", "{".repeat(big), "}".repeat(big)),
         "{'a': 'x\n} {'a': 'y".repeat(big / 20),
         "{\"request\": \"f\", \"v\": \"x\n".repeat(big / 26),
+        // Open bare call wrappers, prose only at the very end.
+        format!("{}\n\nProse.", "{\"tool_call\": \"x".repeat(big / 16)),
         // Inkling blocks that never end, and ends with no block.
         "<|content_text|>x".repeat(big / 17),
         format!("<|content_thinking|>{}", "<|end_message|>".repeat(big / 15)),
