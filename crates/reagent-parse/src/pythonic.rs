@@ -464,13 +464,9 @@ fn gemma(t: &str, i: usize, j: usize, dialect: &Gemma, tools: &[ToolSchema]) -> 
         if name.is_empty() || name.contains(char::is_whitespace) {
             break;
         }
-        let mut p = Lenient::new(t);
-        p.pos = brace;
-        p.str_delim = Some(delim);
-        p.bare_keys = true;
-        let strict = match p.value() {
-            Some(args @ Value::Object(_)) => Some((args, p.pos)),
-            _ => {
+        let strict = match gemma_args(t, brace, delim, false) {
+            Some(read) => Some(read),
+            None => {
                 let block_end = match closer_from(t, close, brace, &mut closer) {
                     Some(c) => Some(c),
                     None => (i == j).then_some(t.len()),
@@ -516,6 +512,25 @@ fn gemma(t: &str, i: usize, j: usize, dialect: &Gemma, tools: &[ToolSchema]) -> 
     Some(Hit::new(i, end, fam, calls))
 }
 
+/// A Gemma call's arguments at `brace` (bare keys, `delim`-delimited strings), and their
+/// end; with `bare_words`, values left undelimited are their bare words.
+fn gemma_args(
+    t: &str,
+    brace: usize,
+    delim: &'static str,
+    bare_words: bool,
+) -> Option<(Value, usize)> {
+    let mut p = Lenient::new(t);
+    p.pos = brace;
+    p.str_delim = Some(delim);
+    p.bare_keys = true;
+    p.bare_words = bare_words;
+    match p.value() {
+        Some(args @ Value::Object(_)) => Some((args, p.pos)),
+        _ => None,
+    }
+}
+
 /// A Gemma call's arguments with values the model left undelimited (`{city:Austin}`), read
 /// as their bare words, where no tool schema says what they should be (with one, the
 /// `gemma_repair` repairs decide). Returns the arguments and their end.
@@ -528,15 +543,7 @@ fn undelimited_values(
     if !tools.is_empty() {
         return None;
     }
-    let mut p = Lenient::new(t);
-    p.pos = brace;
-    p.str_delim = Some(delim);
-    p.bare_keys = true;
-    p.bare_words = true;
-    match p.value() {
-        Some(args @ Value::Object(_)) => Some((args, p.pos)),
-        _ => None,
-    }
+    gemma_args(t, brace, delim, true)
 }
 
 /// The first `close` at or after `from`, remembered in `memo`: the calls of a block move

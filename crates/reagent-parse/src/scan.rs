@@ -103,6 +103,17 @@ pub(crate) fn container_scan(
     fail(&mut stack, record, End::Incomplete)
 }
 
+/// The strings of the container at `start`: Python's for a dict whose first key is
+/// single-quoted (`{'key': …`), JSON's otherwise.
+fn dict_quoting(b: &[u8], start: usize) -> Quoting {
+    let python_dict = b.get(start) == Some(&b'{') && b.get(skip_ws(b, start + 1)) == Some(&b'\'');
+    if python_dict {
+        Quoting::PYTHON
+    } else {
+        Quoting::JSON
+    }
+}
+
 /// Memoised [`container_end`] over one text.
 #[derive(Default)]
 pub(crate) struct ScanMemo {
@@ -120,30 +131,17 @@ impl ScanMemo {
     /// End of the JSON container at `start` in `t` (a Python dict, `{'key': …`, with
     /// Python's strings).
     pub(crate) fn end(&mut self, t: &str, start: usize) -> End {
-        let b = t.as_bytes();
-        let python_dict =
-            b.get(start) == Some(&b'{') && b.get(skip_ws(b, start + 1)) == Some(&b'\'');
-        let quoting = if python_dict {
-            Quoting::PYTHON
-        } else {
-            Quoting::JSON
-        };
-        self.end_with(t, start, quoting)
+        self.end_with(t, start, dict_quoting(t.as_bytes(), start))
     }
 
     /// [`ScanMemo::end`] with the strings ending at a raw line break, for a second look at
     /// a container that did not balance.
     pub(crate) fn line_bound_end(&mut self, t: &str, start: usize) -> End {
-        let b = t.as_bytes();
-        let single = b.get(skip_ws(b, start + 1)) == Some(&b'\'');
-        self.end_with(
-            t,
-            start,
-            Quoting {
-                single,
-                line_bound: true,
-            },
-        )
+        let quoting = Quoting {
+            line_bound: true,
+            ..dict_quoting(t.as_bytes(), start)
+        };
+        self.end_with(t, start, quoting)
     }
 
     fn end_with(&mut self, t: &str, start: usize, quoting: Quoting) -> End {

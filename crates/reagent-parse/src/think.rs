@@ -30,6 +30,21 @@ const PAIRS: &[(&str, &str)] = &[
     ("<|inner_prefix|>", "<|inner_suffix|>"),
 ];
 
+/// Words one of which every think tag holds (each tag of [`PAIRS`], since a closer alone is
+/// thinking forced open; the suffixed pair; Granite's opener, read only with its closer),
+/// and Apriel's `[BEGIN FINAL RESPONSE]`: a text with none of them has no reasoning.
+const SPLIT_WORDS: &[&str] = &[
+    "think",
+    "THINK",
+    "channel",
+    "[BEGIN FINAL RESPONSE]",
+    "my thought process:",
+    "<|thought_start|>",
+    "<|thought_end|>",
+    "<|inner_prefix|>",
+    "<|inner_suffix|>",
+];
+
 /// Gemma 4's channel opener; its block is reasoning, whatever channel it names.
 const GEMMA_CHANNEL: &str = "<|channel>";
 
@@ -155,14 +170,7 @@ pub(crate) fn split<'a>(
 ) -> Vec<Seg<'a>> {
     let mut segs = Vec::new();
     // Fast path: no think tags at all.
-    if !t.contains("think")
-        && !t.contains("THINK")
-        && !t.contains("channel")
-        && !t.contains("[BEGIN FINAL RESPONSE]")
-        && !t.contains("my thought process:")
-        && !t.contains("<|thought_start|>")
-        && !t.contains("<|inner_prefix|>")
-    {
+    if !SPLIT_WORDS.iter().any(|w| t.contains(w)) {
         segs.push(Seg::Body {
             text: t,
             after_think: false,
@@ -242,6 +250,20 @@ pub(crate) fn split<'a>(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_think_tag_is_seen_by_the_fast_path() {
+        let seen = |tag: &str| SPLIT_WORDS.iter().any(|w| tag.contains(w));
+        for tag in PAIRS.iter().flat_map(|(open, close)| [open, close]) {
+            assert!(seen(tag), "{tag}");
+        }
+        for tag in GRANITE_OPENS {
+            assert!(seen(tag), "{tag}");
+        }
+        // A closer alone: the text before it is the reasoning.
+        let s = split("R<|thought_end|>C", &none);
+        assert!(matches!(s[0], Seg::Reasoning { inner: "R", .. }), "{s:?}");
+    }
 
     fn none(_: &str, _: usize) -> Option<usize> {
         None

@@ -472,17 +472,10 @@ fn insert_repeatable(
 /// Child elements as an object; a tag that repeats becomes a list of its values
 /// (`<tag>a</tag><tag>b</tag>` → `"tag": ["a", "b"]`).
 fn grouped(kids: Vec<(String, Value)>) -> Map<String, Value> {
-    let repeats = |k: &str| kids.iter().filter(|(other, _)| other == k).count() > 1;
-    let repeated: Vec<bool> = kids.iter().map(|(k, _)| repeats(k)).collect();
     let mut map = Map::new();
-    for ((k, v), many) in kids.into_iter().zip(repeated) {
-        if !many {
-            map.insert(k, v);
-            continue;
-        }
-        if let Value::Array(list) = map.entry(k).or_insert_with(|| Value::Array(Vec::new())) {
-            list.push(v);
-        }
+    let mut repeated = Vec::new();
+    for (k, v) in kids {
+        insert_repeatable(&mut map, &mut repeated, k, v);
     }
     map
 }
