@@ -235,13 +235,12 @@ fn parse_text(t: &str, opts: &ParseOptions) -> Parsed {
                 ReasoningMode::Keep => acc.content.push((acc.calls.len(), raw.to_string())),
             },
             Seg::Body { text, after_think } => {
-                let body = if after_think && opts.reasoning == ReasoningMode::Extract {
-                    // A think block between two pieces of content leaves a line break.
-                    if !text.trim().is_empty()
-                        && acc.content.iter().any(|(_, c)| !c.trim().is_empty())
-                    {
-                        acc.content.push((acc.calls.len(), "\n".to_string()));
-                    }
+                // Taking a think block out joins the text around it as written; the
+                // layout after a block that opens the reply is dropped.
+                let body = if after_think
+                    && opts.reasoning == ReasoningMode::Extract
+                    && acc.content.iter().all(|(_, c)| c.trim().is_empty())
+                {
                     text.trim_start()
                 } else {
                     text

@@ -93,9 +93,6 @@ struct Cuts {
     owed: String,
     /// What to drop from the text right after the last cut, as [`crate::parse`] drops it.
     skip: Skip,
-    /// A think block followed text: content gets a line break before what comes after it
-    /// (owed once text, or a call, follows).
-    think_gap: bool,
 }
 
 /// Text right after a cut that [`crate::parse`] leaves out of the content.
@@ -105,7 +102,8 @@ enum Skip {
     Nothing,
     /// Stray closers (`}`, `]`) right after a call.
     Closers,
-    /// Whitespace right after a think block (the text after thinking is trimmed).
+    /// Whitespace right after a think block that opened the reply (the text after it is
+    /// trimmed; after one between pieces of text it is kept as written).
     Whitespace,
 }
 
@@ -310,11 +308,7 @@ impl StreamParser {
         self.release(chunk);
         let live = !self.held && self.seen_text && self.released == self.buf.len();
         self.live = live && self.cuts.is_none();
-        self.live_after_cut = live
-            && self
-                .cuts
-                .as_ref()
-                .is_some_and(|c| c.skip == Skip::Nothing && !c.think_gap);
+        self.live_after_cut = live && self.cuts.as_ref().is_some_and(|c| c.skip == Skip::Nothing);
         self.append_only = self.held && !self.trigger_free;
         match &self.cuts {
             Some(cuts) => &cuts.emitted[emitted_before..],
@@ -418,9 +412,6 @@ impl StreamParser {
             self.seen_text = true;
         }
         if let Some(cuts) = &mut self.cuts {
-            if std::mem::take(&mut cuts.think_gap) {
-                cuts.emitted.push('\n');
-            }
             cuts.emitted.push_str(&cuts.owed);
             cuts.owed.clear();
             cuts.emitted.push_str(&self.buf[self.released..stop]);
@@ -495,12 +486,12 @@ impl StreamParser {
         // its content (thinking, kept-back whitespace and the family profile all play in).
         let whole = probed(&self.buf[..end], &self.opts);
         let before = &self.buf[..self.hold_start];
-        let gap = match settled {
-            Settled::Thinking if !before.trim().is_empty() => "\n",
-            _ => "",
+        // Text after a think block that follows text is kept as written.
+        let probe = match settled {
+            Settled::Thinking if !before.trim().is_empty() => CUT_PROBE,
+            _ => held.content.as_deref().unwrap_or_default(),
         };
-        let probe = held.content.as_deref().unwrap_or_default();
-        let agrees = whole.content == Some([before, gap, probe].concat())
+        let agrees = whole.content == Some([before, probe].concat())
             && whole.calls == held.calls
             && whole.reasoning == held.reasoning
             && whole.format == held.format
@@ -520,18 +511,9 @@ impl StreamParser {
         cuts.owed
             .push_str(&self.buf[self.released..self.hold_start]);
         match settled {
-            Settled::Calls => {
-                // A call after a think block that followed text: the line break `parse`
-                // puts after thinking is now sure to be content.
-                if std::mem::take(&mut cuts.think_gap) {
-                    cuts.emitted.push('\n');
-                }
-                cuts.skip = Skip::Closers;
-            }
-            Settled::Thinking => {
-                cuts.skip = Skip::Whitespace;
-                cuts.think_gap = self.seen_text;
-            }
+            Settled::Calls => cuts.skip = Skip::Closers,
+            Settled::Thinking if self.seen_text => cuts.skip = Skip::Nothing,
+            Settled::Thinking => cuts.skip = Skip::Whitespace,
         }
         self.held = false;
         self.close_tries = 0;
