@@ -267,6 +267,10 @@ fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
             break;
         }
         let Some(r) = rest.strip_prefix("<|tool_call_begin|>") else {
+            // A section token followed by text that is no call: the token is text too.
+            if calls.is_empty() && errors.is_empty() && !rest.is_empty() {
+                return None;
+            }
             break;
         };
         let s = t.len() - r.len();

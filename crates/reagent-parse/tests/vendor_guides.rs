@@ -3,7 +3,8 @@
 //! thought tokens and fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply
 //! label and end token, DeepSeek V3.2's block without its DSML namespace and V4.1's spaced
 //! one, DeepSeek V3.1's first call without its begin token, MiniMax M3's repeated elements
-//! and entities. Each case is parsed whole and streamed one character at a time
+//! and entities; batch AG's joins around think blocks and Kimi's section token before text.
+//! Each case is parsed whole and streamed one character at a time
 //! (`parse_both`).
 
 use serde_json::json;
@@ -222,4 +223,38 @@ fn inkling_blocks_split_reasoning_content_and_calls() {
     let p = parse_both("<|content_thinking|>looping 12 13", &[]);
     assert_eq!(p.reasoning.as_deref(), Some("looping 12 13"));
     assert_eq!(p.content, None);
+}
+
+#[test]
+fn text_around_a_think_block_is_joined_as_written() {
+    for (input, content) in [
+        ("foo bar<think>thinking</think>baz", "foo barbaz"),
+        ("Before <think></think> After", "Before  After"),
+        ("<think>plan</think>\n\nThe answer", "The answer"),
+        ("a<think>x</think>b<think>y</think>c", "abc"),
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(p.content.as_deref(), Some(content), "{input}");
+    }
+}
+
+#[test]
+fn a_kimi_section_token_before_text_that_is_no_call_stays_text() {
+    let p = parse_both(
+        "<think>reasoning</think>text<|tool_calls_section_begin|>tool_call_data",
+        &[],
+    );
+    assert!(p.calls.is_empty());
+    assert_eq!(
+        p.content.as_deref(),
+        Some("text<|tool_calls_section_begin|>tool_call_data")
+    );
+    // A section holding a call is still read; a token that ends the reply is markup.
+    let p = parse_both(
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.ls:0<|tool_call_argument_begin|>{}<|tool_call_end|><|tool_calls_section_end|>",
+        &[],
+    );
+    assert_eq!(calls_of(&p), json!([{"name": "ls", "arguments": {}}]));
+    let p = parse_both("Checking.<|tool_calls_section_begin|>", &[]);
+    assert_eq!(p.content.as_deref(), Some("Checking."));
 }

@@ -440,11 +440,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "Apertus thinks in `<|inner_prefix|>`…`<|inner_suffix|>`; a `<think>` it writes is text to vLLM's Apertus parser, but reagent reads every `<think>` block as reasoning",
     ),
     // batch AG, scored before any fix (27/66 counted, both modes, the same 39 misses)
-    ("ag-trt-kimi-parse-5", "a reasoning-parser test: the Kimi K2 section opener with no call after it is dropped from the content (reagent strips an orphan marker); TensorRT-LLM's reasoning parser hands it on as text to the tool parser"),
-    ("ag-trt-kimi-parse-6", "as ag-trt-kimi-parse-5"),
-    ("ag-trt-kimi-parse-7", "as ag-trt-kimi-parse-5"),
-    ("ag-trt-kimi-stream-5", "as ag-trt-kimi-parse-5"),
-    ("ag-trt-kimi-stream-8", "as ag-trt-kimi-parse-5"),
     ("ag-trt-nano-parse-6", "thinking off (no prompt prefill): TensorRT-LLM's nano-v3 keeps a lone </think> and the text before it as content; reagent reads the text before a lone </think> as reasoning (the forced-open reading llama.cpp's records need)"),
     ("ag-trt-nano-parse-7", "as ag-trt-nano-parse-6"),
     ("ag-trt-nano-parse-8", "as ag-trt-nano-parse-6"),
