@@ -115,16 +115,7 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let run_args = run_args_for(args, &backend, &workspace, &task);
     let plan = run_cmd::plan(&run_args, &FileConfig::default())?;
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    let signal = tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nreagent demo: stopping (Ctrl-C again to quit at once)");
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(ExitCode::Cancelled as i32);
-            }
-        }
-    });
+    let signal = crate::signals::cancel_on_stop(cancel.clone(), "reagent demo");
     let executed = run_cmd::execute(&plan, &cancel).await;
     signal.abort();
     let (result, progress, _) = executed?;

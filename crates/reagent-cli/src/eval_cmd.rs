@@ -95,8 +95,12 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
             );
         }
     };
+    // Ctrl-C or SIGTERM stops the suite after the runs that finished: they are saved and
+    // stored as an interrupted result.
+    let cancel = CancellationToken::new();
+    crate::signals::cancel_on_stop(cancel.clone(), "reagent eval");
     let result = Harness::new(provider, config)
-        .run(&suite, &on_run, &CancellationToken::new())
+        .run(&suite, &on_run, &cancel)
         .await;
     result.save(&out)?;
     if args.json {
@@ -114,6 +118,9 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
         let why = result.runs[0].error.as_deref().unwrap_or("");
         eprintln!("reagent: every run failed to reach the model server: {why}");
         return Ok(ExitCode::ProviderError);
+    }
+    if result.interrupted {
+        return Ok(ExitCode::Cancelled);
     }
     Ok(ExitCode::Completed)
 }

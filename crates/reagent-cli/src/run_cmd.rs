@@ -331,16 +331,7 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
     plan.resume = resume;
     plan.recorder = store.as_ref().and_then(RunStore::recorder);
     let cancel = CancellationToken::new();
-    let on_signal = cancel.clone();
-    tokio::spawn(async move {
-        if tokio::signal::ctrl_c().await.is_ok() {
-            eprintln!("\nreagent: stopping (Ctrl-C again to quit at once)");
-            on_signal.cancel();
-            if tokio::signal::ctrl_c().await.is_ok() {
-                std::process::exit(ExitCode::Cancelled as i32);
-            }
-        }
-    });
+    crate::signals::cancel_on_stop(cancel.clone(), "reagent");
     let (result, progress, mut session) = execute(&plan, &cancel).await?;
     let store_error = match &store {
         Some(s) => s.finish(&mut session).await,

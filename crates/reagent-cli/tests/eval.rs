@@ -1,7 +1,7 @@
 //! `reagent eval SUITE`, `reagent eval compare A B` and `reagent eval list` through the binary,
 //! against a scripted Ollama on 127.0.0.1: JSON output, the result saved by default, the table,
 //! the result and each task run recorded in the store, results compared by stored id, a store
-//! that cannot be opened, and usage errors.
+//! that cannot be opened, a suite stopped by a signal, and usage errors.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::{Path, PathBuf};
@@ -263,6 +263,112 @@ async fn eval_runs_modes_side_by_side_saves_the_result_and_compares() {
             .unwrap();
     assert_eq!(kept["runs"][0]["passed"], true, "{kept:#}");
     assert_eq!(server.server().remaining_turns(), 0);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_suite_stopped_by_a_signal_keeps_its_finished_runs_in_the_file_and_the_store() {
+    // The first run answers at once; the second waits on a model that takes a minute.
+    let server = ScriptedOllama::start(ScriptBuilder::new().turns([
+        Turn::text("It is an orchid."),
+        Turn::text("Too late.").with_delay(std::time::Duration::from_secs(60)),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let suite = [SUITE, &SUITE.replace("read-flower", "read-flower-again")].concat();
+    std::fs::write(dir.path().join("suite.toml"), suite).unwrap();
+    let url = server.base_url();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_reagent"))
+        .args(["eval", "suite.toml", "--host", &url, "--model", "qwen3:8b"])
+        .args([
+            "--tool-mode",
+            "native",
+            "--out",
+            "r.json",
+            "--store",
+            "runs.db",
+        ])
+        .current_dir(dir.path())
+        .env_remove("OLLAMA_HOST")
+        .env_remove("REAGENT_STORE")
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = i32::try_from(child.id()).unwrap();
+    let stderr = child.stderr.take().unwrap();
+    let stdout = child.stdout.take().unwrap();
+    // Once the first run's progress line is out and the model got the second run's request,
+    // the suite is stopped.
+    let (mut lines, mut err) = tokio::task::spawn_blocking(move || {
+        use std::io::BufRead;
+        let mut lines = std::io::BufReader::new(stderr);
+        let mut err = String::new();
+        while !err.contains("[1/2]") {
+            if lines.read_line(&mut err).unwrap() == 0 {
+                break;
+            }
+        }
+        (lines, err)
+    })
+    .await
+    .unwrap();
+    for _ in 0..200 {
+        if server.server().remaining_turns() == 0 {
+            break;
+        }
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+    }
+    assert_eq!(server.server().remaining_turns(), 0, "{err}");
+    assert_eq!(unsafe { libc::kill(pid, libc::SIGINT) }, 0);
+    let (status, out, err) = tokio::task::spawn_blocking(move || {
+        use std::io::Read;
+        lines.read_to_string(&mut err).unwrap();
+        let mut out = String::new();
+        std::io::BufReader::new(stdout)
+            .read_to_string(&mut out)
+            .unwrap();
+        (child.wait().unwrap(), out, err)
+    })
+    .await
+    .unwrap();
+    let all = format!("stdout: {out}\nstderr: {err}");
+    assert_eq!(status.code(), Some(7), "{all}");
+    assert!(err.contains("reagent eval: stopping"), "{all}");
+    assert!(out.contains("interrupted: 1 of 2 runs finished"), "{all}");
+    let saved: Value =
+        serde_json::from_str(&std::fs::read_to_string(dir.path().join("r.json")).unwrap()).unwrap();
+    assert_eq!(saved["interrupted"], true, "{saved:#}");
+    assert_eq!(saved["runs"].as_array().map(Vec::len), Some(1), "{saved:#}");
+    assert_eq!(saved["runs"][0]["passed"], true, "{saved:#}");
+    // The store holds the interrupted result too, and the run the signal cut short.
+    let listed = reagent(
+        &["eval", "list", "--store", "runs.db", "--json"],
+        dir.path(),
+    );
+    let listed: Value = serde_json::from_slice(&listed.stdout).unwrap();
+    assert_eq!(
+        (&listed[0]["passed"], &listed[0]["total"]),
+        (&json!(1), &json!(1)),
+        "{listed:#}"
+    );
+    let runs = reagent(
+        &["runs", "list", "--store", "runs.db", "--json"],
+        dir.path(),
+    );
+    let runs: Value = serde_json::from_slice(&runs.stdout).unwrap();
+    let outcomes: Vec<&str> = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(|r| r["outcome"].as_str())
+        .collect();
+    assert!(
+        outcomes.contains(&"completed") && outcomes.contains(&"cancelled"),
+        "{runs:#}"
+    );
 }
 
 #[test]

@@ -70,6 +70,13 @@ pub fn render_summary(result: &EvalResult) -> String {
         "suite {} ({} tasks, seeds 1..={}) · model {} · provider {} · {}\n\n",
         result.suite, result.tasks, result.seeds, result.model, result.provider, result.started
     );
+    if result.interrupted {
+        let planned = result.tasks as usize * result.modes.len() * result.seeds as usize;
+        out.push_str(&format!(
+            "interrupted: {} of {planned} runs finished; the rates are of those\n\n",
+            result.runs.len()
+        ));
+    }
     table(&mut out, "task", &result.summary, |m| &m.tasks);
     out.push('\n');
     table(&mut out, "category", &result.summary, |m| &m.categories);

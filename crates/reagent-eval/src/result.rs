@@ -202,6 +202,10 @@ pub struct EvalResult {
     pub runs: Vec<TaskRun>,
     /// Per mode: overall, per category, per task.
     pub summary: Vec<ModeSummary>,
+    /// The suite was stopped (Ctrl-C, SIGTERM) before every run was done: `runs` holds the
+    /// finished ones only.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub interrupted: bool,
 }
 
 impl EvalResult {
@@ -347,6 +351,7 @@ pub(crate) mod tests {
             modes,
             seeds: 1,
             runs,
+            interrupted: false,
         }
     }
 

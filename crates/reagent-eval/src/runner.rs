@@ -4,7 +4,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
 use reagent_core::{Agent, AgentConfig, EventSink};
-use reagent_protocol::{CancellationToken, Event, EventKind, Provider};
+use reagent_protocol::{CancellationToken, Event, EventKind, Outcome, Provider};
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 
 use crate::check::{clip, evaluate, prepare};
@@ -72,7 +72,8 @@ impl Harness {
     /// Run every task of `suite` in every mode with every seed. After each run, `on_run` sees
     /// the result so far (the run just finished is the last of `runs`), so a caller can show
     /// progress and save partial results. A cancelled harness stops before the next run and
-    /// returns what it has.
+    /// returns the runs that finished, marked `interrupted` (a run the cancel cut short is
+    /// left out: it measured nothing).
     pub async fn run(
         &self,
         suite: &Suite,
@@ -97,14 +98,20 @@ impl Harness {
             seeds: self.config.seeds.max(1),
             runs: Vec::new(),
             summary: Vec::new(),
+            interrupted: false,
         };
         'all: for &mode in &self.config.modes {
             for task in &suite.tasks {
                 for seed in 1..=i64::from(result.seeds) {
                     if cancel.is_cancelled() {
+                        result.interrupted = true;
                         break 'all;
                     }
                     let run = self.run_one(task, mode, seed, cancel).await;
+                    if cancel.is_cancelled() && run.outcome == Outcome::Cancelled.as_str() {
+                        result.interrupted = true;
+                        break 'all;
+                    }
                     result.runs.push(run);
                     result.summary = summarize(&result.runs, &result.modes);
                     on_run(&result);
