@@ -509,4 +509,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "Gemma 4's thought channel: TensorRT-LLM's gemma4 reasoning parser keeps the channel name in the reasoning ('thought\\nreasoning'); ollama's Gemma 4 parser strips it (l-oll-gemma4-thinking-then-content, l-oll-gemma4-streaming), and so does reagent",
     ),
     ("ag-trt-gemma4-parse-5", "as ag-trt-gemma4-parse-1, with an empty thought ('thought\\n' against none)"),
+    // batch AI, marked before scoring
+    (
+        "ai-lai-lfm2-numeric-boolean",
+        "LocalAI's LFM2 regex config gives every Pythonic argument as a string ('42', 'false'; its comment calls a typed parser a future enhancement); llama.cpp's LFM2 parser reads Python literals typed (main corpus llama-lfm2-basic: arg1=1 is 1; llama-lfm2-python-true), and so does reagent",
+    ),
 ];
