@@ -514,4 +514,10 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ai-lai-lfm2-numeric-boolean",
         "LocalAI's LFM2 regex config gives every Pythonic argument as a string ('42', 'false'; its comment calls a typed parser a future enhancement); llama.cpp's LFM2 parser reads Python literals typed (main corpus llama-lfm2-basic: arg1=1 is 1; llama-lfm2-python-true), and so does reagent",
     ),
+    // batch AI, moved after scoring (a reagent miss before; the contradicting upstream tests
+    // were not seen when the batch was written)
+    (
+        "ai-lai-chat-native-forced-open-none",
+        "thinking forced open with the reasoning kept in the content: LocalAI's port of llama.cpp's chat PEG test hands the output back as written ('…</think>\\nHello'); vLLM's glm45_append_think parser puts the opened <think> back before it (af-vllm-glm45-append-simple, af-vllm-glm45-append-multiple-lines), and so does reagent",
+    ),
 ];
