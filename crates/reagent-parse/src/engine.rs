@@ -137,7 +137,10 @@ pub(crate) fn parse_trigger_free(text: String, opts: &ParseOptions) -> Parsed {
 pub(crate) fn parse_full(text: &str, opts: &ParseOptions) -> Parsed {
     let mut owned;
     let mut t: &str = text;
-    if !opts.prefill.is_empty() {
+    // A model that wrote the prefilled opener again (`<think>` after a `<think>` prompt) is
+    // read once: the prefill is not put before it.
+    let repeated = text.trim_start().starts_with(opts.prefill.trim());
+    if !opts.prefill.trim().is_empty() && !repeated {
         owned = String::with_capacity(opts.prefill.len() + text.len());
         owned.push_str(&opts.prefill);
         owned.push_str(text);

@@ -47,7 +47,10 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
                 p = t.len() - r.len();
                 break;
             }
-            let Some(r) = t[p..].strip_prefix("<parameter=") else {
+            let Some((tags, r)) = PARAM_TAGS
+                .iter()
+                .find_map(|tags| t[p..].strip_prefix(tags.open).map(|r| (tags, r)))
+            else {
                 if p >= t.len() {
                     return Some(Hit::truncated(start, t.len(), fam));
                 }
@@ -61,7 +64,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             // A header that lost its `>` runs into the value's closer:
             // `<parameter=command=str_replace</parameter>` is `command` = `str_replace`.
             if let Some((key, value)) = t[ks..ks + kgt]
-                .strip_suffix("</parameter")
+                .strip_suffix(tags.close.trim_end_matches('>'))
                 .and_then(|h| h.split_once('='))
             {
                 args.insert(key.to_string(), typed(ctx, fam, name, key, value));
@@ -76,7 +79,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
                     && crate::schema::property_schema(&ctx.opts.tools, name, next).is_some()
                         == ctx.opts.tools.iter().any(|tool| tool.name == name)
             };
-            let Some((len, closed)) = qwen_value_len(&t[vs..], &opens_next) else {
+            let Some((len, closed)) = qwen_value_len(&t[vs..], tags, &opens_next) else {
                 return Some(Hit::truncated(start, t.len(), fam));
             };
             let ve = vs + len;
@@ -86,11 +89,7 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
                 crate::scan::without_layout_newlines(&t[vs..ve])
             };
             args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
-            p = if closed {
-                ve + "</parameter>".len()
-            } else {
-                ve
-            };
+            p = if closed { ve + tags.close.len() } else { ve };
         }
         calls.push(ParsedCall {
             name: name.to_string(),
@@ -108,19 +107,41 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
     Some(hit)
 }
 
-/// The length of the `<parameter=k>` value at the start of `rest`, and whether its own
-/// `</parameter>` closes it; `None`: the output ends inside the value. A value may quote
+/// How a parameter is tagged: `<parameter=k>…</parameter>`, or the short `<param=k>…</param>`
+/// some runtimes' templates write (LocalAI's constructed tools).
+struct ParamTags {
+    open: &'static str,
+    close: &'static str,
+}
+
+const PARAM_TAGS: &[ParamTags] = &[
+    ParamTags {
+        open: "<parameter=",
+        close: "</parameter>",
+    },
+    ParamTags {
+        open: "<param=",
+        close: "</param>",
+    },
+];
+
+/// The length of the `<parameter=k>` value (tagged as `tags` says) at the start of `rest`,
+/// and whether its own `</parameter>` closes it; `None`: the output ends inside the value. A value may quote
 /// the format itself (a file that holds tool calls): a `<function=…>` inside it nests until
 /// its `</function>`, and at the value's own level a `</parameter>` closes it only when the
 /// next tag opens a parameter the call may still take (`opens_next`: one its tool's schema
 /// names, not yet given), ends the function, or nothing follows. The model may also leave
 /// the closer out: the value then ends at such a parameter or at its function's
 /// `</function>`. Failing all that, the first `</parameter>` closes it.
-fn qwen_value_len(rest: &str, opens_next: &dyn Fn(&str) -> bool) -> Option<(usize, bool)> {
-    const CLOSE: &str = "</parameter>";
+fn qwen_value_len(
+    rest: &str,
+    tags: &ParamTags,
+    opens_next: &dyn Fn(&str) -> bool,
+) -> Option<(usize, bool)> {
+    let close = tags.close;
     const FN_CLOSE: &str = "</function>";
     let param_opening = |at: &str| -> bool {
-        at.strip_prefix("<parameter=")
+        at.strip_prefix(tags.open)
             .and_then(|r| r.find('>').map(|gt| &r[..gt]))
             .is_some_and(opens_next)
     };
@@ -138,7 +159,7 @@ fn qwen_value_len(rest: &str, opens_next: &dyn Fn(&str) -> bool) -> Option<(usiz
             if depth == 0 {
                 // The function ends with the value's closer left out, unless a closer of
                 // this value's level follows before any other function opens.
-                let closer = next_at(rest, CLOSE, lt, &mut close_memo);
+                let closer = next_at(rest, close, lt, &mut close_memo);
                 let opener = next_at(rest, "<function=", lt, &mut open_memo);
                 let closer_follows = closer.is_some_and(|c| opener.is_none_or(|o| c < o));
                 if !closer_follows {
@@ -147,9 +168,9 @@ fn qwen_value_len(rest: &str, opens_next: &dyn Fn(&str) -> bool) -> Option<(usiz
             } else {
                 depth -= 1;
             }
-        } else if depth == 0 && at.starts_with(CLOSE) {
+        } else if depth == 0 && at.starts_with(close) {
             first_close.get_or_insert(lt);
-            let next = skip_layout(rest.as_bytes(), lt + CLOSE.len());
+            let next = skip_layout(rest.as_bytes(), lt + close.len());
             let after = &rest[next..];
             if after.is_empty()
                 || after.starts_with(FN_CLOSE)

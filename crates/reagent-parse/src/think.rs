@@ -11,7 +11,8 @@
 //! them (`<think:opensource>…</think:opensource>`): any short suffix is read. Granite 3.2
 //! writes its markers as text (`Here is my thought process:` … `Here is my response:`):
 //! read only when both are there, in order. MiniCPM4 writes `<|thought_start|>` …
-//! `<|thought_end|>`, Apertus `<|inner_prefix|>` … `<|inner_suffix|>`.
+//! `<|thought_end|>`, Apertus `<|inner_prefix|>` … `<|inner_suffix|>`, Solar Open `<|think|>` …
+//! `<|end|><|begin|>assistant<|content|>` (its reasoning turn, then the answer's header).
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
@@ -28,7 +29,11 @@ const PAIRS: &[(&str, &str)] = &[
     ("<|open|>think<|sep|>", "<|close|>think<|sep|>"),
     ("<|thought_start|>", "<|thought_end|>"),
     ("<|inner_prefix|>", "<|inner_suffix|>"),
+    ("<|think|>", SOLAR_OPEN_CLOSE),
 ];
+
+/// Solar Open ends its reasoning turn and opens the answer's: `<|think|>…` then this.
+const SOLAR_OPEN_CLOSE: &str = "<|end|><|begin|>assistant<|content|>";
 
 /// Words one of which every think tag holds (each tag of [`PAIRS`], since a closer alone is
 /// thinking forced open; the suffixed pair; Granite's opener, read only with its closer),
@@ -43,6 +48,7 @@ const SPLIT_WORDS: &[&str] = &[
     "<|thought_end|>",
     "<|inner_prefix|>",
     "<|inner_suffix|>",
+    SOLAR_OPEN_CLOSE,
 ];
 
 /// Gemma 4's channel opener; its block is reasoning, whatever channel it names.
@@ -194,8 +200,9 @@ pub(crate) fn split<'a>(
         });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
     } else if let Some((c, k)) = NextTag::new(opens.len()).earliest(t, 0, &closes) {
-        // A close tag before any open tag of its pair: thinking was forced open.
-        let open_before = t[..c].contains(opens[k]);
+        // A close tag before any open tag: thinking was forced open. (After another
+        // dialect's opener, `<thinking>…</think>`, that block is open and runs on.)
+        let open_before = opens.iter().any(|o| t[..c].contains(o));
         if !open_before {
             let end = c + closes[k].len();
             segs.push(Seg::Reasoning {

@@ -258,3 +258,46 @@ fn a_kimi_section_token_before_text_that_is_no_call_stays_text() {
     let p = parse_both("Checking.<|tool_calls_section_begin|>", &[]);
     assert_eq!(p.content.as_deref(), Some("Checking."));
 }
+
+#[test]
+fn localai_spellings_short_param_tags_solar_open_and_mismatched_think_tags() {
+    // `<param=K>…</param>`, the short spelling of Qwen3-Coder's `<parameter=K>`.
+    let p = parse_both(
+        "<tool_call><function=get_weather><param=city>Paris</param><param=days>2</param></function></tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris", "days": "2"}}])
+    );
+    // Solar Open's reasoning turn, then the answer's header.
+    let p = parse_both(
+        "Text <|think|>Solar reasoning<|end|><|begin|>assistant<|content|> More",
+        &[],
+    );
+    assert_eq!(p.reasoning.as_deref(), Some("Solar reasoning"));
+    assert_eq!(p.content.as_deref(), Some("Text  More"));
+    // Another dialect's closer does not close an open block: `<thinking>` runs on.
+    let p = parse_both("<thinking>Content</think>", &[]);
+    assert_eq!(p.reasoning.as_deref(), Some("Content</think>"));
+    assert_eq!(p.content, None);
+}
+
+#[test]
+fn a_prefilled_opener_the_model_writes_again_is_read_once() {
+    use reagent_parse::{parse, ParseOptions, ReasoningMode};
+    let opts = |reasoning| ParseOptions {
+        prefill: "<think>".to_string(),
+        reasoning,
+        ..ParseOptions::default()
+    };
+    let text = "<think>say hello back</think>\nHello";
+    let kept = parse(text, &opts(ReasoningMode::Keep));
+    assert_eq!(kept.content.as_deref(), Some(text));
+    let split = parse(text, &opts(ReasoningMode::Extract));
+    assert_eq!(split.reasoning.as_deref(), Some("say hello back"));
+    assert_eq!(split.content.as_deref(), Some("Hello"));
+    // Not repeated: the prefill opens the block.
+    let p = parse("plan</think>Hi", &opts(ReasoningMode::Keep));
+    assert_eq!(p.content.as_deref(), Some("<think>plan</think>Hi"));
+}
