@@ -509,4 +509,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "Gemma 4's thought channel: TensorRT-LLM's gemma4 reasoning parser keeps the channel name in the reasoning ('thought\\nreasoning'); ollama's Gemma 4 parser strips it (l-oll-gemma4-thinking-then-content, l-oll-gemma4-streaming), and so does reagent",
     ),
     ("ag-trt-gemma4-parse-5", "as ag-trt-gemma4-parse-1, with an empty thought ('thought\\n' against none)"),
+    // batch AH (marked before scoring)
+    (
+        "ah-smol-gtc-missing-args",
+        "a call with no arguments key: smolagents' get_tool_call_from_text gives arguments None; SGLang reads a name-only call as arguments {} (m-sglr-fb-json-name-only-in-text) and so does ollama (l-oll-qwen3vl-t-ws-then-call); reagent's arguments are always an object, {} here",
+    ),
 ];
