@@ -529,4 +529,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
     ("ai-lai-rsn-multiple-tag-types", "as ai-lai-rsn-multiple-thinking"),
     ("ai-lai-rsn-order", "as ai-lai-rsn-multiple-thinking"),
     ("ai-lai-rsncfg-prefill-off-multiple", "as ai-lai-rsn-multiple-thinking"),
+    // batch AH (marked before scoring)
+    (
+        "ah-smol-gtc-missing-args",
+        "a call with no arguments key: smolagents' get_tool_call_from_text gives arguments None; SGLang reads a name-only call as arguments {} (m-sglr-fb-json-name-only-in-text) and so does ollama (l-oll-qwen3vl-t-ws-then-call); reagent's arguments are always an object, {} here",
+    ),
 ];
