@@ -489,6 +489,9 @@ fn plain_answer_object(v: &Value) -> Option<&str> {
 
 /// A bare `{`: a call object (Hermes/generic/Llama 3 JSON) in running text.
 pub(crate) fn try_brace(t: &str, i: usize, ctx: &Ctx) -> Brace {
+    if let Some(h) = crate::gptme::call_at(t, i, ctx) {
+        return Brace::Hit(h);
+    }
     match json_at(ctx, t, i) {
         JsonAt::Value(v, e) => {
             if let Some(text) = plain_answer_object(&v) {

@@ -70,6 +70,7 @@ mod fallback;
 mod family;
 mod gemma_repair;
 mod glm;
+mod gptme;
 mod harmony;
 mod hit;
 mod inkling;

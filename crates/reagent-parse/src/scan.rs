@@ -119,6 +119,8 @@ fn dict_quoting(b: &[u8], start: usize) -> Quoting {
 pub(crate) struct ScanMemo {
     key: (usize, usize),
     ends: std::collections::HashMap<(usize, Quoting), End>,
+    /// Fence lines counted so far: (up to this offset, how many).
+    fences: (usize, usize),
 }
 
 impl ScanMemo {
@@ -126,6 +128,28 @@ impl ScanMemo {
     pub(crate) fn reset(&mut self) {
         self.key = (0, 0);
         self.ends.clear();
+        self.fences = (0, 0);
+    }
+
+    /// Whether the line starting at `line` in `t` lies inside a markdown code fence (an odd
+    /// number of lines opening with three backticks before it). Counted on from the last
+    /// question, so questions in order stay linear.
+    pub(crate) fn in_fence(&mut self, t: &str, line: usize) -> bool {
+        self.use_text(t);
+        let (mut from, mut count) = self.fences;
+        if line < from {
+            (from, count) = (0, 0);
+        }
+        let mut at = from;
+        while at < line {
+            let end = memchr::memchr(b'\n', &t.as_bytes()[at..line]).map_or(line, |p| at + p + 1);
+            if t[at..end].starts_with("```") {
+                count += 1;
+            }
+            at = end;
+        }
+        self.fences = (line, count);
+        count % 2 == 1
     }
 
     /// End of the JSON container at `start` in `t` (a Python dict, `{'key': …`, with
@@ -144,12 +168,17 @@ impl ScanMemo {
         self.end_with(t, start, quoting)
     }
 
-    fn end_with(&mut self, t: &str, start: usize, quoting: Quoting) -> End {
+    /// Start over when `t` is not the text remembered.
+    fn use_text(&mut self, t: &str) {
         let key = (t.as_ptr() as usize, t.len());
         if key != self.key {
             self.reset();
             self.key = key;
         }
+    }
+
+    fn end_with(&mut self, t: &str, start: usize, quoting: Quoting) -> End {
+        self.use_text(t);
         if !self.ends.is_empty() {
             if let Some(e) = self.ends.get(&(start, quoting)) {
                 return *e;

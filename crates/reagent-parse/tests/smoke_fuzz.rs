@@ -284,6 +284,9 @@ fn pathological_inputs_finish_quickly() {
         // Bare keys and words: each object read a third way, none a call.
         "{a: b c, d: {e: f}} ".repeat(big / 21),
         format!("{{request: f, v: {}}}", "{x: y}, ".repeat(big / 8)),
+        // gptme's call heads: lines of them, fences between, one long line of `: {`.
+        "@a(b): {\n```\n".repeat(big / 14),
+        format!("@a: {}", "x: {".repeat(big / 4)),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),

@@ -3,7 +3,8 @@
 //! thought tokens and fenced calls, ChatGLM3's call as a new assistant turn, Hunyuan's reply
 //! label and end token, DeepSeek V3.2's block without its DSML namespace and V4.1's spaced
 //! one, DeepSeek V3.1's first call without its begin token, MiniMax M3's repeated elements
-//! and entities; batch AG's joins around think blocks and Kimi's section token before text.
+//! and entities; batch AG's joins around think blocks and Kimi's section token before text;
+//! batch AI's LocalAI spellings; batch AH's gptme tool lines.
 //! Each case is parsed whole and streamed one character at a time
 //! (`parse_both`).
 
@@ -300,4 +301,54 @@ fn a_prefilled_opener_the_model_writes_again_is_read_once() {
     // Not repeated: the prefill opens the block.
     let p = parse("plan</think>Hi", &opts(ReasoningMode::Keep));
     assert_eq!(p.content.as_deref(), Some("<think>plan</think>Hi"));
+}
+
+#[test]
+fn gptme_tool_lines_are_calls_at_a_line_start_outside_fences() {
+    let p = parse_both(
+        "Listing first.\n@shell(c1): {\"command\": \"ls\"}\nthen\n@browser.view(c2): {\n  \"url\": \"https://example.com\"\n}",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "shell", "arguments": {"command": "ls"}},
+            {"name": "browser.view", "arguments": {"url": "https://example.com"}}
+        ])
+    );
+    let ids: Vec<_> = p.calls.iter().map(|c| c.id.as_deref()).collect();
+    assert_eq!(ids, [Some("c1"), Some("c2")]);
+    assert_eq!(
+        p.content.as_deref().map(str::trim),
+        Some("Listing first.\n\nthen")
+    );
+    for text in [
+        "some text @tool: {\"param\": \"value\"}",
+        "  @tool: {\"param\": \"value\"}",
+        "```\n@shell(uid): {\"cmd\": \"ls\"}\n```",
+        "@tool: {\"unclosed\": \"string}",
+        "@john: see {\"a\": 1}",
+    ] {
+        let p = parse_both(text, &[]);
+        assert!(p.calls.is_empty(), "{text}");
+        assert_eq!(p.content.as_deref(), Some(text), "{text}");
+    }
+    // With tools offered, only an offered tool's name makes a call.
+    let shell = ("shell", json!({"type": "object"}));
+    let p = parse_both("@nope(x): {\"a\": 1}", std::slice::from_ref(&shell));
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some("@nope(x): {\"a\": 1}"));
+}
+
+#[test]
+fn a_gptme_head_is_held_back_while_streaming() {
+    let mut sp = reagent_parse::StreamParser::new(reagent_parse::ParseOptions::default());
+    let mut released = String::new();
+    for ch in "Listing.\n@shell(c1): {\"command\": \"ls\"}".chars() {
+        released.push_str(&sp.push(&ch.to_string()));
+    }
+    assert!(!released.contains('@'), "{released:?}");
+    let p = sp.finish();
+    assert_eq!(p.calls.len(), 1);
+    assert_eq!(p.content.as_deref().map(str::trim), Some("Listing."));
 }

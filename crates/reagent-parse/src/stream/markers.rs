@@ -154,6 +154,7 @@ fn could_start_inner(rest: &str) -> Verdict {
             Some(b'"') | Some(b'\'') => Verdict::Yes,
             Some(_) => Verdict::No,
         },
+        b'@' => gptme_head(rest),
         b'[' => {
             if let v @ (Verdict::Yes | Verdict::NeedMore) = against(rest, BRACKET_MARKERS) {
                 return v;
@@ -175,10 +176,42 @@ fn could_start_inner(rest: &str) -> Verdict {
     }
 }
 
+/// gptme's call head, `@NAME(ID): {` (see `crate::gptme`; the scan checks it opens a line).
+fn gptme_head(rest: &str) -> Verdict {
+    let b = rest.as_bytes();
+    let name = b[1..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || b"_.-".contains(c))
+        .count();
+    let mut k = 1 + name;
+    if name > 0 && b.get(k) == Some(&b'(') {
+        k += b[k..]
+            .iter()
+            .take_while(|&&c| c != b')' && c != b'\n')
+            .count();
+        if b.get(k) == Some(&b')') {
+            k += 1;
+        }
+    }
+    match b.get(k) {
+        None => return Verdict::NeedMore,
+        Some(b':') if name > 0 => k += 1,
+        Some(_) => return Verdict::No,
+    }
+    if b.get(k) == Some(&b' ') {
+        k += 1;
+    }
+    match b.get(k) {
+        None => Verdict::NeedMore,
+        Some(b'{') => Verdict::Yes,
+        Some(_) => Verdict::No,
+    }
+}
+
 pub(super) const fn is_trigger(c: u8) -> bool {
     matches!(
         c,
-        b'<' | b'[' | b']' | b'{' | b'`' | b'A' | b'F' | b'T' | b'f' | b'c'
+        b'<' | b'[' | b']' | b'{' | b'`' | b'@' | b'A' | b'F' | b'T' | b'f' | b'c'
     )
 }
 

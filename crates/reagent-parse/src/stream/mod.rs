@@ -369,8 +369,10 @@ impl StreamParser {
                 i += 1;
                 continue;
             }
-            // A word marker must start a word.
-            if b[i].is_ascii_alphabetic() && i > 0 && b[i - 1].is_ascii_alphanumeric() {
+            // A word marker must start a word, gptme's `@NAME(ID): {` a line.
+            let after = if i > 0 { b[i - 1] } else { b'\n' };
+            let mid_word = b[i].is_ascii_alphabetic() && after.is_ascii_alphanumeric();
+            if mid_word || (b[i] == b'@' && after != b'\n') {
                 i += 1;
                 continue;
             }
