@@ -509,4 +509,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "Gemma 4's thought channel: TensorRT-LLM's gemma4 reasoning parser keeps the channel name in the reasoning ('thought\\nreasoning'); ollama's Gemma 4 parser strips it (l-oll-gemma4-thinking-then-content, l-oll-gemma4-streaming), and so does reagent",
     ),
     ("ag-trt-gemma4-parse-5", "as ag-trt-gemma4-parse-1, with an empty thought ('thought\\n' against none)"),
+    // batch AJ, marked before scoring
+    (
+        "aj-sgl-lfm2-unknown-name",
+        "as sgl-py-glm45-unknown-name: SGLang's LFM2 detector drops a call to a tool that was not offered (SGLANG_FORWARD_UNKNOWN_TOOLS off); reagent keeps it so the loop can name the valid tools",
+    ),
 ];
