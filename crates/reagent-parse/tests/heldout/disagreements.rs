@@ -534,4 +534,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ah-smol-gtc-missing-args",
         "a call with no arguments key: smolagents' get_tool_call_from_text gives arguments None; SGLang reads a name-only call as arguments {} (m-sglr-fb-json-name-only-in-text) and so does ollama (l-oll-qwen3vl-t-ws-then-call); reagent's arguments are always an object, {} here",
     ),
+    // batch AJ, marked before scoring
+    (
+        "aj-sgl-lfm2-unknown-name",
+        "as sgl-py-glm45-unknown-name: SGLang's LFM2 detector drops a call to a tool that was not offered (SGLANG_FORWARD_UNKNOWN_TOOLS off); reagent keeps it so the loop can name the valid tools",
+    ),
 ];

@@ -45,7 +45,9 @@
 //! batch AF, ids `af-vllm-*`: vLLM's reasoning-parser tests, Apertus to Hunyuan;
 //! batch AG, ids `ag-trt-*`: TensorRT-LLM's reasoning-parser tests;
 //! batch AI, ids `ai-lai-*`: LocalAI's LFM2, PEG, chat-PEG and reasoning tests;
-//! batch AH, ids `ah-*`: smolagents', Qwen-Agent's, gptme's and Cline's text tool-call tests)
+//! batch AH, ids `ah-*`: smolagents', Qwen-Agent's, gptme's and Cline's text tool-call tests;
+//! batch AJ, ids `aj-*`: BFCL's local-model handlers, Hammer's predictions, SGLang's registered
+//! function-call parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
