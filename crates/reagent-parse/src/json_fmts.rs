@@ -21,6 +21,31 @@ pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
     }
 }
 
+/// Call objects joined by commas with no list around them (`{…}, {…}`, Phi-4-mini's parallel
+/// calls): each one after `e` that is a call is added to `calls`; returns the end of the last.
+fn joined_calls(
+    ctx: &Ctx,
+    t: &str,
+    mut e: usize,
+    family: Family,
+    calls: &mut Vec<ParsedCall>,
+) -> usize {
+    loop {
+        let comma = skip_ws(t.as_bytes(), e);
+        if !t[comma..].starts_with(',') {
+            return e;
+        }
+        let JsonAt::Value(v @ Value::Object(_), next) = json_at(ctx, t, comma + 1) else {
+            return e;
+        };
+        match calls_from_owned(v, ctx.rules(family)) {
+            Some(more) => calls.extend(more),
+            None => return e,
+        }
+        e = next;
+    }
+}
+
 /// Parse calls from the JSON at `j`, closing with `close`; shared by the wrapped formats.
 fn wrapped_json(
     t: &str,
@@ -38,11 +63,13 @@ fn wrapped_json(
             // with no arguments; bare JSON like that stays an answer.
             let named = crate::calls::name_only_call(&v);
             let calls = calls_from_owned(v, ctx.rules(family)).or(named.map(|c| vec![c]));
-            let end = skip_close(t, e, close);
             match calls {
-                Some(calls) => Some(Hit::new(start, end, family, calls)),
+                Some(mut calls) => {
+                    let e = joined_calls(ctx, t, e, family, &mut calls);
+                    Some(Hit::new(start, skip_close(t, e, close), family, calls))
+                }
                 None => good_list().or_else(|| {
-                    let mut h = Hit::new(start, end, family, Vec::new());
+                    let mut h = Hit::new(start, skip_close(t, e, close), family, Vec::new());
                     h.errors
                         .push(format!("not a valid tool call: {}", &t[j..e].trim()));
                     Some(h)
@@ -100,7 +127,8 @@ pub(crate) fn hermes_body(t: &str, start: usize, j: usize, ctx: &Ctx) -> Option<
 pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let rest = &t[i..];
     let simple: &[(&str, &str, Family)] = &[
-        ("<|tool_call|>", "", Family::Granite),
+        // Granite 3 writes no closer; Phi-4-mini's newer template closes with `<|/tool_call|>`.
+        ("<|tool_call|>", "<|/tool_call|>", Family::Granite),
         ("<TOOLCALL>", "</TOOLCALL>", Family::NemotronToolcall),
         (
             "<|action_start|><|plugin|>",

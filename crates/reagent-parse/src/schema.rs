@@ -103,13 +103,18 @@ fn whole_as_integer(v: Value) -> Value {
     }
 }
 
-/// JSON inside parameter text; also when every quote came backslash-escaped
-/// (`[{\"id\": \"1\"}]`, as models write JSON they think sits inside a string).
+/// JSON inside parameter text; also when it came escaped once more, as models write JSON
+/// they think sits inside a string (`[{\"id\": \"C:\\\\x\"}]`: one level of string escaping
+/// is taken off whole, `\\` with `\"`; failing that, only the quotes).
 fn json_text(t: &str) -> Option<Value> {
     let v = parse_json_lenient(t).or_else(|| {
-        t.contains("\\\"")
-            .then(|| parse_json_lenient(&t.replace("\\\"", "\"")))
-            .flatten()
+        if !t.contains("\\\"") {
+            return None;
+        }
+        serde_json::from_str::<String>(&format!("\"{t}\""))
+            .ok()
+            .and_then(|once| parse_json_lenient(&once))
+            .or_else(|| parse_json_lenient(&t.replace("\\\"", "\"")))
     })?;
     // Encoded twice (`"{'key': 'value'}"`): the string's own text, once more.
     match v {

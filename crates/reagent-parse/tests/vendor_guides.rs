@@ -352,3 +352,31 @@ fn a_gptme_head_is_held_back_while_streaming() {
     assert_eq!(p.calls.len(), 1);
     assert_eq!(p.content.as_deref().map(str::trim), Some("Listing."));
 }
+
+#[test]
+fn phi4_mini_tool_call_blocks_close_and_may_join_objects_with_commas() {
+    let p = parse_both(
+        "<|tool_call|>[{\"name\": \"f\", \"arguments\": {\"h\": 150}}]<|/tool_call|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"h": 150}}])
+    );
+    assert_eq!(p.content, None);
+    let p = parse_both(
+        "<|tool_call|>{\"name\": \"tax\", \"arguments\": {\"city\": \"Chicago\"}}, {\"name\": \"tax\", \"arguments\": {\"city\": \"Portland\"}}<|/tool_call|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([
+            {"name": "tax", "arguments": {"city": "Chicago"}},
+            {"name": "tax", "arguments": {"city": "Portland"}}
+        ])
+    );
+    assert_eq!(p.content, None);
+    // Granite 3 writes no closer.
+    let p = parse_both("<|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", &[]);
+    assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": {}}]));
+}

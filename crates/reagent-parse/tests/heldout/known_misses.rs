@@ -479,14 +479,8 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("ah-cline-unclosed-codeblock", "as ah-cline-fenced-mention, a fence that never closes"),
     // batch AJ, scored before any fix (51/57 counted in both modes for its first part)
     ("aj-bfcl-granite3-function-doc-not-a-call", "an object with keys beside name and arguments (the function document: `type`, `description`) is read as a call; BFCL's Granite 3 and Phi handlers take it for no call"),
-    ("aj-bfcl-phi-tool-call-list", "Phi-4-mini's `<|/tool_call|>` closer stays in the content (the call is read); BFCL's Phi handler reads `<|tool_call|>…<|/tool_call|>` as one block"),
-    ("aj-bfcl-phi-parallel-not-a-list", "call objects joined by commas with no list brackets inside `<|tool_call|>`: the three calls are read, but the commas and the `<|/tool_call|>` closer stay in the content"),
-    ("aj-sgl-glm47-array-escaped-json-4", "a GLM-4.7 array value escaped once more (`\\\"` quotes, doubled backslashes): reagent undoes the quote escapes but keeps the doubled backslashes (`C:\\\\Users`); SGLang removes one escape level (`C:\\Users`)"),
-    ("aj-sgl-glm47-array-escaped-json-6", "as aj-sgl-glm47-array-escaped-json-4: a literal backslash-n comes out doubled"),
     ("aj-sgl-gigachat3-missing-arguments", "a GigaChat 3 call object with no `arguments` field is read as a call with `{}`; SGLang's GigaChat 3 detector reads no call"),
     // batch AJ, second part (the rest of the registered SGLang file), scored before any fix (4/6)
-    ("aj-sgl-glm45-array-escaped-json-4", "as aj-sgl-glm47-array-escaped-json-4, in GLM-4.5's newline-separated form"),
-    ("aj-sgl-glm45-array-escaped-json-6", "as aj-sgl-glm47-array-escaped-json-4: a literal backslash-n comes out doubled (GLM-4.5's form)"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
