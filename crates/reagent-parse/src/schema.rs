@@ -157,6 +157,21 @@ pub(crate) fn property_schema<'a>(
         .and_then(|p| p.get(key))
 }
 
+/// The tool's one property, when its schema names exactly one and it takes a string (or
+/// names no type): a call whose body is plain text, not argument elements, gives it that text
+/// (`<shell>ls</shell>` for a shell tool whose one parameter is `command`).
+pub(crate) fn sole_string_property<'a>(tools: &'a [ToolSchema], name: &str) -> Option<&'a str> {
+    let props = tools
+        .iter()
+        .find(|t| t.name == name)?
+        .parameters
+        .get("properties")?
+        .as_object()?;
+    let (key, schema) = props.iter().next().filter(|_| props.len() == 1)?;
+    let string = schema.get("type").is_none_or(|t| t == "string");
+    string.then_some(key.as_str())
+}
+
 /// Coerce argument values against a JSON Schema in place: `"true"`→`true`, `"30"`→`30`
 /// (integer/number), a JSON string holding an object/array → the object/array,
 /// `"null"`→`null` where nullable; an object or list encoded twice (a JSON string holding

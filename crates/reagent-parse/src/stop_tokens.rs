@@ -43,7 +43,8 @@ const LEADING_ROLE_LABELS: &[&str] = &["助手：", "助手:"];
 
 /// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
 /// left over in the content (the opener was missing, or the closer was written twice:
-/// Gemma 4's `…<tool_call|><tool_call|>`), and the tool-response opener a model writes
+/// Gemma 4's `…<tool_call|><tool_call|>`), gptme's `<tool-use>` wrapper around tool tags,
+/// and the tool-response opener a model writes
 /// after its call, where the server would have answered (Gemma 4's `<|tool_response>`;
 /// the text after it is kept).
 const AFTER_CALL_NOISE: &[&str] = &[
@@ -54,6 +55,8 @@ const AFTER_CALL_NOISE: &[&str] = &[
     "</seed:tool_call>",
     "</minimax:tool_call>",
     "[END_TOOL_REQUEST]",
+    "<tool-use>",
+    "</tool-use>",
 ];
 
 /// Whether [`strip`] may take anything out of `t` (calls aside): a cheap check that spares

@@ -12,7 +12,9 @@
 //! its closer (the first one followed by another argument or the call's closer, so a file's
 //! content may quote the tag), typed by the tool's schema (a string stays as written); one
 //! line break at each end of it is layout. A call whose closer was lost after complete arguments is read,
-//! as for GLM; a call cut off inside an argument is never guessed.
+//! as for GLM; a call cut off inside an argument is never guessed. A body of plain text
+//! (`<shell>ls</shell>`, gptme's form) is the value of the tool's one string parameter, when its
+//! schema names exactly one.
 
 use serde_json::{Map, Value};
 
@@ -51,8 +53,9 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         }
         let Some(key) = argument_key(rest) else {
             if args.is_empty() {
-                // `<read_file> is the tool to use`: the tag in prose.
-                return None;
+                // A body of plain text for a tool that takes one string, or else the tag in
+                // prose (`<read_file> is the tool to use`).
+                return plain_body_call(t, i, &close, name, ctx);
             }
             // Text after complete arguments: the call's closer was lost there.
             return Some(Hit::one_call(i, p, FAMILY, name, Value::Object(args)));
@@ -71,6 +74,27 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         args.insert(key.to_string(), value);
         p = value_start + len + key_close.len();
     }
+}
+
+/// `<NAME>text</NAME>` for a tool whose one parameter takes a string: the text (its layout
+/// line breaks dropped) is that parameter. The closer must come; the text may not be empty.
+fn plain_body_call(t: &str, i: usize, close: &str, name: &str, ctx: &Ctx) -> Option<Hit> {
+    let key = crate::schema::sole_string_property(&ctx.opts.tools, name)?;
+    let body_start = i + name.len() + 2;
+    let end = body_start + t[body_start..].find(close)?;
+    let text = crate::scan::without_layout_newlines(&t[body_start..end]);
+    if text.trim().is_empty() {
+        return None;
+    }
+    let mut args = Map::new();
+    args.insert(key.to_owned(), Value::String(text.to_owned()));
+    Some(Hit::one_call(
+        i,
+        end + close.len(),
+        FAMILY,
+        name,
+        Value::Object(args),
+    ))
 }
 
 /// The length of the value at the start of `rest`, up to its closer `key_close`: the first

@@ -424,6 +424,12 @@ fn invoke_args(
                 None => break,
             }
         } else {
+            // No parameter elements, only text, for a tool that takes one string: the text.
+            let key = crate::schema::sole_string_property(&ctx.opts.tools, name);
+            if let (true, Some(key)) = (args.is_empty() && !rest.starts_with('<'), key) {
+                let text = crate::scan::without_layout_newlines(body);
+                args.insert(key.to_owned(), Value::String(text.to_owned()));
+            }
             break;
         }
     }

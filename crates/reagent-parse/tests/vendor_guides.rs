@@ -380,3 +380,36 @@ fn phi4_mini_tool_call_blocks_close_and_may_join_objects_with_commas() {
     let p = parse_both("<|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", &[]);
     assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": {}}]));
 }
+
+#[test]
+fn a_plain_text_body_is_the_one_string_parameter_of_its_tool() {
+    let tools = [
+        (
+            "shell",
+            json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+        ),
+        (
+            "patch",
+            json!({"type": "object", "properties": {"path": {"type": "string"}, "patch": {"type": "string"}}}),
+        ),
+    ];
+    let shell = json!([{"name": "shell", "arguments": {"command": "echo hello"}}]);
+    for text in [
+        "<tool-use>\n<shell>\necho hello\n</shell>\n</tool-use>",
+        "<function_calls>\n<invoke name=\"shell\">\necho hello\n</invoke>\n</function_calls>",
+    ] {
+        let p = parse_both(text, &tools);
+        assert_eq!(calls_of(&p), shell, "{text}");
+        assert_eq!(p.content, None, "{text}");
+    }
+    // A tool with two parameters, an unclosed tag, or no schema: no guess.
+    for (text, tools) in [
+        ("<patch>\nsome diff\n</patch>", &tools[..]),
+        ("<shell> is the tool to use", &tools[..]),
+        ("<shell>\necho hello\n</shell>", &[][..]),
+    ] {
+        let p = parse_both(text, tools);
+        assert!(p.calls.is_empty(), "{text}");
+        assert_eq!(p.content.as_deref(), Some(text), "{text}");
+    }
+}
