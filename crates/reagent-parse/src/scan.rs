@@ -131,22 +131,21 @@ impl ScanMemo {
         self.fences = (0, 0);
     }
 
-    /// Whether the line starting at `line` in `t` lies inside a markdown code fence (an odd
-    /// number of lines opening with three backticks before it). Counted on from the last
-    /// question, so questions in order stay linear.
-    pub(crate) fn in_fence(&mut self, t: &str, line: usize) -> bool {
+    /// Whether `pos` in `t` lies inside a markdown code fence: an odd number of fence lines
+    /// (three backticks opening the line, after indentation or `> ` quote marks) end before
+    /// it. Counted on from the last question, so questions in order stay linear.
+    pub(crate) fn in_fence(&mut self, t: &str, pos: usize) -> bool {
         self.use_text(t);
-        let (mut from, mut count) = self.fences;
-        if line < from {
-            (from, count) = (0, 0);
+        let (mut line, mut count) = self.fences;
+        if pos < line {
+            (line, count) = (0, 0);
         }
-        let mut at = from;
-        while at < line {
-            let end = memchr::memchr(b'\n', &t.as_bytes()[at..line]).map_or(line, |p| at + p + 1);
-            if t[at..end].starts_with("```") {
+        while let Some(p) = memchr::memchr(b'\n', &t.as_bytes()[line..pos]) {
+            let text = t[line..line + p].trim_start_matches([' ', '\t', '>']);
+            if text.starts_with("```") {
                 count += 1;
             }
-            at = end;
+            line += p + 1;
         }
         self.fences = (line, count);
         count % 2 == 1

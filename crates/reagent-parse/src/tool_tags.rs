@@ -24,8 +24,14 @@ use crate::Family;
 
 const FAMILY: Family = Family::ToolTags;
 
-/// The call opened by the offered tool's tag at `t[i..]` (which starts with `<`).
+/// The call opened by the offered tool's tag at `t[i..]` (which starts with `<`); inside a
+/// markdown code fence the tag is an example, text (as Cline reads it).
 pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
+    let hit = call_at(t, i, ctx)?;
+    (!ctx.memo.borrow_mut().in_fence(t, i)).then_some(hit)
+}
+
+fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let after_lt = &t[i + 1..];
     let name = ctx
         .opts

@@ -287,6 +287,8 @@ fn pathological_inputs_finish_quickly() {
         // gptme's call heads: lines of them, fences between, one long line of `: {`.
         "@a(b): {\n```\n".repeat(big / 14),
         format!("@a: {}", "x: {".repeat(big / 4)),
+        // Offered tools' tags on one long line, fences between.
+        "<read_file><path>x</path></read_file>```".repeat(big / 40),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),

@@ -413,3 +413,29 @@ fn a_plain_text_body_is_the_one_string_parameter_of_its_tool() {
         assert_eq!(p.content.as_deref(), Some(text), "{text}");
     }
 }
+
+#[test]
+fn a_tool_tag_inside_a_code_fence_is_an_example() {
+    let read = (
+        "read_file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
+    );
+    for text in [
+        "Here is an example:\n```\n<read_file>\n<path>demo.txt</path>\n</read_file>\n```",
+        "Quoted:\n> ```\n> <read_file><path>test.txt</path></read_file>\n> ```",
+        "```javascript\n<read_file><path>test.txt</path></read_file>",
+    ] {
+        let p = parse_both(text, std::slice::from_ref(&read));
+        assert!(p.calls.is_empty(), "{text}");
+        assert_eq!(p.content.as_deref(), Some(text), "{text}");
+    }
+    // After the fence closes, the tag is a call again.
+    let p = parse_both(
+        "```\n<read_file><path>a</path></read_file>\n```\n<read_file><path>b</path></read_file>",
+        std::slice::from_ref(&read),
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "read_file", "arguments": {"path": "b"}}])
+    );
+}

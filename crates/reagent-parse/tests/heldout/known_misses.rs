@@ -470,9 +470,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("ah-gptme-interrupt-two-calls", "as ah-gptme-unrunnable-structured, two calls"),
     ("ah-gptme-render-xml-patch", "gptme's xml format with its `args` attribute, `<patch args=\"test.txt\">body</patch>`, for a tool of two parameters: not read (a text body is read only for a tool whose one parameter is a string, since batch AH); gptme maps the args and the body to its own parameter order"),
     ("ah-gptme-render-markdown-patch", "gptme's markdown format, a fenced block named for an offered tool (```patch test.txt): read as text; gptme reads a call to patch {path, patch}"),
-    ("ah-cline-fenced-mention", "tool tags inside a ``` fenced block are read as a call; Cline's parsers keep a fenced example as text"),
-    ("ah-cline-quoted-codeblock", "as ah-cline-fenced-mention, the fence quoted with `> `"),
-    ("ah-cline-unclosed-codeblock", "as ah-cline-fenced-mention, a fence that never closes"),
     // batch AJ, scored before any fix (51/57 counted in both modes for its first part)
     ("aj-bfcl-granite3-function-doc-not-a-call", "an object with keys beside name and arguments (the function document: `type`, `description`) is read as a call; BFCL's Granite 3 and Phi handlers take it for no call"),
     ("aj-sgl-gigachat3-missing-arguments", "a GigaChat 3 call object with no `arguments` field is read as a call with `{}`; SGLang's GigaChat 3 detector reads no call"),
