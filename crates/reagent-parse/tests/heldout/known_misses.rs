@@ -460,6 +460,8 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // batch AI, scored before any fix (66/103 counted, both modes, the same 37 misses; one moved to DISAGREEMENTS after scoring)
     ("ai-lai-peg-markers-call-id-between", "`<function=NAME>[ID]{json}</function>`: the bracketed call id between the name and the JSON is not read, so reagent gives the call with no id and empty arguments; LocalAI's tag_with_json markers read the id and the arguments"),
     ("ai-lai-rsn-only-closing", "a lone `</thinking>` with no prefill is read as the end of empty reasoning and dropped; LocalAI keeps it as content (as ag-trt-nano-parse-6: reagent's forced-open reading of a lone closer)"),
+    // batch AL, scored before any fix (59/60 counted, both modes, the same miss)
+    ("al-lai-pegutil-function-as-key", "`<tool_calls>[{\"NAME\": {\"id\": …, \"args\": {…}}}]</tool_calls>` (the function name as the key, its arguments under `args` beside an `id`) gives no call: the `<tool_calls>` list reader wants name/arguments keys and the name-as-key reader (Apertus) only `<|tools_prefix|>` with the arguments directly under the name; LocalAI's StandardJSONTools (FunctionIsKey, ArgsKey args, CallIDKey id) reads the call and its id"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
