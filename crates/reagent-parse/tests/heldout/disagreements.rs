@@ -546,6 +546,6 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
     ),
     (
         "al-jan-think-then-harmony",
-        "text before a reasoning block: Jan's harmony step drops everything before the final channel ('middle' before the analysis channel), as autogen drops text before <think> (u-ag-r1-text-before-think); pydantic-ai keeps text before a thinking block as content (u-pyd-text-then-think), the reading reagent records",
+        "text before a reasoning block: Jan's harmony step drops everything before the final channel ('middle' before the analysis channel), as autogen drops text before <think> (u-ag-r1-text-before-think); pydantic-ai keeps text before a thinking block as content (u-pyd-text-then-think), the reading reagent records for <think>; on this harmony shape reagent gives 'done' as Jan does (seen after scoring; left uncounted as marked)",
     ),
 ];
