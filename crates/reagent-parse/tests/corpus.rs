@@ -291,7 +291,7 @@ pub(crate) fn check_with(case: &Case, got: &Parsed, strip: bool) -> Result<(), S
     }
     let e = norm(exp["reasoning"].as_str(), true);
     let g = norm(got.reasoning.as_deref(), true);
-    if e != g && !case.flag("content_unchecked") {
+    if e != g && !case.flag("content_unchecked") && !case.flag("reasoning_unchecked") {
         return Err(format!("reasoning differs: expected {e:?}, got {g:?}"));
     }
     if case.flag("expect_error") && !case.flag("content_unchecked") && got.errors.is_empty() {

@@ -539,4 +539,23 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "aj-sgl-lfm2-unknown-name",
         "as sgl-py-glm45-unknown-name: SGLang's LFM2 detector drops a call to a tool that was not offered (SGLANG_FORWARD_UNKNOWN_TOOLS off); reagent keeps it so the loop can name the valid tools",
     ),
+    // Batch AL, marked before scoring.
+    (
+        "al-lai-complete-tagless-answer",
+        "thinking opened by the prompt (<think> prefilled) and no </think> in a complete reply: LocalAI's ExtractReasoningComplete and applyAutoparserOverride keep it as content; LocalAI's own ExtractReasoningWithConfig reads the same shape as reasoning (ai-lai-rsncfg-becomes-tagged), as do ollama's Qwen 3.5 parser (g-oll-qwen35-unclosed-thinking), lmdeploy's DeepSeek V3.1 parser (e-lmd-dsv31-thinking-on) and LiteLLM's Bedrock DeepSeek R1 iterator (u-llm-dsr1-unterminated); pydantic-ai keeps it as text (u-pyd-open-start-text-only); reagent reads it as reasoning",
+    ),
+    ("al-lai-chat-prefill-tagless", "as al-lai-complete-tagless-answer (applyAutoparserOverride, the same rule)"),
+    ("al-lai-chat-prefill-json-summary", "as al-lai-complete-tagless-answer (a JSON answer)"),
+    (
+        "al-lai-pegutil-seed-quotes",
+        "a Seed-OSS value ending in a newline before </parameter>: LocalAI's constructed-tools mapper drops one whitespace character at each end (chat.go, trimOneSpace); llama.cpp keeps the trailing newline of the same edit's values (main corpus llama-seedoss-quotes-in-value); the test itself asserts only the name and that filename is set",
+    ),
+    (
+        "al-jan-unterminated",
+        "a <think> that never closes: Jan's removeReasoningContent hands it back as written, as autogen does (u-ag-r1-unclosed-think); LocalAI reads the rest as reasoning (ai-lai-rsn-unclosed-think), as ollama's Laguna parser (g-oll-laguna-fakeout-thinking) and pydantic-ai with no end tag (u-pyd-no-end-tag) do, and so does reagent",
+    ),
+    (
+        "al-jan-think-then-harmony",
+        "text before a reasoning block: Jan's harmony step drops everything before the final channel ('middle' before the analysis channel), as autogen drops text before <think> (u-ag-r1-text-before-think); pydantic-ai keeps text before a thinking block as content (u-pyd-text-then-think), the reading reagent records for <think>; on this harmony shape reagent gives 'done' as Jan does (seen after scoring; left uncounted as marked)",
+    ),
 ];

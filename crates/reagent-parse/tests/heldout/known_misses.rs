@@ -474,6 +474,8 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("aj-bfcl-granite3-function-doc-not-a-call", "an object with keys beside name and arguments (the function document: `type`, `description`) is read as a call; BFCL's Granite 3 and Phi handlers take it for no call"),
     ("aj-sgl-gigachat3-missing-arguments", "a GigaChat 3 call object with no `arguments` field is read as a call with `{}`; SGLang's GigaChat 3 detector reads no call"),
     // batch AJ, second part (the rest of the registered SGLang file), scored before any fix (4/6)
+    // batch AL, scored before any fix (59/60 counted, both modes, the same miss)
+    ("al-lai-pegutil-function-as-key", "`<tool_calls>[{\"NAME\": {\"id\": …, \"args\": {…}}}]</tool_calls>` (the function name as the key, its arguments under `args` beside an `id`) gives no call: the `<tool_calls>` list reader wants name/arguments keys and the name-as-key reader (Apertus) only `<|tools_prefix|>` with the arguments directly under the name; LocalAI's StandardJSONTools (FunctionIsKey, ArgsKey args, CallIDKey id) reads the call and its id"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known

@@ -47,7 +47,9 @@
 //! batch AI, ids `ai-lai-*`: LocalAI's LFM2, PEG, chat-PEG and reasoning tests;
 //! batch AH, ids `ah-*`: smolagents', Qwen-Agent's, gptme's and Cline's text tool-call tests;
 //! batch AJ, ids `aj-*`: BFCL's local-model handlers, Hammer's predictions, SGLang's registered
-//! function-call parser tests)
+//! function-call parser tests;
+//! batch AL, ids `al-*`: LocalAI's other reasoning, extractor, endpoint and PEG-utility tests,
+//! Jan's reasoning-strip tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
