@@ -44,7 +44,9 @@
 //! partial-marker tests, llama.cpp's MiniCPM5 PEG test;
 //! batch AF, ids `af-vllm-*`: vLLM's reasoning-parser tests, Apertus to Hunyuan;
 //! batch AG, ids `ag-trt-*`: TensorRT-LLM's reasoning-parser tests;
-//! batch AI, ids `ai-lai-*`: LocalAI's LFM2, PEG, chat-PEG and reasoning tests)
+//! batch AI, ids `ai-lai-*`: LocalAI's LFM2, PEG, chat-PEG and reasoning tests;
+//! batch AK, ids `ak-*`: Dify's CoT output-parser, BeeAI's and the Bee agent's parser, Kilo
+//! Code's Kimi parser and lobe-chat's Ollama stream tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
