@@ -558,4 +558,48 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "al-jan-think-then-harmony",
         "text before a reasoning block: Jan's harmony step drops everything before the final channel ('middle' before the analysis channel), as autogen drops text before <think> (u-ag-r1-text-before-think); pydantic-ai keeps text before a thinking block as content (u-pyd-text-then-think), the reading reagent records for <think>; on this harmony shape reagent gives 'done' as Jan does (seen after scoring; left uncounted as marked)",
     ),
+    // batch AK, marked before scoring
+    (
+        "ak-dify-code-block-multiple-json",
+        "two JSON action objects on separate lines of one fence: Dify's CoT parser reads no action (invalid combined JSON); langroid reads each top-level object of a reply as its own call (z-lgr-json-multiline-array-dq, z-lgr-json-unterminated-then-call-dq-nl): no parser reads both",
+    ),
+    (
+        "ak-dify-prefix-action-lower",
+        "an `action:` line with no input: Dify strips the prefix and streams the rest as the reply ('something'); crewAI and LangChain read `Action:` with no `Action Input:` as a format error with no content (w-crew-missing-action-input-error, main corpus lc-mrkl-missing-action-input)",
+    ),
+    ("ak-dify-prefix-action-upper", "as ak-dify-prefix-action-lower"),
+    (
+        "ak-dify-prefix-thought-lower",
+        "a reply that is only a thought: Dify strips `thought:` and streams the thought as the visible reply; BeeAI's LinePrefixParser keeps such a reply as the thought with no final answer (ak-bee-lp-inline-final-answer-thought), and reagent's ReAct convention keeps a thought out of the content (w-crew-*, w-li-*)",
+    ),
+    ("ak-dify-prefix-thought-upper", "as ak-dify-prefix-thought-lower"),
+    (
+        "ak-bee-lp-chunk-sizes",
+        "a tool call and a final answer in one reply: BeeAI's LinePrefixParser gives both; LangChain and langchainjs raise on an action beside a final answer (main corpus lc-mrkl-action-and-answer, ac-lcjs-react-action-and-finish-error), and reagent follows them",
+    ),
+    (
+        "ak-bee-parser-newlines-collapsed",
+        "the Bee agent's parser rewrites a final answer's line breaks by its options: the same text gives 'I need to find the fastest car.' here and 'I need to find\\n the fastest car.' with preserveNewLines (ak-bee-parser-newlines-preserved); LangChain keeps a final answer's lines as written (main corpus lc-mrkl-final-multiline), and so does reagent",
+    ),
+    ("ak-bee-parser-newlines-preserved", "as ak-bee-parser-newlines-collapsed"),
+    (
+        "ak-bee-parser-invalid-hello-world",
+        "a plain reply with no prefix: the Bee agent's parser (allowMultiLines off) throws; BeeAI's own LinePrefixParser fallback reads such a reply as the final answer (ak-bee-lp-fallback-lines), haystack reads it as the answer (w-hs-berlin-is-cool), as reagent does",
+    ),
+    ("ak-bee-parser-invalid-tool-brace", "as ak-bee-parser-invalid-hello-world"),
+    ("ak-bee-parser-invalid-blank-lines-t", "as ak-bee-parser-invalid-hello-world"),
+    (
+        "ak-bee-fallback-bad-data",
+        "a JSON object that names no tool, with tool_choice required: BeeAI raises ChatModelToolCallError; Dify hands such an object back as the reply text (ak-dify-json-missing-fields) and llama.cpp reads a JSON object as content (main corpus llama-ministral-json-fence), as reagent does (see w-swe-json-not-json)",
+    ),
+    (
+        "ak-kilo-kimi-single",
+        "Kilo Code's Kimi parser keeps the `functions.` prefix in the call's name ('functions.read_file'); SGLang reads `functions.ReadFile:0` as ReadFile (sgl-kimi-single) and vLLM and llama.cpp drop the prefix too (main corpus kimi_k2 records), as reagent does",
+    ),
+    ("ak-kilo-kimi-two-in-section", "as ak-kilo-kimi-single"),
+    ("ak-kilo-kimi-stream-accumulate", "as ak-kilo-kimi-single"),
+    (
+        "ak-kilo-kimi-two-sections",
+        "Kilo Code's Kimi parser drops the text between two call sections ('some text') and keeps the text after the last; SGLang keeps text between calls (sgl-minicpm4-interleaved), as reagent does",
+    ),
 ];
