@@ -323,7 +323,16 @@ fn kimi_name(id: &str, ctx: &Ctx) -> Option<String> {
             _ => None,
         };
     }
-    let (head, idx) = id.rsplit_once(':')?;
+    // The counter may be left out after the namespace (`functions.NAME`, as Kilo Code's tests
+    // write it); a dotted rest (`functions.f.0`) is a malformed counter, a bare word a label.
+    let (head, idx) = match id.rsplit_once(':') {
+        Some(parts) => parts,
+        None => {
+            let name = id.strip_prefix("functions.")?;
+            return (!name.contains('.') && crate::scan::is_tool_name(name))
+                .then(|| name.to_string());
+        }
+    };
     if idx.is_empty() || !idx.bytes().all(|c| c.is_ascii_digit()) {
         return None;
     }

@@ -287,7 +287,7 @@ fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {
         let i = from + p;
         if let JsonAt::Value(Value::Object(m), _) = json_at(ctx, t, i) {
             if let (Some(Value::String(action)), Some(input)) =
-                (m.get("action"), m.get("action_input"))
+                (m.get("action"), action_input(&m, ctx))
             {
                 if action == "Final Answer" {
                     let text = match input {
@@ -318,6 +318,23 @@ fn react_json(t: &str, ctx: &Ctx) -> Option<Parsed> {
         from = i + 1;
     }
     None
+}
+
+/// The input of a ReAct JSON blob: `action_input`, or Dify's `input` when the blob holds
+/// nothing else but a thought (and, with tools offered, names one of them).
+fn action_input<'a>(m: &'a serde_json::Map<String, Value>, ctx: &Ctx) -> Option<&'a Value> {
+    if let Some(input) = m.get("action_input") {
+        return Some(input);
+    }
+    let input = m.get("input")?;
+    let only_blob = m
+        .keys()
+        .all(|k| matches!(k.as_str(), "action" | "input" | "thought"));
+    let named = match m.get("action") {
+        Some(Value::String(a)) => a == "Final Answer" || ctx.known(a),
+        _ => false,
+    };
+    (only_blob && named).then_some(input)
 }
 
 fn between<'a>(t: &'a str, open: &str, close: &str) -> Option<&'a str> {

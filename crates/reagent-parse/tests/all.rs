@@ -4,6 +4,7 @@
 // Test helpers outside #[test] fns may panic on broken fixtures.
 #![allow(clippy::expect_used, clippy::unwrap_used)]
 
+mod agent_formats;
 mod cases;
 mod corpus;
 mod functionary;

@@ -4,7 +4,7 @@
 //! label and end token, DeepSeek V3.2's block without its DSML namespace and V4.1's spaced
 //! one, DeepSeek V3.1's first call without its begin token, MiniMax M3's repeated elements
 //! and entities; batch AG's joins around think blocks and Kimi's section token before text;
-//! batch AI's LocalAI spellings; batch AH's gptme tool lines.
+//! batch AI's LocalAI spellings; batch AJ's Phi-4-mini blocks.
 //! Each case is parsed whole and streamed one character at a time
 //! (`parse_both`).
 
@@ -304,56 +304,6 @@ fn a_prefilled_opener_the_model_writes_again_is_read_once() {
 }
 
 #[test]
-fn gptme_tool_lines_are_calls_at_a_line_start_outside_fences() {
-    let p = parse_both(
-        "Listing first.\n@shell(c1): {\"command\": \"ls\"}\nthen\n@browser.view(c2): {\n  \"url\": \"https://example.com\"\n}",
-        &[],
-    );
-    assert_eq!(
-        calls_of(&p),
-        json!([
-            {"name": "shell", "arguments": {"command": "ls"}},
-            {"name": "browser.view", "arguments": {"url": "https://example.com"}}
-        ])
-    );
-    let ids: Vec<_> = p.calls.iter().map(|c| c.id.as_deref()).collect();
-    assert_eq!(ids, [Some("c1"), Some("c2")]);
-    assert_eq!(
-        p.content.as_deref().map(str::trim),
-        Some("Listing first.\n\nthen")
-    );
-    for text in [
-        "some text @tool: {\"param\": \"value\"}",
-        "  @tool: {\"param\": \"value\"}",
-        "```\n@shell(uid): {\"cmd\": \"ls\"}\n```",
-        "@tool: {\"unclosed\": \"string}",
-        "@john: see {\"a\": 1}",
-    ] {
-        let p = parse_both(text, &[]);
-        assert!(p.calls.is_empty(), "{text}");
-        assert_eq!(p.content.as_deref(), Some(text), "{text}");
-    }
-    // With tools offered, only an offered tool's name makes a call.
-    let shell = ("shell", json!({"type": "object"}));
-    let p = parse_both("@nope(x): {\"a\": 1}", std::slice::from_ref(&shell));
-    assert!(p.calls.is_empty());
-    assert_eq!(p.content.as_deref(), Some("@nope(x): {\"a\": 1}"));
-}
-
-#[test]
-fn a_gptme_head_is_held_back_while_streaming() {
-    let mut sp = reagent_parse::StreamParser::new(reagent_parse::ParseOptions::default());
-    let mut released = String::new();
-    for ch in "Listing.\n@shell(c1): {\"command\": \"ls\"}".chars() {
-        released.push_str(&sp.push(&ch.to_string()));
-    }
-    assert!(!released.contains('@'), "{released:?}");
-    let p = sp.finish();
-    assert_eq!(p.calls.len(), 1);
-    assert_eq!(p.content.as_deref().map(str::trim), Some("Listing."));
-}
-
-#[test]
 fn phi4_mini_tool_call_blocks_close_and_may_join_objects_with_commas() {
     let p = parse_both(
         "<|tool_call|>[{\"name\": \"f\", \"arguments\": {\"h\": 150}}]<|/tool_call|>",
@@ -379,63 +329,4 @@ fn phi4_mini_tool_call_blocks_close_and_may_join_objects_with_commas() {
     // Granite 3 writes no closer.
     let p = parse_both("<|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", &[]);
     assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": {}}]));
-}
-
-#[test]
-fn a_plain_text_body_is_the_one_string_parameter_of_its_tool() {
-    let tools = [
-        (
-            "shell",
-            json!({"type": "object", "properties": {"command": {"type": "string"}}}),
-        ),
-        (
-            "patch",
-            json!({"type": "object", "properties": {"path": {"type": "string"}, "patch": {"type": "string"}}}),
-        ),
-    ];
-    let shell = json!([{"name": "shell", "arguments": {"command": "echo hello"}}]);
-    for text in [
-        "<tool-use>\n<shell>\necho hello\n</shell>\n</tool-use>",
-        "<function_calls>\n<invoke name=\"shell\">\necho hello\n</invoke>\n</function_calls>",
-    ] {
-        let p = parse_both(text, &tools);
-        assert_eq!(calls_of(&p), shell, "{text}");
-        assert_eq!(p.content, None, "{text}");
-    }
-    // A tool with two parameters, an unclosed tag, or no schema: no guess.
-    for (text, tools) in [
-        ("<patch>\nsome diff\n</patch>", &tools[..]),
-        ("<shell> is the tool to use", &tools[..]),
-        ("<shell>\necho hello\n</shell>", &[][..]),
-    ] {
-        let p = parse_both(text, tools);
-        assert!(p.calls.is_empty(), "{text}");
-        assert_eq!(p.content.as_deref(), Some(text), "{text}");
-    }
-}
-
-#[test]
-fn a_tool_tag_inside_a_code_fence_is_an_example() {
-    let read = (
-        "read_file",
-        json!({"type": "object", "properties": {"path": {"type": "string"}}}),
-    );
-    for text in [
-        "Here is an example:\n```\n<read_file>\n<path>demo.txt</path>\n</read_file>\n```",
-        "Quoted:\n> ```\n> <read_file><path>test.txt</path></read_file>\n> ```",
-        "```javascript\n<read_file><path>test.txt</path></read_file>",
-    ] {
-        let p = parse_both(text, std::slice::from_ref(&read));
-        assert!(p.calls.is_empty(), "{text}");
-        assert_eq!(p.content.as_deref(), Some(text), "{text}");
-    }
-    // After the fence closes, the tag is a call again.
-    let p = parse_both(
-        "```\n<read_file><path>a</path></read_file>\n```\n<read_file><path>b</path></read_file>",
-        std::slice::from_ref(&read),
-    );
-    assert_eq!(
-        calls_of(&p),
-        json!([{"name": "read_file", "arguments": {"path": "b"}}])
-    );
 }
