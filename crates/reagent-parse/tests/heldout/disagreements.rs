@@ -558,4 +558,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "al-jan-think-then-harmony",
         "text before a reasoning block: Jan's harmony step drops everything before the final channel ('middle' before the analysis channel), as autogen drops text before <think> (u-ag-r1-text-before-think); pydantic-ai keeps text before a thinking block as content (u-pyd-text-then-think), the reading reagent records for <think>; on this harmony shape reagent gives 'done' as Jan does (seen after scoring; left uncounted as marked)",
     ),
+    // Batch AN, marked before scoring.
+    (
+        "an-msa-parser-single-quoted",
+        "a single-quoted Python dict as the call object: ModelScope-Agent's MsActionParser raises (its earlier version returned no call); NousResearch's Hermes reference reads the same shape inside <tool_call> as a call with ast.literal_eval (y-hermes-readme-single-quoted) and llama_index's ReAct parser reads single-quoted inputs (w-li-action-reasoning-step)",
+    ),
 ];
