@@ -476,6 +476,12 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     // batch AJ, second part (the rest of the registered SGLang file), scored before any fix (4/6)
     // batch AL, scored before any fix (59/60 counted, both modes, the same miss)
     ("al-lai-pegutil-function-as-key", "`<tool_calls>[{\"NAME\": {\"id\": …, \"args\": {…}}}]</tool_calls>` (the function name as the key, its arguments under `args` beside an `id`) gives no call: the `<tool_calls>` list reader wants name/arguments keys and the name-as-key reader (Apertus) only `<|tools_prefix|>` with the arguments directly under the name; LocalAI's StandardJSONTools (FunctionIsKey, ArgsKey args, CallIDKey id) reads the call and its id"),
+    // batch AN, scored before any fix (39/44 counted, both modes, the same five misses)
+    ("an-msa-parser-call", "ModelScope-Agent's `<|startofthink|>{\"api_name\": …, \"parameters\": {…}}<|endofthink|>` gives no call: `api_name` is not among the call object's name keys (name, tool_name, function, tool) and `<|startofthink|>` is no call marker; MsActionParser reads the call (name from api_name, arguments from parameters)"),
+    ("an-msa-agent-run-call", "as an-msa-parser-call (the agent test's mock reply, run by the default MsActionParser)"),
+    ("an-lagent-rewoo-plan", "a ReWOO plan (`Plan: …` lines, each followed by `#E1 = NAME[INPUT]`) gives no call: reagent has no reader for the `#En = NAME[INPUT]` worker lines; lagent's ReWOOProtocol.parse_worker reads one action per plan, the text between the brackets as its input"),
+    ("an-qwen-ft-code-call-1", "a multi-line ReAct Action Input (a ```py fenced block) ending in a newline before the cut at `Observation`: reagent keeps the trailing newline (it trims only spaces, as LangChain's MRKL parser does, lc-mrkl-newline-after-keywords); Qwen's parse_latest_plugin_call strips the input, so the code block ends at its closing fence"),
+    ("an-qwen-ft-code-call-2", "as an-qwen-ft-code-call-1"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
