@@ -602,4 +602,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ak-kilo-kimi-two-sections",
         "Kilo Code's Kimi parser drops the text between two call sections ('some text') and keeps the text after the last; SGLang keeps text between calls (sgl-minicpm4-interleaved), as reagent does",
     ),
+    // Batch AN, marked before scoring.
+    (
+        "an-msa-parser-single-quoted",
+        "a single-quoted Python dict as the call object: ModelScope-Agent's MsActionParser raises (its earlier version returned no call); NousResearch's Hermes reference reads the same shape inside <tool_call> as a call with ast.literal_eval (y-hermes-readme-single-quoted) and llama_index's ReAct parser reads single-quoted inputs (w-li-action-reasoning-step)",
+    ),
 ];

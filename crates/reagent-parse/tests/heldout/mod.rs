@@ -51,7 +51,10 @@
 //! batch AL, ids `al-*`: LocalAI's other reasoning, extractor, endpoint and PEG-utility tests,
 //! Jan's reasoning-strip tests;
 //! batch AK, ids `ak-*`: Dify's CoT output-parser, BeeAI's and the Bee agent's parser, Kilo
-//! Code's Kimi parser and lobe-chat's Ollama stream tests)
+//! Code's Kimi parser and lobe-chat's Ollama stream tests;
+//! batch AN, ids `an-*`: ModelScope-Agent's action-parser
+//! and callback tests, lagent's ReWOO test, Qwen's ReAct guide, demo, fine-tune samples and
+//! LangChain notebook, ChatGLM3's and InternLM2's Chinese format guides)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
