@@ -607,4 +607,29 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "an-msa-parser-single-quoted",
         "a single-quoted Python dict as the call object: ModelScope-Agent's MsActionParser raises (its earlier version returned no call); NousResearch's Hermes reference reads the same shape inside <tool_call> as a call with ast.literal_eval (y-hermes-readme-single-quoted) and llama_index's ReAct parser reads single-quoted inputs (w-li-action-reasoning-step)",
     ),
+    // Batch AM, marked before scoring.
+    (
+        "am-rllm-qwen-missing-end",
+        "as m-sglr-fb-qwen-missing-closer-then-text: rLLM's QwenToolParser reads no call in a <tool_call> whose closer is missing; OpenVINO Model Server reads a complete call object whose closer is missing (ov-hermes-single-no-closer), and so does reagent (issue 15's missing-closer rule)",
+    ),
+    (
+        "am-rllm-r1-missing-end",
+        "as am-rllm-qwen-missing-end, for DeepSeek R1: rLLM's R1ToolParser reads no call while <｜tool▁call▁end｜> is missing after a complete fenced call; OpenVINO Model Server and ollama read a complete call whose closer is missing (ov-hermes-single-no-closer, main corpus ollama-glm46-no-close-on-done), and reagent's missing-closer rule is the same for every family",
+    ),
+    (
+        "am-slime-xml-unknown-tool",
+        "as sgl-py-glm45-unknown-name: slime's parse_xml_tool_uses leaves a block for a tool not offered as text; TRL's GRPO trainer counts a call to a tool not offered as a call that fails (am-trl-grpo-envfactory-decrement), TensorRT-LLM's parsers other than Kimi keep it (f-trt-kimi-undefined), and so does reagent, so the loop can name the valid tools",
+    ),
+    (
+        "am-skyrl-search-two-tags",
+        "SkyRL's search environment takes the first <search> tag only (one action per turn); Roo Code reads every tool tag of a message (v-roo-consecutive-tools), as gptme does (ah-gptme-xml-two-tools) and reagent does: a parse gives every call and the loop decides how many to run",
+    ),
+    (
+        "am-vf-think-no-tags",
+        "verifiers' ThinkParser returns '' for a reply with no </think> (its format reward treats it as malformed); verifiers' own MaybeThinkParser returns the same kind of text unchanged (am-vf-maybe-no-tags), as pydantic-ai keeps text with no thinking block as content (u-pyd-no-tags), and so does reagent",
+    ),
+    (
+        "am-vf-think-multiple-blocks",
+        "verifiers' ThinkParser keeps only the text after the last </think>, dropping the text between two think blocks; pydantic-ai keeps the text around a think block as content (u-pyd-think-between-text), as langchainjs does between two blocks (ac-lcjs-deepseek-multiple-blocks), and so does reagent",
+    ),
 ];
