@@ -488,6 +488,9 @@ fn assemble(acc: Acc, ctx: &Ctx) -> Parsed {
         content.push_str(piece);
     }
     content = crate::stop_tokens::unwrap_response(crate::stop_tokens::strip(content, n > 0));
+    if n > 0 && acc.detected == Some(Family::ToolTags) {
+        content = crate::stop_tokens::drop_emptied_wrappers(content);
+    }
     if profile.is_some_and(Family::trims_content) {
         content = content.trim().to_string();
     }

@@ -43,8 +43,7 @@ const LEADING_ROLE_LABELS: &[&str] = &["助手：", "助手:"];
 
 /// Tokens that are noise, not text, once calls were found: closing tags of call wrappers
 /// left over in the content (the opener was missing, or the closer was written twice:
-/// Gemma 4's `…<tool_call|><tool_call|>`), gptme's `<tool-use>` wrapper around tool tags,
-/// and the tool-response opener a model writes
+/// Gemma 4's `…<tool_call|><tool_call|>`), and the tool-response opener a model writes
 /// after its call, where the server would have answered (Gemma 4's `<|tool_response>`;
 /// the text after it is kept).
 const AFTER_CALL_NOISE: &[&str] = &[
@@ -55,9 +54,51 @@ const AFTER_CALL_NOISE: &[&str] = &[
     "</seed:tool_call>",
     "</minimax:tool_call>",
     "[END_TOOL_REQUEST]",
-    "<tool-use>",
-    "</tool-use>",
 ];
+
+/// `content` without the wrapper tags left empty where tool-tag calls were taken out of them
+/// (gptme's `<tool-use>…</tool-use>`, SkyRL's `<tool>…</tool>`): a `<NAME>` with only
+/// whitespace before its `</NAME>`, nested ones too.
+pub(crate) fn drop_emptied_wrappers(mut content: String) -> String {
+    // Each pass takes out the innermost empty pairs; wrappers nest a level or two.
+    for _ in 0..4 {
+        let mut out = String::with_capacity(content.len());
+        let mut rest = content.as_str();
+        while let Some(lt) = rest.find('<') {
+            out.push_str(&rest[..lt]);
+            let at = &rest[lt..];
+            match empty_pair_len(at) {
+                Some(n) => rest = &at[n..],
+                None => {
+                    out.push('<');
+                    rest = &at[1..];
+                }
+            }
+        }
+        out.push_str(rest);
+        if out.len() == content.len() {
+            break;
+        }
+        content = out;
+    }
+    content
+}
+
+/// The length of `<NAME>` + whitespace + `</NAME>` at the start of `t`.
+fn empty_pair_len(t: &str) -> Option<usize> {
+    let name_len = t[1..]
+        .bytes()
+        .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'_' | b'-' | b':'))
+        .count();
+    let name = &t[1..1 + name_len];
+    let after = t[1 + name_len..].strip_prefix('>')?;
+    let body = after.len() - after.trim_start().len();
+    let close = after[body..]
+        .strip_prefix("</")?
+        .strip_prefix(name)?
+        .strip_prefix('>')?;
+    (name_len > 0).then(|| t.len() - close.len())
+}
 
 /// Whether [`strip`] may take anything out of `t` (calls aside): a cheap check that spares
 /// a copy of the text.
@@ -138,5 +179,19 @@ pub(crate) fn unwrap_response(content: String) -> String {
     match inner {
         Some(inner) => inner.trim().to_string(),
         None => content,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::drop_emptied_wrappers;
+
+    #[test]
+    fn emptied_wrappers_go_and_others_stay() {
+        let cut = |t: &str| drop_emptied_wrappers(t.to_owned());
+        assert_eq!(cut("a <tool>\n\n</tool> b"), "a  b");
+        assert_eq!(cut("<outer> <tool-use></tool-use> </outer>x"), "x");
+        assert_eq!(cut("<b>kept</b> <i></b>"), "<b>kept</b> <i></b>");
+        assert_eq!(cut("x < y and <>"), "x < y and <>");
     }
 }

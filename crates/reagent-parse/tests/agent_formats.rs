@@ -73,6 +73,7 @@ fn a_plain_text_body_is_the_one_string_parameter_of_its_tool() {
     let shell = json!([{"name": "shell", "arguments": {"command": "echo hello"}}]);
     for text in [
         "<tool-use>\n<shell>\necho hello\n</shell>\n</tool-use>",
+        "<tool><shell>echo hello</shell></tool>",
         "<function_calls>\n<invoke name=\"shell\">\necho hello\n</invoke>\n</function_calls>",
     ] {
         let p = parse_both(text, &tools);
