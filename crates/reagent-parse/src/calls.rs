@@ -75,7 +75,7 @@ pub(crate) fn call_from_object(mut m: Map<String, Value>, rules: CallRules) -> O
             id: None,
         });
     }
-    let Some(name) = ["name", "tool_name", "function", "tool"]
+    let Some(name) = ["name", "tool_name", "function", "tool", "api_name"]
         .iter()
         .find_map(|k| m.get(*k).and_then(Value::as_str))
     else {

@@ -231,7 +231,13 @@ fn react_text(t: &str) -> Option<Parsed> {
                     .flatten()
                     .min()
                     .unwrap_or(rest.len());
-                let mut step = call(name, rest[..end].trim_matches(' '), fam);
+                let mut input = rest[..end].trim_matches(' ');
+                // An input that is one markdown code block ends at its closing fence (the
+                // line break after it is layout, as Qwen's ReAct parser reads it).
+                if input.starts_with("```") && input.trim_end().ends_with("```") {
+                    input = input.trim_end();
+                }
+                let mut step = call(name, input, fam);
                 parsed.calls.append(&mut step.calls);
                 match next {
                     Some(n) if n == end => from = start + n + 1,

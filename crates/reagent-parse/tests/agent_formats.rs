@@ -1,7 +1,9 @@
-//! Formats agent frameworks teach a model by prompt, found unread by batches AH–AK of the
+//! Formats agent frameworks teach a model by prompt, found unread by batches AH–AN of the
 //! held-out corpus: gptme's `@NAME(ID): {JSON}` lines, a tool tag whose body is the tool's one
-//! string parameter, tool tags inside code fences (Cline: examples), Dify's ReAct blob with
-//! `input`, a Kimi call id without its counter (Kilo Code). Each case is parsed whole and
+//! string parameter and wrappers left empty around such tags (gptme, SkyRL), tool tags inside
+//! code fences (Cline: examples), Dify's ReAct blob with `input`, a Kimi call id without its
+//! counter (Kilo Code), ModelScope-Agent's `api_name`, a fenced ReAct input (Qwen), code to
+//! harmony's builtin python (rLLM). Each case is parsed whole and
 //! streamed one character at a time (`parse_both`).
 
 use serde_json::json;
@@ -165,4 +167,35 @@ fn a_kimi_call_id_may_leave_out_its_counter_after_the_namespace() {
         );
         assert!(parse_both(&text, &[]).calls.is_empty(), "{id}");
     }
+}
+
+#[test]
+fn modelscope_api_name_calls_qwen_fenced_action_inputs_and_harmony_python() {
+    let p = parse_both(
+        "<|startofthink|>{\"api_name\": \"search_tool\", \"parameters\": {\"x\": \"task\"}}<|endofthink|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "search_tool", "arguments": {"x": "task"}}])
+    );
+    assert_eq!(p.content, None);
+    // A ReAct input that is one code block ends at its closing fence.
+    let p = parse_both(
+        "Thought: compute it.\nAction: code_interpreter\nAction Input:\n```py\n123 + 456\n```\n",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "code_interpreter", "arguments": {"input": "```py\n123 + 456\n```"}}])
+    );
+    // Code to harmony's builtin python.
+    let p = parse_both(
+        " to=python<|channel|>analysis code<|message|>print(1)<|call|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "python", "arguments": {"code": "print(1)"}}])
+    );
 }

@@ -485,13 +485,8 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("ak-bee-parser-chunking-colorado", "`Final answer :` (lower-case `answer`, a space before the colon) is not read as the final-answer prefix, so the prefix stays in the content; the Bee agent's parser matches it loosely"),
     ("ak-bee-parser-chunking-lowercase", "as ak-bee-parser-chunking-colorado, for `final answer:`"),
     // batch AN, scored before any fix (39/44 counted, both modes, the same five misses)
-    ("an-msa-parser-call", "ModelScope-Agent's `<|startofthink|>{\"api_name\": …, \"parameters\": {…}}<|endofthink|>` gives no call: `api_name` is not among the call object's name keys (name, tool_name, function, tool) and `<|startofthink|>` is no call marker; MsActionParser reads the call (name from api_name, arguments from parameters)"),
-    ("an-msa-agent-run-call", "as an-msa-parser-call (the agent test's mock reply, run by the default MsActionParser)"),
     ("an-lagent-rewoo-plan", "a ReWOO plan (`Plan: …` lines, each followed by `#E1 = NAME[INPUT]`) gives no call: reagent has no reader for the `#En = NAME[INPUT]` worker lines; lagent's ReWOOProtocol.parse_worker reads one action per plan, the text between the brackets as its input"),
-    ("an-qwen-ft-code-call-1", "a multi-line ReAct Action Input (a ```py fenced block) ending in a newline before the cut at `Observation`: reagent keeps the trailing newline (it trims only spaces, as LangChain's MRKL parser does, lc-mrkl-newline-after-keywords); Qwen's parse_latest_plugin_call strips the input, so the code block ends at its closing fence"),
-    ("an-qwen-ft-code-call-2", "as an-qwen-ft-code-call-1"),
     // batch AM, scored before any fix (61/69 counted, both modes, the same 8 misses)
-    ("am-rllm-harmony-python-builtin", "a harmony message to the builtin `python` recipient on the analysis channel with content type `code` (`to=python<|channel|>analysis code<|message|>print(1)<|call|>`): the body is not JSON, so reagent reads no call (\"the message to python holds no call\"); rLLM's harmony parser reads python {code: print(1)}"),
     ("am-skyrl-search-empty", "`<search></search>` for an offered tool whose one parameter is a string: an empty tag is a call with no arguments, by reagent's rule (tests/prompted.rs: `<read_file></read_file>`, so the loop reports the missing argument); SkyRL's search environment reads the query \"\""),
 ];
 
