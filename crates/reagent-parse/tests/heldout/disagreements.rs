@@ -632,4 +632,9 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "am-vf-think-multiple-blocks",
         "verifiers' ThinkParser keeps only the text after the last </think>, dropping the text between two think blocks; pydantic-ai keeps the text around a think block as content (u-pyd-think-between-text), as langchainjs does between two blocks (ac-lcjs-deepseek-multiple-blocks), and so does reagent",
     ),
+    // Batch AQ, marked before scoring.
+    (
+        "aq-lcgo-mrkl-trailing-observation",
+        "langchaingo's MRKL parser keeps a trailing `Observation:` label in the action input (\"5 + 3\\nObservation:\"); LangChain's conversational parser ends the input at `Observation:` (main corpus lc-convo-observation), as Qwen's LangChain ReAct samples do (an-qwen-lc-step1-call), and the main corpus holds reagent to that: the label starts the tool's reply, it is not the model's input",
+    ),
 ];
