@@ -632,4 +632,18 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "am-vf-think-multiple-blocks",
         "verifiers' ThinkParser keeps only the text after the last </think>, dropping the text between two think blocks; pydantic-ai keeps the text around a think block as content (u-pyd-think-between-text), as langchainjs does between two blocks (ac-lcjs-deepseek-multiple-blocks), and so does reagent",
     ),
+    // Batch AQ, marked before scoring.
+    (
+        "aq-lcgo-mrkl-trailing-observation",
+        "langchaingo's MRKL parser keeps a trailing `Observation:` label in the action input (\"5 + 3\\nObservation:\"); LangChain's conversational parser ends the input at `Observation:` (main corpus lc-convo-observation), as Qwen's LangChain ReAct samples do (an-qwen-lc-step1-call), and the main corpus holds reagent to that: the label starts the tool's reply, it is not the model's input",
+    ),
+    // batch AQ, moved after scoring (misses before: 32/43 counted counts them; the earlier
+    // entry for the same reading, ai-lai-rsn-multiple-thinking, was not checked when the batch
+    // was written)
+    (
+        "aq-gk-two-think-text-between",
+        "as ai-lai-rsn-multiple-thinking: genkit's Ollama plugin joins several reasoning blocks with a blank line ('First thought\\n\\nSecond thought'); llama.cpp (main corpus llamaold-glm45-interleaved-think), langchainjs (ac-lcjs-deepseek-multiple-blocks) and TensorRT-LLM (ag-trt-interleaved-think) join them with nothing, vercel/ai with one newline (ac-vai-generate-multiple-think); reagent joins them with nothing; the content matches",
+    ),
+    ("aq-gk-think-and-thinking", "as aq-gk-two-think-text-between"),
+    ("aq-gk-chat-two-think", "as aq-gk-two-think-text-between"),
 ];

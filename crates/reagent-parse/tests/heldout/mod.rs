@@ -56,7 +56,9 @@
 //! and callback tests, lagent's ReWOO test, Qwen's ReAct guide, demo, fine-tune samples and
 //! LangChain notebook, ChatGLM3's and InternLM2's Chinese format guides;
 //! batch AM, ids `am-*`: verl's, TRL's, rLLM's, slime's, ROLL's, AReaL's, SkyRL's and
-//! verifiers' tool-call and reasoning parser tests)
+//! verifiers' tool-call and reasoning parser tests;
+//! batch AQ, ids `aq-*`: langchaingo's MRKL parser, langchain4j's GPULlama3 parser, spring-ai's
+//! thinking-tag cleaners and BeanOutputConverter, genkit's Ollama plugin)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
