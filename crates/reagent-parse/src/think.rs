@@ -12,12 +12,17 @@
 //! writes its markers as text (`Here is my thought process:` … `Here is my response:`):
 //! read only when both are there, in order. MiniCPM4 writes `<|thought_start|>` …
 //! `<|thought_end|>`, Apertus `<|inner_prefix|>` … `<|inner_suffix|>`, Solar Open `<|think|>` …
-//! `<|end|><|begin|>assistant<|content|>` (its reasoning turn, then the answer's header).
+//! `<|end|><|begin|>assistant<|content|>` (its reasoning turn, then the answer's header);
+//! `<THINK>`/`<THINKING>` in capitals and `<reasoning>` (spring-ai's and genkit's cleaners), and
+//! a ```` ```thinking ```` fence that opens the reply.
 
 /// Open/close tag pairs of the think-block dialects.
 const PAIRS: &[(&str, &str)] = &[
     ("<think>", "</think>"),
     ("<thinking>", "</thinking>"),
+    ("<THINK>", "</THINK>"),
+    ("<THINKING>", "</THINKING>"),
+    ("<reasoning>", "</reasoning>"),
     ("[THINK]", "[/THINK]"),
     ("<seed:think>", "</seed:think>"),
     ("<|START_THINKING|>", "<|END_THINKING|>"),
@@ -41,6 +46,7 @@ const SOLAR_OPEN_CLOSE: &str = "<|end|><|begin|>assistant<|content|>";
 const SPLIT_WORDS: &[&str] = &[
     "think",
     "THINK",
+    "reasoning>",
     "channel",
     "[BEGIN FINAL RESPONSE]",
     "my thought process:",
@@ -168,6 +174,19 @@ fn past_channel_name(t: &str, from: usize, open: &str) -> usize {
         .map_or(from, |after| t.len() - after.len())
 }
 
+/// A closed ```` ```thinking ```` (or ```` ```think ````) fence opening the reply: the span of
+/// its text and the end of its closing fence.
+fn thinking_fence(t: &str) -> Option<((usize, usize), usize)> {
+    let start = t.len() - t.trim_start().len();
+    let rest = &t[start..];
+    let opener = ["```thinking\n", "```think\n"]
+        .into_iter()
+        .find(|o| rest.starts_with(o))?;
+    let inner = start + opener.len();
+    let close = inner + t[inner..].find("```")?;
+    Some(((inner, close), close + 3))
+}
+
 /// Split `t` into reasoning and body pieces. `is_marker(t, i)` tells whether a tool-call
 /// marker starts at byte `i`.
 pub(crate) fn split<'a>(
@@ -199,6 +218,12 @@ pub(crate) fn split<'a>(
             raw: &t[..p + 22],
         });
         pos = p + "[BEGIN FINAL RESPONSE]".len();
+    } else if let Some((inner, end)) = thinking_fence(t) {
+        segs.push(Seg::Reasoning {
+            inner: &t[inner.0..inner.1],
+            raw: &t[..end],
+        });
+        pos = end;
     } else if let Some((c, k)) = NextTag::new(opens.len()).earliest(t, 0, &closes) {
         // A close tag before any open tag: thinking was forced open. (After another
         // dialect's opener, `<thinking>…</think>`, that block is open and runs on.)

@@ -330,3 +330,31 @@ fn phi4_mini_tool_call_blocks_close_and_may_join_objects_with_commas() {
     let p = parse_both("<|tool_call|>[{\"name\": \"f\", \"arguments\": {}}]", &[]);
     assert_eq!(calls_of(&p), json!([{"name": "f", "arguments": {}}]));
 }
+
+#[test]
+fn capital_think_tags_reasoning_tags_and_a_leading_thinking_fence_are_reasoning() {
+    for (input, reasoning) in [
+        (
+            "<THINKING>UPPER CASE</THINKING>Actual content",
+            "UPPER CASE",
+        ),
+        ("<THINK>Shouting</THINK>Actual content", "Shouting"),
+        (
+            "<reasoning>Step by step</reasoning>Actual content",
+            "Step by step",
+        ),
+        (
+            "```thinking\nmarkdown thoughts\n```\nActual content",
+            "markdown thoughts",
+        ),
+    ] {
+        let p = parse_both(input, &[]);
+        assert_eq!(p.reasoning.as_deref(), Some(reasoning), "{input}");
+        assert_eq!(p.content.as_deref(), Some("Actual content"), "{input}");
+    }
+    // A thinking fence after text is an ordinary code block.
+    let text = "Here:\n```thinking\nnot reasoning\n```";
+    let p = parse_both(text, &[]);
+    assert_eq!(p.reasoning, None);
+    assert_eq!(p.content.as_deref(), Some(text));
+}

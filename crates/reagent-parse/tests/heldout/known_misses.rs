@@ -490,14 +490,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("am-skyrl-search-empty", "`<search></search>` for an offered tool whose one parameter is a string: an empty tag is a call with no arguments, by reagent's rule (tests/prompted.rs: `<read_file></read_file>`, so the loop reports the missing argument); SkyRL's search environment reads the query \"\""),
     // batch AQ, scored before any fix (32/43 counted, both modes, the same 11 misses; the three
     // genkit misses of joined reasoning blocks were moved to DISAGREEMENTS after scoring)
-    ("aq-sai-ttc-reasoning-tag", "a `<reasoning>…</reasoning>` block before the text stays in the content: reagent reads `<think>` and `<thinking>` blocks as reasoning, not `<reasoning>`; spring-ai's ThinkingTagCleaner takes it out as reasoning"),
-    ("aq-sai-ttc-three-tag-kinds", "as aq-sai-ttc-reasoning-tag: of `<thinking>`, `<think>` and `<reasoning>` blocks in a row, the `<reasoning>` one stays in the content"),
-    ("aq-sai-boc-reasoning-tag", "as aq-sai-ttc-reasoning-tag, before a JSON object (spring-ai's BeanOutputConverter)"),
-    ("aq-sai-ttc-uppercase", "an upper-case `<THINKING>…</THINKING>` block stays in the content: reagent matches the reasoning tags case-sensitively; spring-ai's cleaner matches them case-insensitively"),
-    ("aq-sai-boc-uppercase-thinking", "as aq-sai-ttc-uppercase, before a JSON object"),
-    ("aq-gk-uppercase-think", "as aq-sai-ttc-uppercase, for `<THINK>…</THINK>`: genkit's Ollama plugin reads it as reasoning"),
-    ("aq-sai-ttc-markdown-thinking-fence", "a leading ```` ```thinking ```` fence stays in the content: reagent has no reading of a fenced thinking block; spring-ai's cleaner takes it out as reasoning"),
-    ("aq-sai-boc-markdown-thinking-fence", "as aq-sai-ttc-markdown-thinking-fence, before a JSON object"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
