@@ -56,7 +56,9 @@
 //! and callback tests, lagent's ReWOO test, Qwen's ReAct guide, demo, fine-tune samples and
 //! LangChain notebook, ChatGLM3's and InternLM2's Chinese format guides;
 //! batch AM, ids `am-*`: verl's, TRL's, rLLM's, slime's, ROLL's, AReaL's, SkyRL's and
-//! verifiers' tool-call and reasoning parser tests)
+//! verifiers' tool-call and reasoning parser tests; batch AP, ids `ap-*`: node-llama-cpp's
+//! chat-wrapper renders, ollama-ai-provider's stream inference and ai-sdk-tool-call-middleware's
+//! Hermes, Qwen3-Coder, morphXml and K-EXAONE parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
