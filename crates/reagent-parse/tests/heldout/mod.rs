@@ -58,7 +58,10 @@
 //! batch AM, ids `am-*`: verl's, TRL's, rLLM's, slime's, ROLL's, AReaL's, SkyRL's and
 //! verifiers' tool-call and reasoning parser tests;
 //! batch AQ, ids `aq-*`: langchaingo's MRKL parser, langchain4j's GPULlama3 parser, spring-ai's
-//! thinking-tag cleaners and BeanOutputConverter, genkit's Ollama plugin)
+//! thinking-tag cleaners and BeanOutputConverter, genkit's Ollama plugin;
+//! batch AP, ids `ap-*`: node-llama-cpp's
+//! chat-wrapper renders, ollama-ai-provider's stream inference and ai-sdk-tool-call-middleware's
+//! Hermes, Qwen3-Coder, morphXml and K-EXAONE parser tests)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
