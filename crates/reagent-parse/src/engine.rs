@@ -290,7 +290,7 @@ fn extract(body: &str, ctx: &Ctx, acc: &mut Acc) {
     // Gemma or DeepSeek calls whose opener was lost at the very start (`call:f{…}`,
     // `function<｜tool▁sep｜>f…`).
     let at_start =
-        crate::pythonic::gemma_at_start(body, ctx).or_else(|| json_tokens::deepseek_at_start(body));
+        crate::gemma::gemma_at_start(body, ctx).or_else(|| json_tokens::deepseek_at_start(body));
     if let Some(hit) = at_start {
         i = hit.end;
         pos = record(acc, body, 0, hit);

@@ -68,6 +68,7 @@ mod continue_tools;
 mod engine;
 mod fallback;
 mod family;
+mod gemma;
 mod gemma_repair;
 mod glm;
 mod gptme;

@@ -26,6 +26,19 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             return Some(Hit::truncated(start, t.len(), fam));
         };
         let name = &t[s..s + gt];
+        // `<function=NAME/>`: a call with no arguments.
+        if let Some(bare) = name
+            .strip_suffix('/')
+            .filter(|n| crate::scan::is_tool_name(n))
+        {
+            calls.push(ParsedCall {
+                name: bare.to_string(),
+                arguments: Value::Object(Map::new()),
+                id: None,
+            });
+            k = s + gt + 1;
+            continue;
+        }
         // `<function=NAME` whose `>` was lost, or a template left unrendered
         // (`<function={{ tc.name }}>`): no name, so no call; the block is skipped.
         if name.trim().is_empty() || name.contains(|c: char| "\n\r<>{}".contains(c)) {
@@ -73,6 +86,12 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
             }
             let key = &t[ks..ks + kgt];
             let vs = ks + kgt + 1;
+            // A CDATA section is the value as written, tags and all, up to its `]]>`.
+            if let Some((cdata, after)) = cdata_value(&t[vs..], tags.close) {
+                args.insert(key.to_string(), typed(ctx, fam, name, key, cdata));
+                p = vs + after;
+                continue;
+            }
             let opens_next = |next: &str| -> bool {
                 !args.contains_key(next)
                     && next != key
@@ -203,6 +222,16 @@ fn next_at(
     let hit = rest[from..].find(pat).map(|p| from + p);
     *memo = Some((from, hit));
     hit
+}
+
+/// A value that is one CDATA section followed by its closer `close`: the section's text and
+/// the offset after the closer.
+fn cdata_value<'a>(rest: &'a str, close: &str) -> Option<(&'a str, usize)> {
+    let body = rest.trim_start().strip_prefix("<![CDATA[")?;
+    let end = body.find("]]>")?;
+    let after = &body[end + 3..];
+    let closed = after.trim_start().strip_prefix(close)?;
+    Some((&body[..end], rest.len() - closed.len()))
 }
 
 /// The text of a `<parameter=k>` value: one delimiter newline on each side (only when the

@@ -168,8 +168,13 @@ fn past_channel_name(t: &str, from: usize, open: &str) -> usize {
     CHANNEL_NAMES
         .iter()
         .filter_map(|name| rest.strip_prefix(name))
+        // On its own line, or glued to a capitalised first word (`thoughtLet me…`, as
+        // node-llama-cpp renders it); `thoughtful` is a word.
         .find(|after| {
-            after.is_empty() || after.starts_with(['\n', '\r']) || after.starts_with("<channel|>")
+            after.is_empty()
+                || after.starts_with(['\n', '\r'])
+                || after.starts_with("<channel|>")
+                || after.starts_with(|c: char| c.is_ascii_uppercase())
         })
         .map_or(from, |after| t.len() - after.len())
 }

@@ -41,8 +41,19 @@ fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         .find(|name| {
             after_lt
                 .strip_prefix(name)
-                .is_some_and(|r| r.starts_with('>'))
+                .is_some_and(|r| r.starts_with('>') || r.starts_with("/>"))
         })?;
+    // `<NAME/>`: a call with no arguments.
+    if after_lt[name.len()..].starts_with("/>") {
+        let end = i + name.len() + 3;
+        return Some(Hit::one_call(
+            i,
+            end,
+            FAMILY,
+            name,
+            Value::Object(Map::new()),
+        ));
+    }
     let close = format!("</{name}>");
     let mut p = i + 1 + name.len() + 1;
     let mut args = Map::new();
@@ -76,10 +87,48 @@ fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
             return Some(Hit::truncated(i, t.len(), FAMILY));
         };
         let raw = crate::scan::without_layout_newlines(&t[value_start..value_start + len]);
-        let value = crate::xml_fmts::typed(ctx, FAMILY, name, key, raw);
-        args.insert(key.to_string(), value);
+        let schema = crate::schema::property_schema(&ctx.opts.tools, name, key);
+        let array = schema.is_some_and(|s| s.get("type").is_some_and(|t| t == "array"));
+        let items = schema.and_then(|s| s.get("items"));
+        let value = match array.then(|| item_list(raw, items)).flatten() {
+            Some(list) => list,
+            None => crate::xml_fmts::typed(ctx, FAMILY, name, key, raw),
+        };
+        // A parameter the schema makes an array, given again: its next element.
+        match args.get_mut(key) {
+            Some(Value::Array(list)) if array && !value.is_array() => list.push(value),
+            Some(first) if array => {
+                let first = first.take();
+                args.insert(key.to_string(), Value::Array(vec![first, value]));
+            }
+            _ => {
+                args.insert(key.to_string(), value);
+            }
+        }
         p = value_start + len + key_close.len();
     }
+}
+
+/// An array value written as `<item>` elements (attributes allowed), each typed by the
+/// schema's `items`; `None` when the text is anything else.
+fn item_list(raw: &str, items: Option<&Value>) -> Option<Value> {
+    let mut rest = raw.trim_start();
+    if !rest.starts_with("<item") {
+        return None;
+    }
+    let mut list = Vec::new();
+    while !rest.is_empty() {
+        let after = rest.strip_prefix("<item")?;
+        if !after.starts_with(['>', ' ']) {
+            return None;
+        }
+        let gt = after.find('>')?;
+        let body = &after[gt + 1..];
+        let end = body.find("</item>")?;
+        list.push(crate::schema::type_raw(body[..end].trim(), items, true));
+        rest = body[end + "</item>".len()..].trim_start();
+    }
+    Some(Value::Array(list))
 }
 
 /// `<NAME>text</NAME>` for a tool whose one parameter takes a string: the text (its layout

@@ -199,3 +199,67 @@ fn modelscope_api_name_calls_qwen_fenced_action_inputs_and_harmony_python() {
         json!([{"name": "python", "arguments": {"code": "print(1)"}}])
     );
 }
+
+#[test]
+fn tool_tags_close_themselves_repeat_into_arrays_and_list_items() {
+    let tools = [
+        ("get_location", json!({"type": "object"})),
+        (
+            "sum",
+            json!({"type": "object", "properties": {
+                "multiples": {"type": "array", "items": {"type": "number"}},
+                "labels": {"type": "array", "items": {"type": "string"}},
+                "limit": {"type": "number"}}}),
+        ),
+    ];
+    let p = parse_both("Where am I? <get_location/> then", &tools);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_location", "arguments": {}}])
+    );
+    let p = parse_both(
+        "<sum>\n<limit>10</limit>\n<multiples>3</multiples>\n<multiples>5</multiples>\n<labels>\n  <item kind=\"s\"> a </item>\n  <item>12</item>\n</labels>\n</sum>",
+        &tools,
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "sum", "arguments": {"limit": 10, "multiples": [3, 5], "labels": ["a", "12"]}}])
+    );
+    // Without an array schema, a repeated tag keeps its last value, as before.
+    let p = parse_both("<sum><limit>1</limit><limit>2</limit></sum>", &tools);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "sum", "arguments": {"limit": 2}}])
+    );
+}
+
+#[test]
+fn qwen3_coder_self_closing_functions_cdata_values_and_gemma_json_bodies() {
+    let p = parse_both(
+        "before <tool_call><function=get_weather/></tool_call> after",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {}}])
+    );
+    let p = parse_both(
+        "<tool_call><function=alpha><parameter=query><![CDATA[use <function=beta> and <parameter=x>]]></parameter></function></tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "alpha", "arguments": {"query": "use <function=beta> and <parameter=x>"}}])
+    );
+    let p = parse_both(
+        "<|tool_call>call:roll{{\"min\": 1, \"max\": 6}}<tool_call|>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "roll", "arguments": {"min": 1, "max": 6}}])
+    );
+    let p = parse_both("<|channel>thoughtLet me think.<channel|>Hello!", &[]);
+    assert_eq!(p.reasoning.as_deref(), Some("Let me think."));
+    assert_eq!(p.content.as_deref(), Some("Hello!"));
+}

@@ -124,16 +124,16 @@ pub(super) fn could_start(rest: &str, tools: &[ToolSchema]) -> Verdict {
     }
 }
 
-/// Whether `rest` (starting with `<`) opens an offered tool's tag, `<NAME>`.
+/// Whether `rest` (starting with `<`) opens an offered tool's tag, `<NAME>` or `<NAME/>`.
 fn tool_tag(rest: &str, tools: &[ToolSchema]) -> Verdict {
     let after = &rest[1..];
     let mut need = false;
     for name in tools.iter().map(|t| t.name.as_str()) {
         if let Some(r) = after.strip_prefix(name) {
-            match r.as_bytes().first() {
-                Some(b'>') => return Verdict::Yes,
-                None => need = true,
-                Some(_) => {}
+            match r.as_bytes() {
+                [b'>', ..] | [b'/', b'>', ..] => return Verdict::Yes,
+                [] | [b'/'] => need = true,
+                _ => {}
             }
         } else if name.starts_with(after) {
             need = true;
