@@ -49,7 +49,8 @@
 //! batch AJ, ids `aj-*`: BFCL's local-model handlers, Hammer's predictions, SGLang's registered
 //! function-call parser tests;
 //! batch AL, ids `al-*`: LocalAI's other reasoning, extractor, endpoint and PEG-utility tests,
-//! Jan's reasoning-strip tests)
+//! Jan's reasoning-strip tests;
+//! batch AO, ids `ao-smol-*`: a fourth sample of the embedded model, on 24 new tasks)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
