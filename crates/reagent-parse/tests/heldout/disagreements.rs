@@ -668,4 +668,17 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ap-mp-exaone-think-left-as-text",
         "ai-sdk-tool-call-middleware's K-EXAONE protocol leaves <think>…</think> in the text for a provider's own reasoning parser; vercel/ai's reasoning middleware splits the same shape into reasoning and text (ac-vai-generate-think), as reagent's parse does (reasoning is part of its result)",
     ),
+    // Batch AT, marked before scoring.
+    (
+        "at-oll-min-unknown-tool-returns-error",
+        "ollama's Ministral parser returns an error for a call to a tool not offered; reagent keeps the call so the loop can tell the model which tools exist, as sgl-py-glm45-unknown-name (TensorRT-LLM's parsers other than Kimi keep it too, f-trt-kimi-undefined)",
+    ),
+    (
+        "at-oll-min-whitespace-before-think-tag-is-trimmed",
+        "ollama's Ministral parser drops the whitespace the model wrote before `[THINK]` when it joins the content around a think block (`contentafter`); langchainjs keeps the text around think blocks as written (ac-lcjs-deepseek-multiple-blocks: `Start  Middle  End`), and so does reagent (the main corpus's llamaold-glm45-interleaved-think contradiction)",
+    ),
+    (
+        "at-oll-ds3-consecutive-tool-calls",
+        "ollama's DeepSeek V3 edge-case test expects the content `First.` for two call blocks with `Second.` between them (the calls are not asserted), so the text after the first block is dropped; the same file's emoji_after_tool_call test keeps text after a call block (held in the main corpus as ollama-ds3-content-after-call: `I'll help you.完成 ✅`) and ollama's Ministral and FunctionGemma tests keep text between calls (the main corpus's ollama-fgemma-text-between; at-oll-min-content-after-tool-call); reagent keeps it",
+    ),
 ];
