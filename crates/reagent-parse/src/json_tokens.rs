@@ -128,9 +128,12 @@ pub(crate) fn try_lt(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
 /// (`function<｜tool▁sep｜>NAME\n```json …`): read as the first call of a block.
 pub(crate) fn deepseek_at_start(t: &str) -> Option<Hit> {
     let j = skip_ws(t.as_bytes(), 0);
-    let after = t[j..].strip_prefix(DS_BARE_START)?;
-    ds_tok(after, "tool▁sep")?;
-    deepseek(t, j, j, Family::DeepseekV3, true)
+    let rest = &t[j..];
+    // V3's `function<｜tool▁sep｜>NAME…`, or V3.1's `NAME<｜tool▁sep｜>{…}`.
+    let v3 = rest
+        .strip_prefix(DS_BARE_START)
+        .is_some_and(|after| ds_tok(after, "tool▁sep").is_some());
+    (v3 || bare_named_call(rest)).then(|| deepseek(t, j, j, Family::DeepseekV3, true))?
 }
 
 /// The word that opens a DeepSeek V3 call's body, right before its `tool▁sep` token.

@@ -23,6 +23,9 @@ const STRIP_TOKENS: &[&str] = &[
     "<|assistant|>",
     "<|tool_calls_section_end|>",
     "<|close|>message<|sep|>",
+    // DeepSeek's markers around a tool's output quoted in the answer (its text stays).
+    "<｜tool▁output▁begin｜>",
+    "<｜tool▁output▁end｜>",
 ];
 
 /// Stop markers without the `<|` shape, stripped when they end the content (Gemma 3's and

@@ -358,3 +358,23 @@ fn capital_think_tags_reasoning_tags_and_a_leading_thinking_fence_are_reasoning(
     assert_eq!(p.reasoning, None);
     assert_eq!(p.content.as_deref(), Some(text));
 }
+
+#[test]
+fn deepseek_tool_output_markers_go_and_a_bare_v31_call_is_read() {
+    let p = parse_both(
+        "Here's the weather: <｜tool▁output▁begin｜>22°C, Sunny<｜tool▁output▁end｜> Hope that helps!",
+        &[],
+    );
+    assert_eq!(
+        p.content.as_deref(),
+        Some("Here's the weather: 22°C, Sunny Hope that helps!")
+    );
+    let p = parse_both("get_weather<｜tool▁sep｜>{\"location\": \"Paris\"}", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"location": "Paris"}}])
+    );
+    // A name that is no tool name (a sentence) before the token is not a call.
+    let text = "see the docs<｜tool▁sep｜>{\"a\": 1}";
+    assert!(parse_both(text, &[]).calls.is_empty());
+}
