@@ -24,7 +24,7 @@ pub(crate) fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) ->
     // that repeats this one's text makes it one call (this one is dropped); any other
     // ends this one there, complete.
     let opener = format!("<{}", close.trim_start_matches("</"));
-    if let Some(again) = t[j..end].find(&opener).map(|p| j + p) {
+    if let Some(again) = restart_at(t, j, end, &opener) {
         let said = t[j..again].trim_end();
         let restart = skip_ws(t.as_bytes(), again + opener.len());
         if t[restart..].starts_with(said) {
@@ -43,6 +43,38 @@ pub(crate) fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) ->
     hit.start = i;
     hit.end = close_at.map_or(t.len(), |c| c + close.len());
     Some(hit)
+}
+
+/// Where the call's tag opens again in `t[j..end]`: the first opener not inside an open
+/// `<arg_value>` whose own closer follows before `end` (`<arg_value>has <tool_call> in
+/// it</arg_value>` is data, as llama.cpp's Ling test has it).
+fn restart_at(t: &str, j: usize, end: usize, opener: &str) -> Option<usize> {
+    let tags = PairTags::of(&t[j..]);
+    let last = |hay: &str, pat: &str| hay.rfind(pat);
+    // The last value opener and closer before the scan point, and the next value closer
+    // at or after it, each kept as the scan moves forward (every stretch searched once).
+    let (mut seen, mut open_at, mut close_at) = (j, None, None);
+    let mut next_close: Option<Option<usize>> = None;
+    let mut from = j;
+    loop {
+        let at = from + t[from..end].find(opener)?;
+        if let Some(o) = last(&t[seen..at], &tags.value_open) {
+            open_at = Some(seen + o);
+        }
+        if let Some(c) = last(&t[seen..at], &tags.value_close) {
+            close_at = Some(seen + c);
+        }
+        seen = at;
+        let open = open_at.is_some_and(|o| close_at.is_none_or(|c| c < o));
+        if next_close.is_none_or(|n| n.is_some_and(|n| n < at)) {
+            next_close = Some(t[at..end].find(&tags.value_close).map(|q| at + q));
+        }
+        let closes_later = next_close.flatten().is_some();
+        if !(open && closes_later) {
+            return Some(at);
+        }
+        from = at + opener.len();
+    }
 }
 
 /// Where the call opened before `j` closes: the first `close` not inside a value. A closer

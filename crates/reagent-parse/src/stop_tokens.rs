@@ -30,7 +30,15 @@ const STRIP_TOKENS: &[&str] = &[
 
 /// Stop markers without the `<|` shape, stripped when they end the content (Gemma 3's and
 /// Gemma 4's ends of turn among them).
-const TRAILING_STOP_TOKENS: &[&str] = &["<seed:eos>", "</s>", "<end_of_turn>", "<turn|>", "<eos>"];
+const TRAILING_STOP_TOKENS: &[&str] = &[
+    "<seed:eos>",
+    "</s>",
+    "<end_of_turn>",
+    "<turn|>",
+    "<eos>",
+    // A Gemma 4 channel closer left after the answer, with no channel open.
+    "<channel|>",
+];
 
 /// A chat template's header of the assistant's turn, which a raw generation may repeat at
 /// its very start (ChatML, Llama 3, Gemma).

@@ -289,6 +289,11 @@ fn pathological_inputs_finish_quickly() {
         format!("@a: {}", "x: {".repeat(big / 4)),
         // Offered tools' tags on one long line, fences between.
         "<read_file><path>x</path></read_file>```".repeat(big / 40),
+        // A GLM value holding many call openers, closed only at the end.
+        format!(
+            "<tool_call>f\n<arg_key>k</arg_key><arg_value>{}</arg_value></tool_call>",
+            "<tool_call>".repeat(big / 11)
+        ),
     ];
     let with_tools = ParseOptions {
         tools: offered_tools(),

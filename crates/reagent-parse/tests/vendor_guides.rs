@@ -378,3 +378,20 @@ fn deepseek_tool_output_markers_go_and_a_bare_v31_call_is_read() {
     let text = "see the docs<｜tool▁sep｜>{\"a\": 1}";
     assert!(parse_both(text, &[]).calls.is_empty());
 }
+
+#[test]
+fn a_stray_gemma_channel_closer_ends_nothing_and_a_glm_value_may_quote_the_call_tag() {
+    let p = parse_both(
+        "<|channel>thought\n<channel|>Hello, world!\nWhat's up?<channel|>",
+        &[],
+    );
+    assert_eq!(p.content.as_deref(), Some("Hello, world!\nWhat's up?"));
+    let p = parse_both(
+        "<tool_call>note\n<arg_key>text</arg_key>\n<arg_value>has <tool_call> inside</arg_value>\n<arg_key>n</arg_key>\n<arg_value>1</arg_value>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "note", "arguments": {"text": "has <tool_call> inside", "n": 1}}])
+    );
+}
