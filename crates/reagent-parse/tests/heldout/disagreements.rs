@@ -668,4 +668,29 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "ap-mp-exaone-think-left-as-text",
         "ai-sdk-tool-call-middleware's K-EXAONE protocol leaves <think>…</think> in the text for a provider's own reasoning parser; vercel/ai's reasoning middleware splits the same shape into reasoning and text (ac-vai-generate-think), as reagent's parse does (reasoning is part of its result)",
     ),
+    // Batch AS, marked before scoring.
+    (
+        "as-mp-nested-start-no-close-unknown-tool",
+        "as ap-mp-hermes-unclosed-then-ok-adjacent: ai-sdk-tool-call-middleware's Hermes protocol does not implicitly close a first <tool_call> (no </tool_call>) holding a call to a tool not offered; OpenVINO Model Server reads a complete call object whose closer is missing (ov-hermes-three-last-unclosed), SGLang's Rust Qwen test too (sglr-qwen-missing-closer), and so does reagent (issue 15's missing-closer rule); upstream expects only the second call",
+    ),
+    (
+        "as-mp-nested-start-no-close-schema-rejected",
+        "as as-mp-nested-start-no-close-unknown-tool (a complete call object whose arguments the tool's `false` schema rejects)",
+    ),
+    (
+        "as-mp-nested-start-no-close-proto-key",
+        "as as-mp-nested-start-no-close-unknown-tool (a complete call object with a __proto__ key)",
+    ),
+    (
+        "as-mp-nested-start-no-close-relaxed-json",
+        "as as-mp-nested-start-no-close-unknown-tool (a complete relaxed-JSON call object)",
+    ),
+    (
+        "as-mp-nested-start-no-close-no-arguments",
+        "as as-mp-nested-start-no-close-unknown-tool (a complete call object with no arguments key)",
+    ),
+    (
+        "as-mp-q3c-deepseek-name-then-value",
+        "ai-sdk-tool-call-middleware keeps the text null as the string \"null\" for a nullable string ([\"string\", \"null\"]) by policy; vLLM (vllm-dsv32-nullable-null) and TensorRT-LLM (f-trt-q3c-anyof-null) read null as JSON null for a nullable type, reagent's recorded rule (corpus README, schema-dependent typing)",
+    ),
 ];
