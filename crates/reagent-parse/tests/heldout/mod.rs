@@ -62,7 +62,10 @@
 //! batch AP, ids `ap-*`: node-llama-cpp's
 //! chat-wrapper renders, ollama-ai-provider's stream inference and ai-sdk-tool-call-middleware's
 //! Hermes, Qwen3-Coder, morphXml and K-EXAONE parser tests;
-//! batch AO, ids `ao-smol-*`: a fourth sample of the embedded model, on 24 new tasks)
+//! batch AO, ids `ao-smol-*`: a fourth sample of the embedded model, on 24 new tasks;
+//! batch AS, ids `as-*`: ai-sdk-tool-call-middleware's tests batch AP did not take (Hermes
+//! control characters, Qwen3-Coder live variants and recovery, YAML-XML, morphXml, its JSON
+//! candidate recovery))
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
