@@ -65,7 +65,10 @@
 //! batch AO, ids `ao-smol-*`: a fourth sample of the embedded model, on 24 new tasks;
 //! batch AT, ids `at-oll-*`: ollama's DeepSeek V3, Ministral, OLMo 3 and FunctionGemma parser
 //! test cases no record held;
-//! batch AR, ids `ar-llama-*`: llama.cpp's `test-chat.cpp` (0042e20) template tests not held before)
+//! batch AR, ids `ar-llama-*`: llama.cpp's `test-chat.cpp` (0042e20) template tests not held before;
+//! batch AS, ids `as-*`: ai-sdk-tool-call-middleware's tests batch AP did not take (Hermes
+//! control characters, Qwen3-Coder live variants and recovery, YAML-XML, morphXml, its JSON
+//! candidate recovery)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
