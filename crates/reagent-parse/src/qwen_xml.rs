@@ -67,6 +67,13 @@ pub(crate) fn qwen_block(t: &str, start: usize, j: usize, close: &str, ctx: &Ctx
                 if p >= t.len() {
                     return Some(Hit::truncated(start, t.len(), fam));
                 }
+                // A parameter written as its own tag, `<path>…</path>`, when the tool's
+                // schema names it (a spelling live models slip into).
+                if let Some((key, raw, after)) = schema_tag(t, p, name, ctx) {
+                    args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+                    p = after;
+                    continue;
+                }
                 // Garbage inside the function: stop here.
                 break;
             };
@@ -222,6 +229,25 @@ fn next_at(
     let hit = rest[from..].find(pat).map(|p| from + p);
     *memo = Some((from, hit));
     hit
+}
+
+/// `<KEY>value</KEY>` at `p`, KEY a property the schema of tool `name` names: the key, the
+/// value (its layout line breaks dropped) and the offset after the closer.
+fn schema_tag<'a>(
+    t: &'a str,
+    p: usize,
+    name: &str,
+    ctx: &Ctx,
+) -> Option<(&'a str, &'a str, usize)> {
+    let rest = t[p..].strip_prefix('<')?;
+    let gt = rest.bytes().take(128).position(|c| c == b'>')?;
+    let key = &rest[..gt];
+    crate::schema::property_schema(&ctx.opts.tools, name, key)?;
+    let body = &rest[gt + 1..];
+    let close = format!("</{key}>");
+    let end = body.find(&close)?;
+    let raw = crate::scan::without_layout_newlines(&body[..end]);
+    Some((key, raw, t.len() - body.len() + end + close.len()))
 }
 
 /// A value that is one CDATA section followed by its closer `close`: the section's text and

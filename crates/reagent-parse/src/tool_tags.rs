@@ -41,11 +41,11 @@ fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         .find(|name| {
             after_lt
                 .strip_prefix(name)
-                .is_some_and(|r| r.starts_with('>') || r.starts_with("/>"))
+                .is_some_and(|r| r.starts_with('>') || r.trim_start().starts_with("/>"))
         })?;
-    // `<NAME/>`: a call with no arguments.
-    if after_lt[name.len()..].starts_with("/>") {
-        let end = i + name.len() + 3;
+    // `<NAME/>` (or `<NAME />`): a call with no arguments.
+    if let Some(r) = after_lt[name.len()..].trim_start().strip_prefix("/>") {
+        let end = t.len() - r.len();
         return Some(Hit::one_call(
             i,
             end,

@@ -212,11 +212,14 @@ fn tool_tags_close_themselves_repeat_into_arrays_and_list_items() {
                 "limit": {"type": "number"}}}),
         ),
     ];
-    let p = parse_both("Where am I? <get_location/> then", &tools);
-    assert_eq!(
-        calls_of(&p),
-        json!([{"name": "get_location", "arguments": {}}])
-    );
+    for text in ["Where am I? <get_location/> then", "<get_location   />"] {
+        let p = parse_both(text, &tools);
+        assert_eq!(
+            calls_of(&p),
+            json!([{"name": "get_location", "arguments": {}}]),
+            "{text}"
+        );
+    }
     let p = parse_both(
         "<sum>\n<limit>10</limit>\n<multiples>3</multiples>\n<multiples>5</multiples>\n<labels>\n  <item kind=\"s\"> a </item>\n  <item>12</item>\n</labels>\n</sum>",
         &tools,
@@ -262,4 +265,29 @@ fn qwen3_coder_self_closing_functions_cdata_values_and_gemma_json_bodies() {
     let p = parse_both("<|channel>thoughtLet me think.<channel|>Hello!", &[]);
     assert_eq!(p.reasoning.as_deref(), Some("Let me think."));
     assert_eq!(p.content.as_deref(), Some("Hello!"));
+}
+
+#[test]
+fn a_qwen3_coder_parameter_written_as_its_own_schema_tag() {
+    let write = (
+        "write_file",
+        json!({"type": "object", "properties": {"path": {"type": "string"}, "content": {"type": "string"}}}),
+    );
+    let p = parse_both(
+        "<tool_call>\n<function=write_file>\n<path>\nfizz.py\n</path>\n<content>\nprint(1)\n</content>\n</function>",
+        std::slice::from_ref(&write),
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_file", "arguments": {"path": "fizz.py", "content": "print(1)"}}])
+    );
+    // A tag the schema does not name is no parameter.
+    let p = parse_both(
+        "<tool_call>\n<function=write_file>\n<note>x</note>\n</function>",
+        std::slice::from_ref(&write),
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "write_file", "arguments": {}}])
+    );
 }

@@ -130,7 +130,7 @@ fn tool_tag(rest: &str, tools: &[ToolSchema]) -> Verdict {
     let mut need = false;
     for name in tools.iter().map(|t| t.name.as_str()) {
         if let Some(r) = after.strip_prefix(name) {
-            match r.as_bytes() {
+            match r.trim_start_matches(' ').as_bytes() {
                 [b'>', ..] | [b'/', b'>', ..] => return Verdict::Yes,
                 [] | [b'/'] => need = true,
                 _ => {}
