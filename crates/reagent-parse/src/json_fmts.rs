@@ -21,31 +21,6 @@ pub(crate) fn skip_close(t: &str, j: usize, close: &str) -> usize {
     }
 }
 
-/// Call objects joined by commas with no list around them (`{…}, {…}`, Phi-4-mini's parallel
-/// calls): each one after `e` that is a call is added to `calls`; returns the end of the last.
-fn joined_calls(
-    ctx: &Ctx,
-    t: &str,
-    mut e: usize,
-    family: Family,
-    calls: &mut Vec<ParsedCall>,
-) -> usize {
-    loop {
-        let comma = skip_ws(t.as_bytes(), e);
-        if !t[comma..].starts_with(',') {
-            return e;
-        }
-        let JsonAt::Value(v @ Value::Object(_), next) = json_at(ctx, t, comma + 1) else {
-            return e;
-        };
-        match calls_from_owned(v, ctx.rules(family)) {
-            Some(more) => calls.extend(more),
-            None => return e,
-        }
-        e = next;
-    }
-}
-
 /// Parse calls from the JSON at `j`, closing with `close`; shared by the wrapped formats.
 fn wrapped_json(
     t: &str,
@@ -65,7 +40,7 @@ fn wrapped_json(
             let calls = calls_from_owned(v, ctx.rules(family)).or(named.map(|c| vec![c]));
             match calls {
                 Some(mut calls) => {
-                    let e = joined_calls(ctx, t, e, family, &mut calls);
+                    let e = crate::json_list::joined_calls(ctx, t, e, family, &mut calls);
                     Some(Hit::new(start, skip_close(t, e, close), family, calls))
                 }
                 None => good_list().or_else(|| {

@@ -1,10 +1,12 @@
 //! JSON lists of call objects read one element at a time, so that one malformed element
-//! or a cut at the end does not lose the good calls.
+//! or a cut at the end does not lose the good calls; and call objects joined by commas with
+//! no list around them.
 
 use serde_json::Value;
 
-use crate::calls::call_from_object;
+use crate::calls::{call_from_object, calls_from_owned};
 use crate::engine::{Ctx, Hit};
+use crate::json_at::{json_at, JsonAt};
 use crate::json_fmts::skip_close;
 use crate::scan::{parse_json_html_escaped, parse_json_lenient, skip_ws, End};
 use crate::{Family, ParsedCall};
@@ -109,4 +111,29 @@ pub(crate) fn list_hit(
         h.end = e;
     }
     Some(h)
+}
+
+/// Call objects joined by commas with no list around them (`{…}, {…}`, Phi-4-mini's parallel
+/// calls): each one after `e` that is a call is added to `calls`; returns the end of the last.
+pub(crate) fn joined_calls(
+    ctx: &Ctx,
+    t: &str,
+    mut e: usize,
+    family: Family,
+    calls: &mut Vec<ParsedCall>,
+) -> usize {
+    loop {
+        let comma = skip_ws(t.as_bytes(), e);
+        if !t[comma..].starts_with(',') {
+            return e;
+        }
+        let JsonAt::Value(v @ Value::Object(_), next) = json_at(ctx, t, comma + 1) else {
+            return e;
+        };
+        match calls_from_owned(v, ctx.rules(family)) {
+            Some(more) => calls.extend(more),
+            None => return e,
+        }
+        e = next;
+    }
 }
