@@ -706,4 +706,17 @@ pub(super) const DISAGREEMENTS: &[(&str, &str)] = &[
         "as-mp-q3c-deepseek-name-then-value",
         "ai-sdk-tool-call-middleware keeps the text null as the string \"null\" for a nullable string ([\"string\", \"null\"]) by policy; vLLM (vllm-dsv32-nullable-null) and TensorRT-LLM (f-trt-q3c-anyof-null) read null as JSON null for a nullable type, reagent's recorded rule (corpus README, schema-dependent typing)",
     ),
+    // Batch AV, marked before scoring.
+    (
+        "av-lfm2-escaped-quote-in-value",
+        "ollama's LFM2 parser keeps a backslash escape in a Python string as written (`'echo \\'hello\\''` gives `echo \\'hello\\'`, its comment: not processed); vLLM's pythonic and OLMo 3 parsers decode it (main corpus vllm-pythonic-escaped, vllm-olmo3-escaped: `'Martha\\'s Vineyard'` gives `Martha's Vineyard`), and so does reagent (Python string semantics)",
+    ),
+    (
+        "av-lfm2-newline-in-string-arg",
+        "ollama's LFM2 parser keeps `\\n` inside a Python string as a backslash and an n; llama.cpp's LFM2 tests decode it to a line break (main corpus llama-lfm2-escape-tab, llama-lfm2-multiline-code), and so does reagent",
+    ),
+    (
+        "av-glm46-undeclared-tool",
+        "ollama's GLM-4.6 parser reports an error and no call for a complete call with no </tool_call> at the end of the stream when the tool was not offered; reagent keeps calls to tools not offered so the loop can tell the model which exist (sgl-py-glm45-unknown-name, at-oll-min-unknown-tool-returns-error) and finalizes a complete GLM call at the end of the stream (ollama-glm46-no-close-on-done)",
+    ),
 ];
