@@ -227,6 +227,9 @@ pub(crate) fn bare_list(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
         _ => Family::Pythonic,
     };
     match list(t, i) {
+        // With no markers around it, a list naming a tool not offered is data (as bare JSON
+        // calls are checked; ollama's LFM2 fallback reads it so).
+        Ok((calls, _)) if !calls.iter().all(|c| ctx.known(&c.name)) => None,
         Ok((calls, e)) => Some(Hit::new(i, e, fam, calls)),
         // A list cut off at the end keeps the calls completed before the cut.
         Err(calls) if !calls.is_empty() && cut_off(t, i) => {

@@ -65,6 +65,7 @@ const AFTER_CALL_NOISE: &[&str] = &[
     "</seed:tool_call>",
     "</minimax:tool_call>",
     "[END_TOOL_REQUEST]",
+    "<|tool_call_end|>",
 ];
 
 /// `content` without the wrapper tags left empty where tool-tag calls were taken out of them

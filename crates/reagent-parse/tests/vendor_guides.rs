@@ -395,3 +395,26 @@ fn a_stray_gemma_channel_closer_ends_nothing_and_a_glm_value_may_quote_the_call_
         json!([{"name": "note", "arguments": {"text": "has <tool_call> inside", "n": 1}}])
     );
 }
+
+#[test]
+fn a_bare_pythonic_list_names_an_offered_tool_and_may_keep_lfm2s_closer() {
+    let weather = ("get_weather", json!({"type": "object"}));
+    let text = "[unknown_tool(location=\"Paris\")]";
+    let p = parse_both(text, std::slice::from_ref(&weather));
+    assert!(p.calls.is_empty());
+    assert_eq!(p.content.as_deref(), Some(text));
+    let p = parse_both(
+        "[get_weather(city=\"Paris\")]",
+        std::slice::from_ref(&weather),
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
+    );
+    let p = parse_both("[bash(command='ls')]<|tool_call_end|>", &[]);
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "bash", "arguments": {"command": "ls"}}])
+    );
+    assert_eq!(p.content, None);
+}

@@ -558,14 +558,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
     ("as-mp-rec-yaml-namespaced-close-bare-args", "as as-mp-rec-yaml-bare-args-closed-by-name, closed by `</functions:get_weather>`"),
     // batch AV, scored before any fix (68/74 counted, both modes, the same 6 misses)
     (
-        "av-lfm2-single-call-with-orphan-end-tag",
-        "the call is read but a stray <|tool_call_end|> after a bare list whose opener is missing stays in the content; the LFM2 reader should take it as the call's closer",
-    ),
-    (
-        "av-lfm2-bare-unknown",
-        "a bare pythonic list with no markers naming a tool not offered is read as a call; ollama's LFM2 bare fallback reads only offered names and keeps the rest as text",
-    ),
-    (
         "av-glm46-missing-required-argument",
         "a GLM call with no </tool_call> at the end of the stream is finalized though it lacks a required argument; ollama finalizes such a call only when the schema's required keys are present",
     ),
