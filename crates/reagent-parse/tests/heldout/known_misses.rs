@@ -573,6 +573,11 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "av-glm46-mixed-unopened-and-valid-arg-values",
         "as av-glm46-unopened-arg-value-after-arg-key, after a well-formed value",
     ),
+    // batch AU, scored before any fix (71/76 counted by auto-detection, 72/76 with the hint; no DISAGREEMENTS entry)
+    ("au-llama-minimaxm3-union-string-structured", "a MiniMax M3 value of a oneOf string|object parameter holding nested M3 tags is read as the object {\"text\": \"hi\"}; llama.cpp takes the string alternative and keeps the inner markup as text"),
+    ("au-llama-rplus-chatbot-token", "Command R+'s `<|CHATBOT_TOKEN|>` turn header at the start of the output stays in the content (its `<|END_OF_TURN_TOKEN|>` goes); llama.cpp drops both"),
+    ("au-llama-rplus-action", "Command R+'s `Action:` label before the fenced JSON call list stays in the content; llama.cpp drops it with the block"),
+    ("au-llama-gptoss-unsolicited-builtin-channel", "a harmony builtin recipient in the channel header (`<|channel|>commentary to=python <|constrain|>code`), no tool offered, is read as a call to python; the same call with the recipient in the role header (llama-gptoss-builtin-container-exec) gives none, as llama.cpp expects for both"),
 ];
 
 /// Counted records missed only with the family hint (auto-detection reads them): known
@@ -613,5 +618,11 @@ pub(super) const KNOWN_MISSES_WITHOUT_HINT: &[(&str, &str)] = &[
     (
         "t-fy-v3-llama31-text-then-python",
         "as t-fy-v3-llama31-python, after text",
+    ),
+    // batch AU, auto-detection only
+    (
+        "au-llama-fy32-all",
+        "as t-fy-v3-llama3-text: Functionary v3.2's `all\\nTEXT` (the prompt ended with `>>>`) \
+         is read only with the hint",
     ),
 ];

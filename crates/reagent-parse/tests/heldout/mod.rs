@@ -69,7 +69,9 @@
 //! batch AS, ids `as-*`: ai-sdk-tool-call-middleware's tests batch AP did not take (Hermes
 //! control characters, Qwen3-Coder live variants and recovery, YAML-XML, morphXml, its JSON
 //! candidate recovery);
-//! batch AV, ids `av-*`: ollama's LFM2 and GLM-4.6 parser test cases no record held)
+//! batch AV, ids `av-*`: ollama's LFM2 and GLM-4.6 parser test cases no record held;
+//! batch AU, ids `au-llama-*`: llama.cpp's `test-chat.cpp` (0042e20) tests outside batch AR's
+//! range (LFM2, Reka Edge, MiniMax M2/M3, GPT-OSS, LLM-jp, Glimmer, StepFun 3.5, MiniCPM5, ...))
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
