@@ -43,7 +43,7 @@ impl Messages {
         let out = &mut self.out;
         let recipient = word_after(header, "to=");
         let channel = word_after(header, "<|channel|>");
-        let text_tool = |r: &str| crate::schema::sole_string_property(&ctx.opts.tools, r).is_some();
+        let text_tool = |r: &str| crate::schema::sole_string_property(&ctx.opts.tools, r);
         match recipient {
             Some(r) if r.starts_with("functions.") => {
                 let name = &r["functions.".len()..];
@@ -109,13 +109,14 @@ impl Messages {
                                 .push(format!("the message to {r:?} is not a JSON object")),
                         }
                     }
-                    // Code to harmony's builtin `python`, or text to an offered tool that takes
-                    // one string: that string (`code` for the builtin).
-                    (None, _) if !body.trim().is_empty() && (r == "python" || text_tool(r)) => {
-                        let key = crate::schema::sole_string_property(&ctx.opts.tools, r);
+                    // Text (code to a `python` tool) sent to an offered tool that takes one
+                    // string: that string. A builtin the tools do not offer is no call
+                    // (llama.cpp's unsolicited-builtin tests).
+                    (None, _) if !body.trim().is_empty() && text_tool(r).is_some() => {
+                        let key = text_tool(r).unwrap_or("code");
                         let mut arguments = serde_json::Map::new();
                         let text = Value::String(body.trim().to_string());
-                        arguments.insert(key.unwrap_or("code").to_string(), text);
+                        arguments.insert(key.to_string(), text);
                         out.calls.push(ParsedCall {
                             name: r.to_string(),
                             arguments: Value::Object(arguments),

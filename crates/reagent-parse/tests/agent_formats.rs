@@ -189,15 +189,19 @@ fn modelscope_api_name_calls_qwen_fenced_action_inputs_and_harmony_python() {
         calls_of(&p),
         json!([{"name": "code_interpreter", "arguments": {"input": "```py\n123 + 456\n```"}}])
     );
-    // Code to harmony's builtin python.
-    let p = parse_both(
-        " to=python<|channel|>analysis code<|message|>print(1)<|call|>",
-        &[],
+    // Code sent in harmony to an offered python tool; with none offered, no call (an
+    // unsolicited builtin, as llama.cpp reads it).
+    let python = (
+        "python",
+        json!({"type": "object", "properties": {"code": {"type": "string"}}}),
     );
+    let text = " to=python<|channel|>analysis code<|message|>print(1)<|call|>";
+    let p = parse_both(text, std::slice::from_ref(&python));
     assert_eq!(
         calls_of(&p),
         json!([{"name": "python", "arguments": {"code": "print(1)"}}])
     );
+    assert!(parse_both(text, &[]).calls.is_empty());
 }
 
 #[test]
