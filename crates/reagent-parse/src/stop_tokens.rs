@@ -10,6 +10,7 @@ const STRIP_TOKENS: &[&str] = &[
     "<｜end▁of▁sentence｜>",
     "<|role_end|>",
     "<|END_OF_TURN_TOKEN|>",
+    "<|CHATBOT_TOKEN|>",
     "<|eot|>",
     "<|im_end|>",
     "<|eot_id|>",

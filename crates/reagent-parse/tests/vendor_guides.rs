@@ -411,6 +411,8 @@ fn a_bare_pythonic_list_names_an_offered_tool_and_may_keep_lfm2s_closer() {
         calls_of(&p),
         json!([{"name": "get_weather", "arguments": {"city": "Paris"}}])
     );
+    let p = parse_both("<|CHATBOT_TOKEN|>Hello, world!<|END_OF_TURN_TOKEN|>", &[]);
+    assert_eq!(p.content.as_deref(), Some("Hello, world!"));
     let p = parse_both("[bash(command='ls')]<|tool_call_end|>", &[]);
     assert_eq!(
         calls_of(&p),
