@@ -250,8 +250,20 @@ fn deepseek(t: &str, start: usize, mut j: usize, fam: Family, bare_first: bool) 
 /// right before the `tool▁sep` token (`NAME<｜tool▁sep｜>{…}`, as a stream that dropped the
 /// first call's token shows).
 fn bare_named_call(rest: &str) -> bool {
-    ds_find(rest, "tool▁sep").is_some_and(|(p, _)| crate::scan::is_tool_name(&rest[..p]))
+    // A name is short: the token is looked for right after it, never through the whole text
+    // (this runs on every text's start).
+    if !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_') {
+        return false;
+    }
+    let mut cut = rest.len().min(BARE_NAME_LOOK);
+    while !rest.is_char_boundary(cut) {
+        cut -= 1;
+    }
+    ds_find(&rest[..cut], "tool▁sep").is_some_and(|(p, _)| crate::scan::is_tool_name(&rest[..p]))
 }
+
+/// How far [`bare_named_call`] looks for the `tool▁sep` token after a name, in bytes.
+const BARE_NAME_LOOK: usize = 160;
 
 fn kimi(t: &str, start: usize, ctx: &Ctx) -> Option<Hit> {
     let fam = Family::KimiK2;
