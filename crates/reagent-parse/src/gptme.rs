@@ -1,8 +1,8 @@
 //! gptme's tool format: a line `@NAME(CALL_ID): {JSON}` (the id optional; NAME may hold dots,
 //! `@browser.view(c1): {…}`), at the very start of a line and outside code fences, its
-//! arguments one whole JSON object (tolerantly read: a missing comma, a raw line break in a
-//! string). Text before the `@` on its line, an object that never closes or does not parse:
-//! no call. With tools offered, the name must be one of them (as for bare JSON, whose
+//! arguments one whole JSON object (tolerantly read: a raw line break in a string; a missing
+//! comma is not mended). Text before the `@` on its line, an object that never closes or does
+//! not parse: no call. With tools offered, the name must be one of them (as for bare JSON, whose
 //! family this is): otherwise the line stays text.
 
 use serde_json::Value;
