@@ -121,6 +121,8 @@ pub(crate) struct ScanMemo {
     ends: std::collections::HashMap<(usize, Quoting), End>,
     /// Fence lines counted so far: (up to this offset, how many).
     fences: (usize, usize),
+    /// The last closer searched for: (the closer, searched from, found at).
+    closer: Option<(String, usize, Option<usize>)>,
 }
 
 impl ScanMemo {
@@ -129,6 +131,21 @@ impl ScanMemo {
         self.key = (0, 0);
         self.ends.clear();
         self.fences = (0, 0);
+        self.closer = None;
+    }
+
+    /// The first `close` in `t` at or after `from`, the last answer reused while it still
+    /// holds, so tags looking for their closer one after another stay linear.
+    pub(crate) fn next_closer(&mut self, t: &str, close: &str, from: usize) -> Option<usize> {
+        self.use_text(t);
+        if let Some((c, searched, found)) = &self.closer {
+            if c == close && *searched <= from && found.is_none_or(|f| f >= from) {
+                return *found;
+            }
+        }
+        let found = t[from..].find(close).map(|p| from + p);
+        self.closer = Some((close.to_owned(), from, found));
+        found
     }
 
     /// Whether `pos` in `t` lies inside a markdown code fence: an odd number of fence lines

@@ -136,7 +136,7 @@ fn item_list(raw: &str, items: Option<&Value>) -> Option<Value> {
 fn plain_body_call(t: &str, i: usize, close: &str, name: &str, ctx: &Ctx) -> Option<Hit> {
     let key = crate::schema::sole_string_property(&ctx.opts.tools, name)?;
     let body_start = i + name.len() + 2;
-    let end = body_start + t[body_start..].find(close)?;
+    let end = ctx.memo.borrow_mut().next_closer(t, close, body_start)?;
     let text = crate::scan::without_layout_newlines(&t[body_start..end]);
     if text.trim().is_empty() {
         return None;

@@ -299,6 +299,24 @@ fn pathological_inputs_finish_quickly() {
         tools: offered_tools(),
         ..ParseOptions::default()
     };
+    // A tool that takes one string reads a plain-text tag body: many tags, no closer.
+    let shell = ToolSchema {
+        name: "shell".to_string(),
+        parameters: serde_json::json!({"type": "object", "properties": {"command": {"type": "string"}}}),
+    };
+    let t0 = Instant::now();
+    let _ = parse(
+        &"<shell> ls ".repeat(big / 11),
+        &ParseOptions {
+            tools: vec![shell],
+            ..ParseOptions::default()
+        },
+    );
+    assert!(
+        t0.elapsed() < Duration::from_secs(2),
+        "plain-text tool tags: {:?}",
+        t0.elapsed()
+    );
     for input in &inputs {
         let t0 = Instant::now();
         let _ = parse(input, &ParseOptions::default());
