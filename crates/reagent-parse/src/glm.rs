@@ -222,7 +222,8 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
             return Some(bad(j, end, "unclosed <arg_key>"));
         };
         let key = &body[ks..ke];
-        if key.contains('<') || key.contains('\n') {
+        // A key is literal text (`param<1>`, `a&b`), but holds no tag of the format itself.
+        if key.contains('\n') || key.contains("</") || key.contains(&tags.value_open) {
             return Some(bad(j, end, "malformed <arg_key>"));
         }
         let mut after = skip_ws(body.as_bytes(), ke + tags.key_close.len());
@@ -242,7 +243,19 @@ pub(crate) fn glm_body(t: &str, j: usize, end: usize, unclosed: bool, ctx: &Ctx)
             .strip_prefix(tags.value_open.as_str())
             .map(|r| body.len() - r.len())
         else {
-            return Some(bad(j, end, "missing <arg_value>"));
+            // The value's opener lost (`</arg_key>\nNew York</arg_value>`): the text up to
+            // its closer, when no other key comes first.
+            let close = body[after..].find(&tags.value_close).map(|q| after + q);
+            let next_key = body[after..].find(&tags.key_open).map(|q| after + q);
+            match (close, next_key) {
+                (Some(c), n) if n.is_none_or(|n| c < n) => {
+                    let raw = body[after..c].trim_end();
+                    args.insert(key.to_string(), typed(ctx, fam, name, key, raw));
+                    p = c + tags.value_close.len();
+                    continue;
+                }
+                _ => return Some(bad(j, end, "missing <arg_value>")),
+            }
         };
         let close = body[vs..].find(&tags.value_close).map(|q| vs + q);
         let next_key = body[vs..].find(&tags.key_open).map(|q| vs + q);

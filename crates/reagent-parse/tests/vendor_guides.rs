@@ -420,3 +420,23 @@ fn a_bare_pythonic_list_names_an_offered_tool_and_may_keep_lfm2s_closer() {
     );
     assert_eq!(p.content, None);
 }
+
+#[test]
+fn glm_keys_are_literal_text_and_a_value_may_lose_its_opener() {
+    let p = parse_both(
+        "<tool_call>f\n<arg_key>param<1></arg_key>\n<arg_value>v1</arg_value>\n<arg_key>a&b</arg_key>\n<arg_value>v2</arg_value>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "f", "arguments": {"param<1>": "v1", "a&b": "v2"}}])
+    );
+    let p = parse_both(
+        "<tool_call>get-weather\n<arg_key>city</arg_key>\nNew York</arg_value>\n<arg_key>unit</arg_key>\n<arg_value>celsius</arg_value>\n</tool_call>",
+        &[],
+    );
+    assert_eq!(
+        calls_of(&p),
+        json!([{"name": "get-weather", "arguments": {"city": "New York", "unit": "celsius"}}])
+    );
+}

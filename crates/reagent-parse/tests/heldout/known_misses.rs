@@ -561,18 +561,6 @@ pub(super) const KNOWN_MISSES: &[(&str, &str)] = &[
         "av-glm46-missing-required-argument",
         "a GLM call with no </tool_call> at the end of the stream is finalized though it lacks a required argument; ollama finalizes such a call only when the schema's required keys are present",
     ),
-    (
-        "av-glm46-special-chars-in-arg-key-names",
-        "a GLM <arg_key> holding `<`, `&` or `>` (param<1>, a&b, x>y) loses the whole call; the key should be the literal text up to </arg_key>",
-    ),
-    (
-        "av-glm46-unopened-arg-value-after-arg-key",
-        "a GLM value written without its <arg_value> opener (`</arg_key>\\nNew York</arg_value>`) loses the whole call; the text up to </arg_value> should be the value",
-    ),
-    (
-        "av-glm46-mixed-unopened-and-valid-arg-values",
-        "as av-glm46-unopened-arg-value-after-arg-key, after a well-formed value",
-    ),
     // batch AU, scored before any fix (71/76 counted by auto-detection, 72/76 with the hint; no DISAGREEMENTS entry)
     ("au-llama-minimaxm3-union-string-structured", "a MiniMax M3 value of a oneOf string|object parameter holding nested M3 tags is read as the object {\"text\": \"hi\"}; llama.cpp takes the string alternative and keeps the inner markup as text"),
     ("au-llama-rplus-action", "Command R+'s `Action:` label before the fenced JSON call list stays in the content; llama.cpp drops it with the block"),
