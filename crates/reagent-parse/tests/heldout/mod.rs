@@ -73,7 +73,9 @@
 //! batch AU, ids `au-llama-*`: llama.cpp's `test-chat.cpp` (0042e20) tests outside batch AR's
 //! range (LFM2, Reka Edge, MiniMax M2/M3, GPT-OSS, LLM-jp, Glimmer, StepFun 3.5, MiniCPM5, ...);
 //! batch AW, ids `aw-llama-*`: llama.cpp's `test-chat-parser.cpp` GPT-OSS case and
-//! `test-chat.cpp`'s `test_qwen_string_enums` (Qwen3-Coder and Qwen3.5 string enum values))
+//! `test-chat.cpp`'s `test_qwen_string_enums` (Qwen3-Coder and Qwen3.5 string enum values);
+//! batch AX, ids `ax-*`: ollama's Qwen3-Coder and harmony parser test cases no record held,
+//! mistral-common's experimental tool-call decoding test)
 //! plus robustness cases of what real streams do (a prefix missing at the start, a missing
 //! opener or closer, one malformed call beside good ones, a list cut off at the end,
 //! escaped entities, a stop marker glued to the text). See `tests/corpus/README.md`.
