@@ -50,30 +50,19 @@ pub(crate) fn glm_tagged(t: &str, i: usize, j: usize, close: &str, ctx: &Ctx) ->
 /// it</arg_value>` is data, as llama.cpp's Ling test has it).
 fn restart_at(t: &str, j: usize, end: usize, opener: &str) -> Option<usize> {
     let tags = PairTags::of(&t[j..]);
-    let last = |hay: &str, pat: &str| hay.rfind(pat);
-    // The last value opener and closer before the scan point, and the next value closer
-    // at or after it, each kept as the scan moves forward (every stretch searched once).
-    let (mut seen, mut open_at, mut close_at) = (j, None, None);
-    let mut next_close: Option<Option<usize>> = None;
     let mut from = j;
     loop {
         let at = from + t[from..end].find(opener)?;
-        if let Some(o) = last(&t[seen..at], &tags.value_open) {
-            open_at = Some(seen + o);
+        // A value opened since `from` and not closed before the opener holds it when its
+        // closer comes later: the search goes on past that closer (each stretch read once).
+        let seg = &t[from..at];
+        let open = seg
+            .rfind(&tags.value_open)
+            .is_some_and(|o| !seg[o..].contains(&tags.value_close));
+        match open.then(|| t[at..end].find(&tags.value_close)).flatten() {
+            Some(c) => from = at + c + tags.value_close.len(),
+            None => return Some(at),
         }
-        if let Some(c) = last(&t[seen..at], &tags.value_close) {
-            close_at = Some(seen + c);
-        }
-        seen = at;
-        let open = open_at.is_some_and(|o| close_at.is_none_or(|c| c < o));
-        if next_close.is_none_or(|n| n.is_some_and(|n| n < at)) {
-            next_close = Some(t[at..end].find(&tags.value_close).map(|q| at + q));
-        }
-        let closes_later = next_close.flatten().is_some();
-        if !(open && closes_later) {
-            return Some(at);
-        }
-        from = at + opener.len();
     }
 }
 

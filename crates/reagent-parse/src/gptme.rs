@@ -46,11 +46,8 @@ const MAX_HEAD: usize = 256;
 
 /// `@NAME(ID): ` (or `@NAME: `): the name and the id.
 fn head(h: &str) -> Option<(&str, Option<&str>)> {
-    let h = h
-        .strip_prefix('@')?
-        .strip_suffix(' ')
-        .unwrap_or(h.strip_prefix('@')?);
-    let h = h.strip_suffix(':')?;
+    let h = h.strip_prefix('@')?;
+    let h = h.strip_suffix(' ').unwrap_or(h).strip_suffix(':')?;
     let (name, id) = match h.strip_suffix(')').and_then(|h| h.split_once('(')) {
         Some((name, id)) if !id.is_empty() && !id.contains(['(', ')', ' ']) => (name, Some(id)),
         Some(_) => return None,

@@ -43,7 +43,6 @@ impl Messages {
         let out = &mut self.out;
         let recipient = word_after(header, "to=");
         let channel = word_after(header, "<|channel|>");
-        let text_tool = |r: &str| crate::schema::sole_string_property(&ctx.opts.tools, r);
         match recipient {
             Some(r) if r.starts_with("functions.") => {
                 let name = &r["functions.".len()..];
@@ -112,21 +111,24 @@ impl Messages {
                     // Text (code to a `python` tool) sent to an offered tool that takes one
                     // string: that string. A builtin the tools do not offer is no call
                     // (llama.cpp's unsolicited-builtin tests).
-                    (None, _) if !body.trim().is_empty() && text_tool(r).is_some() => {
-                        let key = text_tool(r).unwrap_or("code");
-                        let mut arguments = serde_json::Map::new();
-                        let text = Value::String(body.trim().to_string());
-                        arguments.insert(key.to_string(), text);
-                        out.calls.push(ParsedCall {
-                            name: r.to_string(),
-                            arguments: Value::Object(arguments),
-                            id: None,
-                        });
-                        out.format.get_or_insert(Family::GptOss);
-                    }
-                    (None, _) => out
-                        .errors
-                        .push(format!("the message to {r:?} holds no call")),
+                    (None, _) => match crate::schema::sole_string_property(&ctx.opts.tools, r)
+                        .filter(|_| !body.trim().is_empty())
+                    {
+                        Some(key) => {
+                            let mut arguments = serde_json::Map::new();
+                            let text = Value::String(body.trim().to_string());
+                            arguments.insert(key.to_string(), text);
+                            out.calls.push(ParsedCall {
+                                name: r.to_string(),
+                                arguments: Value::Object(arguments),
+                                id: None,
+                            });
+                            out.format.get_or_insert(Family::GptOss);
+                        }
+                        None => out
+                            .errors
+                            .push(format!("the message to {r:?} holds no call")),
+                    },
                 }
             }
             _ => match channel {

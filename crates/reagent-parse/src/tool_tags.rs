@@ -57,6 +57,7 @@ fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
     let close = format!("</{name}>");
     let mut p = i + 1 + name.len() + 1;
     let mut args = Map::new();
+    let mut repeated = Vec::new();
     loop {
         p = skip_ws(t.as_bytes(), p);
         let rest = &t[p..];
@@ -95,15 +96,10 @@ fn call_at(t: &str, i: usize, ctx: &Ctx) -> Option<Hit> {
             None => crate::xml_fmts::typed(ctx, FAMILY, name, key, raw),
         };
         // A parameter the schema makes an array, given again: its next element.
-        match args.get_mut(key) {
-            Some(Value::Array(list)) if array && !value.is_array() => list.push(value),
-            Some(first) if array => {
-                let first = first.take();
-                args.insert(key.to_string(), Value::Array(vec![first, value]));
-            }
-            _ => {
-                args.insert(key.to_string(), value);
-            }
+        if array {
+            crate::xml_fmts::insert_repeatable(&mut args, &mut repeated, key.to_string(), value);
+        } else {
+            args.insert(key.to_string(), value);
         }
         p = value_start + len + key_close.len();
     }

@@ -425,10 +425,11 @@ fn invoke_args(
             }
         } else {
             // No parameter elements, only text, for a tool that takes one string: the text.
-            let key = crate::schema::sole_string_property(&ctx.opts.tools, name);
-            if let (true, Some(key)) = (args.is_empty() && !rest.starts_with('<'), key) {
-                let text = crate::scan::without_layout_newlines(body);
-                args.insert(key.to_owned(), Value::String(text.to_owned()));
+            if args.is_empty() && !rest.starts_with('<') {
+                if let Some(key) = crate::schema::sole_string_property(&ctx.opts.tools, name) {
+                    let text = crate::scan::without_layout_newlines(body);
+                    args.insert(key.to_owned(), Value::String(text.to_owned()));
+                }
             }
             break;
         }
@@ -456,7 +457,7 @@ fn parameter_end(body: &str, vs: usize, pclose: &str, popen: &str) -> Option<usi
 
 /// Insert `key: value`; a key given again turns into the list of its values (`repeated`
 /// holds the keys already turned).
-fn insert_repeatable(
+pub(crate) fn insert_repeatable(
     args: &mut Map<String, Value>,
     repeated: &mut Vec<String>,
     key: String,
