@@ -152,9 +152,10 @@ const PARAM_TAGS: &[ParamTags] = &[
 ];
 
 /// The length of the `<parameter=k>` value (tagged as `tags` says) at the start of `rest`,
-/// and whether its own `</parameter>` closes it; `None`: the output ends inside the value. A value may quote
-/// the format itself (a file that holds tool calls): a `<function=…>` inside it nests until
-/// its `</function>`, and at the value's own level a `</parameter>` closes it only when the
+/// and whether its own `</parameter>` closes it; `None`: the output ends inside the value.
+/// A value may quote the format itself (a file that holds tool calls): a `<function=…>`
+/// inside it nests until its `</function>`, and at the value's own level a `</parameter>`
+/// closes it only when the
 /// next tag opens a parameter the call may still take (`opens_next`: one its tool's schema
 /// names, not yet given), ends the function, or nothing follows. The model may also leave
 /// the closer out: the value then ends at such a parameter or at its function's
@@ -243,11 +244,12 @@ fn schema_tag<'a>(
     let gt = rest.bytes().take(128).position(|c| c == b'>')?;
     let key = &rest[..gt];
     crate::schema::property_schema(&ctx.opts.tools, name, key)?;
-    let body = &rest[gt + 1..];
+    let vs = p + 1 + gt + 1;
     let close = format!("</{key}>");
-    let end = body.find(&close)?;
-    let raw = crate::scan::without_layout_newlines(&body[..end]);
-    Some((key, raw, t.len() - body.len() + end + close.len()))
+    // Memoised: functions that each open such a tag and never close it stay linear.
+    let end = ctx.memo.borrow_mut().next_closer(t, &close, vs)?;
+    let raw = crate::scan::without_layout_newlines(&t[vs..end]);
+    Some((key, raw, end + close.len()))
 }
 
 /// A value that is one CDATA section followed by its closer `close`: the section's text and
