@@ -1,4 +1,4 @@
-//! The shipped suite's answer checks can fail: an answer that restates the prompt and every
+//! The shipped suites' answer checks can fail: an answer that restates the prompt and every
 //! workspace file (names and contents) must fail each task that is checked by its answer, and
 //! the answer made of the expected texts alone must pass it.
 
@@ -7,7 +7,7 @@ use std::path::Path;
 use reagent_eval::{answer_contains, Check, Suite, Task};
 
 /// Tasks whose right answer is the whole workspace listing, so a dump is a right answer.
-const DUMP_IS_THE_ANSWER: [&str; 1] = ["list-root"];
+const DUMP_IS_THE_ANSWER: [&str; 2] = ["list-root", "h-list-top"];
 
 fn answer_passes(task: &Task, answer: &str) -> bool {
     task.checks.iter().all(|check| match check {
@@ -32,7 +32,18 @@ fn dump(task: &Task) -> String {
 
 #[test]
 fn a_dump_of_the_workspace_fails_every_task_checked_by_its_answer() {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/small-tasks.toml");
+    assert_dumps_fail("small-tasks.toml", 28);
+}
+
+#[test]
+fn a_dump_of_the_workspace_fails_every_held_out_task_checked_by_its_answer() {
+    assert_dumps_fail("small-tasks-heldout.toml", 20);
+}
+
+/// Every task of `evals/<file>` checked by its answer fails a dump and passes its expected
+/// texts; at least `min_answer_tasks` of them are checked by their answer.
+fn assert_dumps_fail(file: &str, min_answer_tasks: usize) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals").join(file);
     let suite = Suite::load(&path).unwrap();
     let mut answer_tasks = 0;
     for task in &suite.tasks {
@@ -61,5 +72,8 @@ fn a_dump_of_the_workspace_fails_every_task_checked_by_its_answer() {
             );
         }
     }
-    assert!(answer_tasks >= 28, "{answer_tasks} tasks checked by answer");
+    assert!(
+        answer_tasks >= min_answer_tasks,
+        "{file}: {answer_tasks} tasks checked by answer"
+    );
 }
