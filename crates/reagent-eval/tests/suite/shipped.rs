@@ -43,7 +43,9 @@ fn a_dump_of_the_workspace_fails_every_held_out_task_checked_by_its_answer() {
 /// Every task of `evals/<file>` checked by its answer fails a dump and passes its expected
 /// texts; at least `min_answer_tasks` of them are checked by their answer.
 fn assert_dumps_fail(file: &str, min_answer_tasks: usize) {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals").join(file);
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../../evals")
+        .join(file);
     let suite = Suite::load(&path).unwrap();
     let mut answer_tasks = 0;
     for task in &suite.tasks {
