@@ -28,7 +28,8 @@ pub const DEFAULT_IDLE: Duration = Duration::from_secs(300);
 
 /// The keeper: starts the server (`$6...`), stops it when the stamp `$1` is older than `$2`
 /// seconds (checked every `$3` seconds) or on SIGTERM, then removes the state file `$4` if it
-/// still names this keeper. The server's output goes to `$5`.
+/// still names this keeper. The server's output goes to `$5`, and after it how the server
+/// ended (so a crash shows in the error's log lines).
 const KEEPER: &str = r#"stamp=$1 idle=$2 poll=$3 state=$4 log=$5
 shift 5
 "$@" >"$log" 2>&1 </dev/null &
@@ -40,8 +41,17 @@ while kill -0 "$server" 2>/dev/null; do
   if [ $(( $(date +%s) - used )) -ge "$idle" ]; then kill -TERM "$server" 2>/dev/null; break; fi
 done
 wait "$server"
+status=$?
+if [ "$status" -gt 128 ]; then
+  echo "reagent: llama-server killed by signal $((status - 128))" >>"$log"
+else
+  echo "reagent: llama-server exit status $status" >>"$log"
+fi
 if grep -q "\"keeper\":$$[,}]" "$state" 2>/dev/null; then rm -f "$state"; fi
 "#;
+
+/// How the keeper's line on the server's end begins in the log.
+const ENDED: &str = "reagent: llama-server ";
 
 /// Starts the keeper in the background and prints its pid, so the keeper is nobody's child
 /// here (no zombie to mistake for a live keeper) and outlives this process.
@@ -370,10 +380,14 @@ async fn wait_ready(
         // Starting is use: a slow start must not look idle to the keeper.
         touch(&paths.stamp)?;
         if !alive(state.keeper) {
-            return Err(LocalError::Exited {
-                status: "the kept server ended".to_owned(),
-                tail: log_tail(&paths.log),
-            });
+            let tail = log_tail(&paths.log);
+            let status = tail
+                .lines()
+                .rev()
+                .find_map(|l| l.strip_prefix(ENDED))
+                .unwrap_or("the kept server ended")
+                .to_owned();
+            return Err(LocalError::Exited { status, tail });
         }
         if Instant::now() >= deadline {
             stop_keeper(state.keeper).await;

