@@ -105,15 +105,41 @@ pub fn run(
     };
     match reagent_sandbox::exec(&request) {
         Ok(out) => {
-            let text = render(&out, timeout);
+            let mut text = render(&out, timeout);
             if out.exit_code == Some(0) && !out.timed_out && out.signal.is_none() {
                 CommandOutcome::Success(text)
             } else {
+                if let Some(hint) = script_hint(workspace, command, out.exit_code) {
+                    text.push_str(&format!("\nhint: {hint}"));
+                }
                 CommandOutcome::Failed(text)
             }
         }
         Err(e) => CommandOutcome::Refused(format!("command not run: {e}")),
     }
+}
+
+/// When a command was not found (exit 127) or not executable (126) and its first word names a
+/// file of the workspace, how to run that file: measured with SmolLM2-135M on held-out tasks
+/// (BENCHMARKS.md), "Execute hello.sh with sh" gave the command `hello.sh`, twice.
+fn script_hint(workspace: &Workspace, command: &str, exit_code: Option<i32>) -> Option<String> {
+    if !matches!(exit_code, Some(126 | 127)) {
+        return None;
+    }
+    let first = command.split_whitespace().next()?;
+    let name = first.strip_prefix("./").unwrap_or(first);
+    workspace.open_file(name).ok()?;
+    let runner = if name.ends_with(".py") {
+        "python3"
+    } else {
+        "sh"
+    };
+    let rest = command[command.find(first)? + first.len()..].trim_start();
+    let again = format!("{runner} {name} {rest}");
+    Some(format!(
+        "{name} is a file in the workspace; run it with `{}`",
+        again.trim_end()
+    ))
 }
 
 /// The text the model sees: a status line, then stdout and stderr (already escaped and

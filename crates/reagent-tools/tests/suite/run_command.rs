@@ -39,6 +39,31 @@ fn failure_carries_exit_code_and_output() {
 }
 
 #[test]
+fn a_workspace_script_run_by_its_bare_name_gets_a_hint_how_to_run_it() {
+    let fx = Fixture::new();
+    fx.put("hello.sh", "echo hi \"$1\"\n");
+    fx.put("tool.py", "print(1)\n");
+    let e = err(&fx.call("run_command", json!({"command": "hello.sh there"})));
+    assert!(e.starts_with("exit code 127"), "{e}");
+    assert!(
+        e.ends_with("\nhint: hello.sh is a file in the workspace; run it with `sh hello.sh there`"),
+        "{e}"
+    );
+    // Not executable: 126, the same hint; Python files go to python3.
+    let e = err(&fx.call("run_command", json!({"command": "./tool.py"})));
+    assert!(e.starts_with("exit code 126"), "{e}");
+    assert!(e.ends_with("run it with `python3 tool.py`"), "{e}");
+    // What the hint says works.
+    assert_eq!(
+        out(&fx.call("run_command", json!({"command": "sh hello.sh there"}))),
+        "exit code 0\n--- stdout ---\nhi there\n"
+    );
+    // A command that is no workspace file gets none.
+    let e = err(&fx.call("run_command", json!({"command": "no-such-tool"})));
+    assert!(!e.contains("hint:"), "{e}");
+}
+
+#[test]
 fn timeout_kills_the_command_and_its_children() {
     let fx = Fixture::new();
     let t = Instant::now();
