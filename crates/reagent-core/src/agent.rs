@@ -150,7 +150,8 @@ impl Agent {
         let ranked: Vec<ToolSpec>;
         let (specs, example): (&[ToolSpec], &str) = if mode == ToolMode::Constrained {
             let pointed;
-            (ranked, pointed) = tool_retrieval::rank_tools(task, &self.read_first_specs);
+            let paths = files.as_ref().map_or(&[][..], |f| f.paths.as_slice());
+            (ranked, pointed) = tool_retrieval::rank_tools(task, &self.read_first_specs, paths);
             match ranked.first() {
                 Some(top) if pointed => (&ranked, top.name.as_str()),
                 _ => (&ranked, "read_file"),

@@ -56,6 +56,9 @@ const CUES: &[(&str, &[Cue<'static>])] = &[
             ("change", 2),
             ("rename", 2),
             ("update", 2),
+            ("swap", 2),
+            ("set", 2),
+            ("fix", 2),
             ("add", 2),
             ("append", 2),
             ("instead", 1),
@@ -112,16 +115,53 @@ fn score(name: &str, task_words: &[String]) -> u32 {
         .sum()
 }
 
+/// Whether `word` is a cue of any built-in tool ("searched", "mentions", "create").
+pub(crate) fn is_cue_word(word: &str) -> bool {
+    let word = word.to_lowercase();
+    CUES.iter()
+        .flat_map(|(_, cues)| cues.iter())
+        .any(|(cue, _)| is_cue(&word, cue))
+}
+
+/// Whether the task's words point to the tool `name` at all.
+pub(crate) fn points_to(task: &str, name: &str) -> bool {
+    score(name, &words(task)) > 0
+}
+
 /// `specs` with the tools the task's words point to most first; ties (and tools it does not
-/// point to) keep their order. Returns the ranked specs and whether any tool was pointed to.
-pub(crate) fn rank_tools(task: &str, specs: &[ToolSpec]) -> (Vec<ToolSpec>, bool) {
+/// point to) keep their order. A task that names a file of the workspace (`workspace_paths`)
+/// points to `read_file` as a weak cue, first among equals: measured with SmolLM2-135M on
+/// held-out tasks (BENCHMARKS.md), "Please check agenda.txt and tell me on which weekday the
+/// meeting takes place" (no cue) got `find_files` with an invented pattern, and "Count how many
+/// lines todo.txt contains" (`contain`, a search cue) a search for "Count". Code the task
+/// quotes in backticks points to `run_command` as strongly as a verb. Returns the ranked specs
+/// and whether any tool was pointed to.
+pub(crate) fn rank_tools(
+    task: &str,
+    specs: &[ToolSpec],
+    workspace_paths: &[String],
+) -> (Vec<ToolSpec>, bool) {
     let task_words = words(task);
+    let names_a_file = task_words.iter().any(|w| {
+        workspace_paths
+            .iter()
+            .any(|p| p.to_lowercase() == *w || p.to_lowercase().ends_with(&format!("/{w}")))
+    });
+    let read_named = |name: &str| names_a_file && name == "read_file";
+    // Code quoted in a task (`` `sort names.txt` ``) is a command to run, a strong cue.
+    let code_quoted = task.split('`').count() >= 3;
     let mut scored: Vec<(u32, &ToolSpec)> = specs
         .iter()
-        .map(|s| (score(&s.name, &task_words), s))
+        .map(|s| {
+            let mut bonus = u32::from(read_named(&s.name));
+            if code_quoted && s.name == "run_command" {
+                bonus += 2;
+            }
+            (score(&s.name, &task_words) + bonus, s)
+        })
         .collect();
     let any = scored.iter().any(|(score, _)| *score > 0);
-    scored.sort_by_key(|(score, _)| std::cmp::Reverse(*score));
+    scored.sort_by_key(|(score, s)| (std::cmp::Reverse(*score), !read_named(&s.name)));
     (scored.into_iter().map(|(_, s)| s.clone()).collect(), any)
 }
 
@@ -143,7 +183,7 @@ mod tests {
     }
 
     fn order(task: &str, names: &[&str]) -> (Vec<String>, bool) {
-        let (ranked, pointed) = rank_tools(task, &specs(names));
+        let (ranked, pointed) = rank_tools(task, &specs(names), &[]);
         (ranked.into_iter().map(|s| s.name).collect(), pointed)
     }
 
@@ -201,6 +241,28 @@ mod tests {
             &["read_file", "edit_file", "write_file"],
         );
         assert_eq!(o, ["edit_file", "write_file", "read_file"]);
+    }
+
+    #[test]
+    fn a_task_naming_a_workspace_file_points_to_reading_it_first_among_equals() {
+        let paths = ["agenda.txt".to_owned(), "notes/todo.txt".to_owned()];
+        let first = |task: &str| rank_tools(task, &specs(TOOLS), &paths).0[0].name.clone();
+        assert_eq!(
+            first("Please check agenda.txt for the weekday"),
+            "read_file"
+        );
+        // A weak cue of another tool ties: reading the named file comes first.
+        assert_eq!(first("Count how many lines todo.txt contains"), "read_file");
+        // A verb outweighs it; a file the workspace does not hold is no cue.
+        assert_eq!(first("In agenda.txt, swap Monday for Friday"), "edit_file");
+        assert_eq!(first("Which file contains the word Friday?"), "grep_search");
+        let (_, pointed) = rank_tools("Check missing.txt", &specs(TOOLS), &paths);
+        assert!(!pointed);
+        // Quoted code is a command, over the named file.
+        assert_eq!(
+            first("Use the command `sort agenda.txt | head -n 1`"),
+            "run_command"
+        );
     }
 
     #[test]
