@@ -10,10 +10,14 @@
 //! model chooses among them:
 //!
 //! - `write_file`'s `path`: the paths the task names, and each of them inside each folder of
-//!   the workspace (when the task names none, the path stays free);
-//! - `edit_file`: one branch per small text file, whose `old_string` is one of that file's
-//!   lines or words (text that exists, so the edit can apply); `new_string` stays free;
-//! - `grep_search`'s `pattern`: one of the task's distinctive words.
+//!   the workspace (when the task names none, the path stays free); its `content`, the texts
+//!   the task gives;
+//! - `edit_file`: one branch per small text file, whose `old_string` is one of the texts the
+//!   task names that the file holds, and `new_string` one the task names that it does not
+//!   hold; when the task names none, `old_string` is one of the file's lines or words (text
+//!   that exists, so the edit can apply) and `new_string` stays free;
+//! - `grep_search`'s `pattern`: one of the task's distinctive words;
+//! - `run_command`'s `command`: one the task gives, when it gives one.
 
 use std::collections::BTreeSet;
 use std::io::Read;
@@ -22,10 +26,13 @@ use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
 
 use crate::answer_focus;
+use crate::tool_retrieval;
 
 mod schema;
+mod task_text;
 
 pub(crate) use schema::narrow;
+use task_text::{is_path_like, named_paths, task_words};
 
 /// Most bytes a file may have for its lines and words to be offered as `old_string`.
 const EDITABLE_FILE_MAX_BYTES: u64 = 2_000;
@@ -43,7 +50,8 @@ const EDIT_TEXTS_MAX: usize = 200;
 pub struct Narrowing {
     /// The only paths `write_file` may write.
     pub write_paths: Vec<String>,
-    /// The only contents `write_file` may write: the task's own texts (see [`task_texts`]).
+    /// The only contents `write_file` may write: the task's own texts
+    /// ([`task_text::write_texts`]) but those the run wrote already.
     #[serde(default)]
     pub write_contents: Vec<String>,
     /// Per small text file, the texts `edit_file` may replace in it.
@@ -54,6 +62,9 @@ pub struct Narrowing {
     pub free_edit_paths: Vec<String>,
     /// The only patterns `grep_search` may search for.
     pub search_words: Vec<String>,
+    /// The only commands `run_command` may run ([`task_text::commands`]). Empty: free.
+    #[serde(default)]
+    pub commands: Vec<String>,
     /// The workspace (`.`) and its folders: the only paths `list_directory` may list.
     #[serde(default)]
     pub folders: Vec<String>,
@@ -90,6 +101,7 @@ impl Narrowing {
                 path: path.to_owned(),
                 texts: vec![text.to_owned()],
                 repeated: Vec::new(),
+                replacements: Vec::new(),
             }),
         }
     }
@@ -100,12 +112,17 @@ impl Narrowing {
 pub struct EditTexts {
     /// The file's workspace-relative path.
     pub path: String,
-    /// Its non-empty lines, then its words, each once.
+    /// The texts the task names that the file holds; when it names none, the file's
+    /// non-empty lines, then its words; each once.
     pub texts: Vec<String>,
     /// Those of `texts` found more than once in the file: offered only with `replace_all`
     /// (the tool refuses to replace a text that is not unique without it).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub repeated: Vec<String>,
+    /// The only texts to put instead, when the task names texts to change: those it names
+    /// that the file does not hold. Empty: the replacement is free.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub replacements: Vec<String>,
 }
 
 /// The narrowing for `task` over a workspace whose complete file list is `files` (nothing is
@@ -121,13 +138,17 @@ pub(crate) fn narrowing(
     }
     let keywords = answer_focus::keywords(task);
     let mut search_words: Vec<String> = Vec::new();
-    // A search looks for text in files; a path the task names is where to look, not what.
-    for word in task_words(task).filter(|w| !is_path_like(w)) {
+    // A search looks for text in files; a path the task names is where to look, not what,
+    // and the words that ask for the search or name a tool are not what either (measured:
+    // "name" searched for "Where is the volcano mentioned? I need the file name.").
+    let searched = |w: &String| {
+        !is_path_like(w) && !task_text::is_instruction(w) && !tool_retrieval::is_cue_word(w)
+    };
+    for word in task_words(task).filter(searched) {
         if keywords.contains(&word.to_lowercase()) && !search_words.contains(&word) {
             search_words.push(word);
         }
     }
-    let stated = stated_texts(task);
     let mut free_edit_paths = Vec::new();
     let offered = if files.paths.len() <= EDITABLE_FILES_MAX {
         files.paths.as_slice()
@@ -143,7 +164,14 @@ pub(crate) fn narrowing(
             };
             let mine = written.iter().filter(|w| &w.path == path);
             let mine: Vec<&String> = mine.flat_map(|w| &w.texts).collect();
-            let mut texts = edit_texts(&stated, &text);
+            // The texts the task names to change, with what it gives to put instead; else
+            // (an edit that adds text) any line or word, with a free replacement.
+            let named = task_text::texts_to_change(task, &text);
+            let (mut texts, replacements) = if named.is_empty() {
+                (edit_texts(&text), Vec::new())
+            } else {
+                (named, task_text::texts_to_put(task, &text))
+            };
             texts.retain(|t| !mine.iter().any(|w| t.contains(w.as_str())));
             let (repeated, texts): (Vec<String>, Vec<String>) = texts
                 .into_iter()
@@ -153,94 +181,46 @@ pub(crate) fn narrowing(
                 path: path.clone(),
                 texts,
                 repeated,
+                replacements,
             })
         })
         .collect();
     // A file the run changed already is not offered again while others are: a weak model
     // edits the file it just edited once more instead of the next one.
-    if editable
-        .iter()
-        .any(|e| !written.iter().any(|w| w.path == e.path))
-    {
-        editable.retain(|e| !written.iter().any(|w| w.path == e.path));
+    let unwritten = |path: &String| !written.iter().any(|w| &w.path == path);
+    if editable.iter().any(|e| unwritten(&e.path)) {
+        editable.retain(|e| unwritten(&e.path));
     }
+    // Likewise a new file it wrote, and the text it wrote there.
+    let mut write_paths = write_paths(task, &files.paths);
+    if write_paths.iter().any(unwritten) {
+        write_paths.retain(unwritten);
+    }
+    let mut write_contents = task_text::write_texts(task);
+    write_contents.retain(|t| !written.iter().any(|w| w.texts.contains(t)));
     Narrowing {
-        write_paths: write_paths(task, &files.paths),
-        write_contents: task_texts(task),
+        write_paths,
+        write_contents,
         edit_texts: editable,
         free_edit_paths,
         search_words,
+        commands: task_text::commands(
+            task,
+            tool_retrieval::points_to(task, "run_command"),
+            &files.paths,
+        ),
         folders: std::iter::once(".")
             .chain(folders(&files.paths))
             .map(str::to_owned)
             .collect(),
-        named_paths: task_words(task).filter(|w| is_path_like(w)).collect(),
+        named_paths: named_paths(task),
         written,
     }
 }
 
-/// The words of `task` with their case kept: letters, digits and `._-/` inside a word.
-fn task_words(task: &str) -> impl Iterator<Item = String> + '_ {
-    let inner = |c: char| c.is_alphanumeric() || "._-/".contains(c);
-    task.split(move |c: char| !inner(c))
-        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()).to_owned())
-        .filter(|w| !w.is_empty())
-}
-
-/// Whether `word` reads as a file path: a `/`, or a name with an extension that has a letter
-/// (`notes.txt`, `src/main.c`; not `2.0`).
-fn is_path_like(word: &str) -> bool {
-    let name = word.rsplit('/').next().unwrap_or(word);
-    let extension = name
-        .rsplit_once('.')
-        .filter(|(stem, ext)| !stem.is_empty() && !ext.is_empty())
-        .map(|(_, ext)| ext);
-    word.contains('/') || extension.is_some_and(|e| e.chars().any(char::is_alphabetic))
-}
-
-/// The texts a task gives to be written: its [`stated_texts`], then each of its words, each
-/// once. A small task states its content in one of these forms ("with the text: Hello,
-/// world", "the number 42").
-fn task_texts(task: &str) -> Vec<String> {
-    let mut texts = stated_texts(task);
-    for word in task_words(task) {
-        if !texts.contains(&word) {
-            texts.push(word);
-        }
-    }
-    texts
-}
-
-/// The texts a task states whole: what follows its first colon and what it quotes (`'…'`,
-/// `"…"`, `` `…` ``), each once.
-fn stated_texts(task: &str) -> Vec<String> {
-    let mut texts: Vec<String> = Vec::new();
-    let mut add = |text: &str| {
-        let text = text.trim();
-        if !text.is_empty() && !texts.iter().any(|t| t == text) {
-            texts.push(text.to_owned());
-        }
-    };
-    if let Some((_, after)) = task.split_once(": ") {
-        add(after.trim().trim_end_matches('.'));
-    }
-    for quote in ['\'', '"', '`'] {
-        let parts: Vec<&str> = task.split(quote).collect();
-        // Odd-numbered parts lie between a pair of quotes; a lone quote (an apostrophe) opens
-        // nothing.
-        if parts.len() >= 3 {
-            let pairs = (parts.len() - 1) / 2;
-            for inside in parts.iter().skip(1).step_by(2).take(pairs) {
-                add(inside);
-            }
-        }
-    }
-    texts
-}
-
 /// The paths the task names, and each bare name inside each folder of the workspace.
 fn write_paths(task: &str, workspace_paths: &[String]) -> Vec<String> {
-    let named: Vec<String> = task_words(task).filter(|w| is_path_like(w)).collect();
+    let named = named_paths(task);
     let folders = folders(workspace_paths);
     let mut paths: Vec<String> = Vec::new();
     let mut add = |path: String| {
@@ -283,22 +263,18 @@ fn small_text(workspace: &Workspace, path: &str) -> Option<String> {
     String::from_utf8(bytes).ok()
 }
 
-/// The texts of a file that may be replaced: first what the task states whole and the file
-/// holds ("replace 'a - b' with …": a weak model picks the first texts offered), then the
-/// file's non-empty lines, then its words (as written, and without the punctuation around
-/// them: `red,` gives `red,` and `red`), each once, at most [`EDIT_TEXTS_MAX`].
-fn edit_texts(stated: &[String], text: &str) -> Vec<String> {
-    let found = stated
-        .iter()
-        .map(String::as_str)
-        .filter(|t| text.contains(t));
+/// The texts of a file that may be replaced when the task names none of them (an edit that
+/// adds text): the file's non-empty lines, then its words (as written, and without the
+/// punctuation around them: `red,` gives `red,` and `red`), each once, at most
+/// [`EDIT_TEXTS_MAX`].
+fn edit_texts(text: &str) -> Vec<String> {
     let lines = text.lines().map(str::trim_end).filter(|l| !l.is_empty());
     let words = text.split_whitespace().flat_map(|w| {
         let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
         [w, bare]
     });
     let mut texts: Vec<String> = Vec::new();
-    for t in found.chain(lines).chain(words).filter(|t| !t.is_empty()) {
+    for t in lines.chain(words).filter(|t| !t.is_empty()) {
         if texts.len() == EDIT_TEXTS_MAX {
             break;
         }
@@ -335,9 +311,6 @@ mod tests {
 
     #[test]
     fn paths_the_task_names_are_the_write_paths_also_inside_each_folder() {
-        assert!(is_path_like("notes.txt") && is_path_like("src/main.c"));
-        assert!(is_path_like(".env.example") && is_path_like("Makefile/x"));
-        assert!(!is_path_like("2.0") && !is_path_like("end.") && !is_path_like("hello"));
         let n = narrowed(
             "Create notes.txt inside the src folder, then README.md.",
             &[("src/lib/a.rs", "x\n")],
@@ -362,37 +335,7 @@ mod tests {
     }
 
     #[test]
-    fn the_texts_to_write_are_what_the_task_states_after_a_colon_quotes_or_as_a_word() {
-        assert_eq!(
-            task_texts("Create hello.txt with the text: Hello, world"),
-            [
-                "Hello, world",
-                "Create",
-                "hello.txt",
-                "with",
-                "the",
-                "text",
-                "Hello",
-                "world"
-            ]
-        );
-        assert_eq!(
-            task_texts("Create settings.json containing exactly this JSON: {\"debug\": true}")[0],
-            "{\"debug\": true}"
-        );
-        let quoted = task_texts("Add the line 'reviewed' to a.md, don't wait; run `make all`.");
-        assert!(quoted.contains(&"reviewed".to_owned()), "{quoted:?}");
-        assert!(
-            !quoted.iter().any(|t| t.starts_with("t wait")),
-            "an apostrophe opens nothing: {quoted:?}"
-        );
-        assert!(quoted.contains(&"make all".to_owned()), "{quoted:?}");
-        assert!(task_texts("Make answer.txt hold the number 42.").contains(&"42".to_owned()));
-        assert!(task_texts("").is_empty());
-    }
-
-    #[test]
-    fn edit_texts_are_lines_then_words_and_repeated_ones_stand_apart() {
+    fn the_texts_the_task_names_are_changed_and_what_it_gives_put_instead() {
         let n = narrowed(
             "Edit story.txt: fox becomes wolf. Search for FOX.",
             &[
@@ -409,6 +352,31 @@ mod tests {
         assert_eq!(n.free_edit_paths, ["big.bin"]);
         let story = &n.edit_texts[0];
         assert_eq!(story.path, "story.txt");
+        assert!(story.texts.is_empty(), "{:?}", story.texts);
+        assert_eq!(story.repeated, ["fox"], "found twice: replaced everywhere");
+        assert_eq!(story.replacements, ["wolf", "Search"]);
+        // The task's distinctive words, with their case; not the path it names, nor the
+        // words asking for an edit or a search.
+        assert_eq!(n.search_words, ["fox", "wolf", "FOX"]);
+        let n = narrowed(
+            "In calc.py, replace 'a - b' with 'a + b'",
+            &[("calc.py", "def add(a, b):\n    return a - b\n")],
+            Vec::new(),
+        );
+        let calc = &n.edit_texts[0];
+        assert_eq!(calc.texts, ["a - b"]);
+        assert_eq!(calc.repeated, ["b"]);
+        assert_eq!(calc.replacements, ["a + b"]);
+    }
+
+    #[test]
+    fn a_task_naming_no_text_of_the_file_may_change_any_line_or_word_freely() {
+        let n = narrowed(
+            "Add the line 'checked' at the end of story.txt",
+            &[("story.txt", "The fox ran, the fox hid.\nEnd\n")],
+            Vec::new(),
+        );
+        let story = &n.edit_texts[0];
         assert_eq!(
             story.texts,
             [
@@ -423,26 +391,21 @@ mod tests {
             ]
         );
         assert_eq!(story.repeated, ["fox"]);
-        // The task's distinctive words, with their case; not the path it names.
-        assert_eq!(
-            n.search_words,
-            ["Edit", "fox", "becomes", "wolf", "Search", "FOX"]
-        );
+        assert!(story.replacements.is_empty(), "the new text is free");
     }
 
     #[test]
-    fn a_text_the_task_quotes_and_the_file_holds_is_offered_first() {
-        let n = narrowed(
-            "In calc.py, replace 'a - b' with 'a + b'",
-            &[("calc.py", "def add(a, b):\n    return a - b\n")],
-            Vec::new(),
-        );
-        let calc = &n.edit_texts[0];
-        assert_eq!(
-            calc.texts[..3],
-            ["a - b", "def add(a, b):", "    return a - b"]
-        );
-        assert!(!calc.texts.contains(&"a + b".to_owned()), "not in the file");
+    fn a_new_file_written_and_its_text_give_way_to_the_others() {
+        let task = "Make two files: red.txt with the word cherry and blue.txt with ocean.";
+        let before = narrowed(task, &[], Vec::new());
+        assert_eq!(before.write_paths, ["red.txt", "blue.txt"]);
+        assert_eq!(before.write_contents[..2], ["cherry", "ocean"]);
+        let mut n = Narrowing::default();
+        n.record_written("red.txt", "cherry");
+        let after = narrowed(task, &[("red.txt", "cherry")], n.written);
+        assert_eq!(after.write_paths, ["blue.txt"]);
+        assert_eq!(after.write_contents[0], "ocean");
+        assert!(!after.write_contents.contains(&"cherry".to_owned()));
     }
 
     #[test]

@@ -68,17 +68,23 @@ fn narrow_values(
         "grep_search" if !narrowing.search_words.is_empty() => {
             with("pattern", &narrowing.search_words)
         }
+        "run_command" if !narrowing.commands.is_empty() => with("command", &narrowing.commands),
         "edit_file" if !narrowing.edit_texts.is_empty() => {
             let mut branches: Vec<Value> = Vec::new();
             for file in &narrowing.edit_texts {
-                if !file.texts.is_empty() {
-                    let mut p = with("old_string", &file.texts)?;
+                let branch = |texts: &[String]| {
+                    let mut p = with("old_string", texts)?;
                     set(&mut p, "path", json!({"enum": [file.path]}))?;
-                    branches.push(p);
+                    if !file.replacements.is_empty() {
+                        set(&mut p, "new_string", json!({"enum": file.replacements}))?;
+                    }
+                    Some(p)
+                };
+                if !file.texts.is_empty() {
+                    branches.push(branch(&file.texts)?);
                 }
                 if !file.repeated.is_empty() {
-                    let mut p = with("old_string", &file.repeated)?;
-                    set(&mut p, "path", json!({"enum": [file.path]}))?;
+                    let mut p = branch(&file.repeated)?;
                     // A repeated text is replaced everywhere or not at all.
                     let mut all = original.pointer("/properties/replace_all")?.clone();
                     all.as_object_mut()?.insert("const".to_owned(), json!(true));
@@ -136,6 +142,7 @@ mod tests {
                 path: "a.txt".into(),
                 texts: vec!["red".into()],
                 repeated: vec!["the".into()],
+                replacements: vec!["blue".into()],
             }],
             search_words: vec!["penguin".into()],
             free_edit_paths: vec!["big.log".into()],
@@ -149,6 +156,15 @@ mod tests {
             json!(["red"])
         );
         assert_eq!(branches[0]["properties"]["path"]["enum"], json!(["a.txt"]));
+        // What the task gives to put instead, in both of the file's branches.
+        for branch in &branches[..2] {
+            assert_eq!(branch["properties"]["new_string"]["enum"], json!(["blue"]));
+        }
+        assert_eq!(
+            branches[2]["properties"]["new_string"],
+            json!({"type": "string"}),
+            "a file too large for its texts keeps a free replacement"
+        );
         assert_eq!(
             branches[1]["properties"]["old_string"]["enum"],
             json!(["the"])
@@ -205,6 +221,19 @@ mod tests {
         });
         let grep = narrow("grep_search", &grep, &n).unwrap();
         assert_eq!(grep["properties"]["pattern"]["enum"], json!(["penguin"]));
+        let run = json!({
+            "type": "object",
+            "properties": {"command": {"type": "string"}, "timeout_ms": {"type": "integer"}},
+            "required": ["command"]
+        });
+        let free = narrow("run_command", &run, &n).unwrap();
+        assert_eq!(free["properties"]["command"], json!({"type": "string"}));
+        let given = Narrowing {
+            commands: vec!["sh a.sh".into()],
+            ..n.clone()
+        };
+        let run = narrow("run_command", &run, &given).unwrap();
+        assert_eq!(run["properties"]["command"]["enum"], json!(["sh a.sh"]));
         // Optional arguments are left out; a tool with nothing else to narrow keeps the rest.
         let read = json!({
             "type": "object",
