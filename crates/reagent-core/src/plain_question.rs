@@ -8,6 +8,9 @@ use reagent_protocol::{Message, Role};
 
 use crate::answer_focus;
 use crate::prompts::ERROR_LABEL;
+use crate::tool_retrieval;
+#[cfg(test)]
+use crate::workspace_view::ShownFile;
 use crate::workspace_view::WorkspaceView;
 
 /// Results restated for the plain-text final question stay under this size.
@@ -28,7 +31,7 @@ pub(crate) fn restated_question(
 ) -> Vec<Message> {
     let shown = restated_material(task, history, view);
     let mut sections: Vec<&str> = vec![task.trim()];
-    if !view.overview.is_empty() {
+    if !view.overview.is_empty() && !answers_from_findings(task, history) {
         sections.push(&view.overview);
     }
     sections.extend(shown);
@@ -65,8 +68,10 @@ pub(crate) fn narrow_question(
     ]
 }
 
-/// The distinct tool results (only the successful ones, when there are any), then, when none
-/// of them found anything ([`is_informative`]), the workspace's other small files, within
+/// The distinct tool results (only the successful ones, when there are any), then the
+/// workspace's other small files: those the files it read name, or all of them when nothing was
+/// found ([`is_informative`]; measured with SmolLM2-135M on held-out tasks, BENCHMARKS.md:
+/// having read "The key is in vault.txt" it listed the folder instead of reading it), within
 /// [`RESTATED_RESULTS_MAX_BYTES`] (the results first), those sharing more words with the task
 /// first. Measured with SmolLM2-135M (BENCHMARKS.md, third round): once it picks the fitting
 /// tool, the other files only offer it distractors (`100` from `a/value.txt` for the number in
@@ -79,11 +84,13 @@ fn restated_material<'a>(
     let mut results: Vec<&str> = Vec::new();
     let mut errors: Vec<&str> = Vec::new();
     let mut budget = RESTATED_RESULTS_MAX_BYTES.saturating_sub(view.overview.len());
+    let findings_only = answers_from_findings(task, history);
     for m in history.iter().rev() {
         let is_result = m.role == Role::Tool || (m.role == Role::User && m.tool_name.is_some());
         let text = m.content.as_str();
         let known = results.contains(&text) || errors.contains(&text);
-        if !is_result || known || text.len() > budget {
+        let aside = findings_only && !is_informative(m);
+        if !is_result || known || aside || text.len() > budget {
             continue;
         }
         budget -= text.len();
@@ -93,21 +100,48 @@ fn restated_material<'a>(
             results.push(text);
         }
     }
-    let informative = history.iter().any(|m| is_informative(m));
+    let found = history.iter().any(|m| is_informative(m));
+    let reads: Vec<&str> = history
+        .iter()
+        .filter(|m| is_informative(m) && m.tool_name.as_deref() == Some("read_file"))
+        .map(|m| m.content.as_str())
+        .collect();
     let mut shown = if results.is_empty() { errors } else { results };
     shown.reverse();
-    // The model's own findings answer the question; the rest of the workspace, with its
-    // distractors, is shown only when it found nothing.
-    let files: &[String] = if informative { &[] } else { &view.files };
-    for file in files {
-        let already = shown.iter().any(|r| r.trim_end() == file.trim_end());
-        if !already && file.len() <= budget {
-            budget -= file.len();
-            shown.push(file);
+    // The model's own findings answer the question, with the files those it read name (a
+    // pointer to another file); the rest of the workspace, with its distractors, is shown
+    // only when it found nothing.
+    for file in &view.files {
+        let wanted = !found || reads.iter().any(|r| names_file(r, &file.path));
+        let already = shown.iter().any(|r| r.trim_end() == file.text.trim_end());
+        if wanted && !already && file.text.len() <= budget {
+            budget -= file.text.len();
+            shown.push(&file.text);
         }
     }
     answer_focus::most_relevant_first(task, &mut shown);
     shown
+}
+
+/// Whether `finding` names the workspace file `path` (whole, or by its name when that is
+/// unique enough to be written alone: "The key is in vault.txt").
+fn names_file(finding: &str, path: &str) -> bool {
+    let words = answer_focus::words(finding);
+    let path = path.to_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    words.iter().any(|w| *w == path || w == name)
+}
+
+/// Whether the answer rests on the run's findings alone: it found something
+/// ([`is_informative`]) and the task does not ask for a listing (a listing cue, or "files"). Then the listings, writes and
+/// the workspace's overview are left out of the plain question: measured with SmolLM2-135M on
+/// held-out tasks (BENCHMARKS.md), having read `pets.txt` and then listed the workspace, it
+/// answered "what is the name of the dog?" with the overview line "The workspace holds 2
+/// files: pets.txt, vet.txt.".
+fn answers_from_findings(task: &str, history: &[Arc<Message>]) -> bool {
+    let about_files = answer_focus::words(task).iter().any(|w| w == "files");
+    let listing = about_files || tool_retrieval::points_to(task, "list_directory");
+    !listing && history.iter().any(|m| is_informative(m))
 }
 
 /// Whether `m` is a successful result that found something: a file read, search matches or a
@@ -162,6 +196,13 @@ mod tests {
         );
     }
 
+    fn shown(path: &str, text: &str) -> ShownFile {
+        ShownFile {
+            path: path.into(),
+            text: text.into(),
+        }
+    }
+
     fn result_of(tool: &str, text: &str) -> Arc<Message> {
         let mut m = Message::user(text);
         m.tool_name = Some(tool.into());
@@ -173,9 +214,9 @@ mod tests {
         let view = WorkspaceView {
             overview: "The workspace holds 2 files: a.txt, b.txt.".into(),
             files: vec![
-                "The file a.txt contains:\nfirst".into(),
-                "The file b.txt contains:\nsecond".into(),
-                "x".repeat(RESTATED_RESULTS_MAX_BYTES),
+                shown("a.txt", "The file a.txt contains:\nfirst"),
+                shown("b.txt", "The file b.txt contains:\nsecond"),
+                shown("big.txt", &"x".repeat(RESTATED_RESULTS_MAX_BYTES)),
             ],
         };
         let ask = |result: Arc<Message>| {
@@ -222,9 +263,9 @@ mod tests {
         let view = WorkspaceView {
             overview: "The workspace holds 3 files: a.txt, b.txt, c.txt.".into(),
             files: vec![
-                "The file a.txt has 1 line:\nThe cat sleeps.".into(),
-                "The file b.txt has 1 line:\nA penguin waddles by.".into(),
-                "The file c.txt has 1 line:\nThe dog barks.".into(),
+                shown("a.txt", "The file a.txt has 1 line:\nThe cat sleeps."),
+                shown("b.txt", "The file b.txt has 1 line:\nA penguin waddles by."),
+                shown("c.txt", "The file c.txt has 1 line:\nThe dog barks."),
             ],
         };
         let task = "Which file mentions a penguin?";
@@ -240,6 +281,76 @@ mod tests {
             narrow[1].content,
             "The file b.txt has 1 line:\nA penguin waddles by.\n\n\
              Question: Which file mentions a penguin?\nAnswer in a few words. Do not repeat the files."
+        );
+    }
+
+    #[test]
+    fn having_found_something_the_listings_and_overview_are_left_out_unless_asked_for() {
+        let view = WorkspaceView {
+            overview: "The workspace holds 2 files: pets.txt, vet.txt.".into(),
+            files: Vec::new(),
+        };
+        let task = "what is the name of the dog? it's written in pets.txt";
+        let history = vec![
+            Arc::new(Message::user(task)),
+            result_of(
+                "read_file",
+                "The file pets.txt has 1 line:\nOur dog is Biscuit.",
+            ),
+            result_of(
+                "list_directory",
+                "The folder . holds 2 files:\npets.txt\nvet.txt",
+            ),
+        ];
+        assert_eq!(
+            restated_question(task, &history, &view)[1].content,
+            format!("{task}\n\nThe file pets.txt has 1 line:\nOur dog is Biscuit.")
+        );
+        // Nothing found: the listing and the overview are what there is.
+        let asked = restated_question(task, &[history[0].clone(), history[2].clone()], &view);
+        assert!(asked[1].content.contains("The workspace holds 2 files"));
+        assert!(asked[1].content.contains("The folder . holds 2 files"));
+        // A task about the listing keeps them beside what was read.
+        for listing in ["List the folder and read pets.txt", "Which files are here?"] {
+            let mut h = history.clone();
+            h[0] = Arc::new(Message::user(listing));
+            let asked = restated_question(listing, &h, &view)[1].content.clone();
+            assert!(asked.contains("The workspace holds 2 files"), "{asked}");
+            assert!(asked.contains("The folder . holds 2 files"), "{asked}");
+        }
+    }
+
+    #[test]
+    fn a_file_the_findings_name_is_shown_beside_them() {
+        let view = WorkspaceView {
+            overview: "The workspace holds 3 files: decoy.txt, index.txt, vault.txt.".into(),
+            files: vec![
+                shown("decoy.txt", "The file decoy.txt has 1 line:\nkey: slate-12"),
+                shown(
+                    "index.txt",
+                    "The file index.txt has 1 line:\nThe key is in vault.txt",
+                ),
+                shown(
+                    "people/vault.txt",
+                    "The file people/vault.txt has 1 line:\nkey: amber-77",
+                ),
+            ],
+        };
+        let task = "index.txt says where the key is kept. Go there and tell me the key.";
+        let history = vec![
+            Arc::new(Message::user(task)),
+            result_of(
+                "read_file",
+                "The file index.txt has 1 line:\nThe key is in vault.txt",
+            ),
+        ];
+        let asked = restated_question(task, &history, &view)[1].content.clone();
+        assert!(asked.contains("key: amber-77"), "{asked}");
+        assert!(!asked.contains("slate-12"), "{asked}");
+        assert_eq!(
+            asked.matches("The key is in vault.txt").count(),
+            1,
+            "{asked}"
         );
     }
 }

@@ -26,8 +26,17 @@ const SHOWN_FILE_MAX_BYTES: usize = 1_500;
 pub(crate) struct WorkspaceView {
     /// One line per folder that holds files: "The folder photos holds 4 files: a.jpg, …".
     pub overview: String,
-    /// Each small text file as a labelled plain result ("The file a.txt has 2 lines:\n…").
-    pub files: Vec<String>,
+    /// Each small text file, as a labelled plain result.
+    pub files: Vec<ShownFile>,
+}
+
+/// One file of a [`WorkspaceView`].
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct ShownFile {
+    /// Its workspace-relative path.
+    pub path: String,
+    /// Its text under the label a `read_file` result gets ("The file a.txt has 2 lines:\n…").
+    pub text: String,
 }
 
 /// The view of a workspace of at most [`SHOWN_FILES_MAX`] files (empty for a larger one, or an
@@ -52,7 +61,10 @@ pub(crate) fn workspace_view(tools: &ToolRegistry, ctx: &ToolContext) -> Workspa
             let args = json!({ "path": path });
             let result = call_catching_panics(read.as_ref(), "read_file", &args, ctx);
             let text = plain_tool_result("read_file", &args, &result);
-            (result.is_ok() && text.len() <= SHOWN_FILE_MAX_BYTES).then_some(text)
+            (result.is_ok() && text.len() <= SHOWN_FILE_MAX_BYTES).then(|| ShownFile {
+                path: path.clone(),
+                text,
+            })
         })
         .collect();
     WorkspaceView { overview, files }
@@ -119,8 +131,10 @@ mod tests {
             "The workspace holds 3 files: a.txt, b.txt, big.log.\n\
              The folder photos holds 2 files: one.jpg, two.jpg."
         );
+        let texts: Vec<&str> = view.files.iter().map(|f| f.text.as_str()).collect();
+        assert_eq!(view.files[3].path, "photos/two.jpg");
         assert_eq!(
-            view.files,
+            texts,
             [
                 "The file a.txt has 1 line:\nx",
                 "The file b.txt has 2 lines:\none\ntwo",
