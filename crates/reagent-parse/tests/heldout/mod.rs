@@ -88,7 +88,7 @@
 //! must leave the list. New batches add their misses and disagreements to the `later_`
 //! lists. The rate is printed (`--nocapture`): the issue's
 //! goal is 99% on outputs not seen before, and the batches' scores before their fixes are in
-//! BENCHMARKS.md.
+//! crates/reagent-parse/HELDOUT.md.
 
 use std::path::PathBuf;
 
