@@ -38,6 +38,14 @@ pub(crate) fn words(text: &str) -> Vec<String> {
         .collect()
 }
 
+/// Whether `text` names the workspace file `path`: whole, or by its file name ("The key is in
+/// vault.txt" names `secrets/vault.txt`).
+pub(crate) fn names_path(text: &str, path: &str) -> bool {
+    let path = path.to_lowercase();
+    let name = path.rsplit('/').next().unwrap_or(&path);
+    words(text).iter().any(|w| *w == path || w == name)
+}
+
 /// The words of `text` and, for a path, each of its parts (`docs/guide.md` gives `guide.md`).
 fn word_set(text: &str) -> HashSet<String> {
     let mut set = HashSet::new();

@@ -112,7 +112,10 @@ fn restated_material<'a>(
     // pointer to another file); the rest of the workspace, with its distractors, is shown
     // only when it found nothing.
     for file in &view.files {
-        let wanted = !found || reads.iter().any(|r| names_file(r, &file.path));
+        let wanted = !found
+            || reads
+                .iter()
+                .any(|r| answer_focus::names_path(r, &file.path));
         let already = shown.iter().any(|r| r.trim_end() == file.text.trim_end());
         if wanted && !already && file.text.len() <= budget {
             budget -= file.text.len();
@@ -121,15 +124,6 @@ fn restated_material<'a>(
     }
     answer_focus::most_relevant_first(task, &mut shown);
     shown
-}
-
-/// Whether `finding` names the workspace file `path` (whole, or by its name when that is
-/// unique enough to be written alone: "The key is in vault.txt").
-fn names_file(finding: &str, path: &str) -> bool {
-    let words = answer_focus::words(finding);
-    let path = path.to_lowercase();
-    let name = path.rsplit('/').next().unwrap_or(&path);
-    words.iter().any(|w| *w == path || w == name)
 }
 
 /// Whether the answer rests on the run's findings alone: it found something

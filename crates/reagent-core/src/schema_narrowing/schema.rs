@@ -54,17 +54,41 @@ fn narrow_values(
     };
     match name {
         "write_file" if !narrowing.write_paths.is_empty() => {
-            let mut p = with("path", &narrowing.write_paths)?;
-            if !narrowing.write_contents.is_empty() {
-                set(
-                    &mut p,
-                    "content",
-                    json!({ "enum": narrowing.write_contents }),
-                )?;
+            // One branch per named path (its folder variants too) with the texts given for
+            // it; the paths no branch takes, with any of the task's texts.
+            let branch = |paths: &[String], texts: &[String]| {
+                let mut p = with("path", paths)?;
+                let texts = if texts.is_empty() {
+                    &narrowing.write_contents
+                } else {
+                    texts
+                };
+                if !texts.is_empty() {
+                    set(&mut p, "content", json!({ "enum": texts }))?;
+                }
+                Some(p)
+            };
+            let mut rest = narrowing.write_paths.clone();
+            let mut branches: Vec<Value> = Vec::new();
+            for given in narrowing.write_given.iter().filter(|g| !g.texts.is_empty()) {
+                let (mine, others): (Vec<String>, Vec<String>) = rest
+                    .into_iter()
+                    .partition(|p| *p == given.path || p.ends_with(&format!("/{}", given.path)));
+                rest = others;
+                if !mine.is_empty() {
+                    branches.push(branch(&mine, &given.texts)?);
+                }
             }
-            Some(p)
+            if !rest.is_empty() {
+                branches.push(branch(&rest, &[])?);
+            }
+            match branches.len() {
+                1 => branches.pop(),
+                _ => Some(json!({ "oneOf": branches })),
+            }
         }
         "list_directory" if !narrowing.folders.is_empty() => with("path", &narrowing.folders),
+        "read_file" if !narrowing.read_paths.is_empty() => with("path", &narrowing.read_paths),
         "grep_search" if !narrowing.search_words.is_empty() => {
             with("pattern", &narrowing.search_words)
         }
@@ -121,7 +145,7 @@ fn set(parameters: &mut Value, key: &str, extra: Value) -> Option<()> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::EditTexts;
+    use super::super::{EditTexts, GivenTexts};
     use super::*;
 
     #[test]
@@ -202,6 +226,38 @@ mod tests {
         };
         let write = narrow("write_file", &write_params, &with_texts).unwrap();
         assert_eq!(write["properties"]["content"]["enum"], json!(["hi"]));
+        // Each named path with the texts given for it; the rest with any text of the task.
+        let per_path = Narrowing {
+            write_paths: vec!["a.txt".into(), "src/a.txt".into(), "b.txt".into()],
+            write_contents: vec!["west".into(), "east".into()],
+            write_given: vec![
+                GivenTexts {
+                    path: "a.txt".into(),
+                    texts: vec!["west".into()],
+                },
+                GivenTexts {
+                    path: "b.txt".into(),
+                    texts: Vec::new(),
+                },
+            ],
+            ..n.clone()
+        };
+        let write = narrow("write_file", &write_params, &per_path).unwrap();
+        let branches = write["oneOf"].as_array().unwrap();
+        assert_eq!(branches.len(), 2);
+        assert_eq!(
+            branches[0]["properties"]["path"]["enum"],
+            json!(["a.txt", "src/a.txt"])
+        );
+        assert_eq!(
+            branches[0]["properties"]["content"]["enum"],
+            json!(["west"])
+        );
+        assert_eq!(branches[1]["properties"]["path"]["enum"], json!(["b.txt"]));
+        assert_eq!(
+            branches[1]["properties"]["content"]["enum"],
+            json!(["west", "east"])
+        );
         let n = Narrowing {
             folders: vec![".".into(), "src".into()],
             ..n
@@ -234,6 +290,20 @@ mod tests {
         };
         let run = narrow("run_command", &run, &given).unwrap();
         assert_eq!(run["properties"]["command"]["enum"], json!(["sh a.sh"]));
+        let read_only = Narrowing {
+            read_paths: vec!["a.txt".into()],
+            ..n.clone()
+        };
+        let read_params = json!({
+            "type": "object",
+            "properties": {"path": {"type": "string", "enum": ["a.txt", "b.txt"]}},
+            "required": ["path"]
+        });
+        let read_narrowed = narrow("read_file", &read_params, &read_only).unwrap();
+        assert_eq!(
+            read_narrowed["properties"]["path"]["enum"],
+            json!(["a.txt"])
+        );
         // Optional arguments are left out; a tool with nothing else to narrow keeps the rest.
         let read = json!({
             "type": "object",
