@@ -9,8 +9,6 @@ use reagent_protocol::{Message, Role};
 use crate::answer_focus;
 use crate::prompts::ERROR_LABEL;
 use crate::tool_retrieval;
-#[cfg(test)]
-use crate::workspace_view::ShownFile;
 use crate::workspace_view::WorkspaceView;
 
 /// Results restated for the plain-text final question stay under this size.
@@ -127,11 +125,11 @@ fn restated_material<'a>(
 }
 
 /// Whether the answer rests on the run's findings alone: it found something
-/// ([`is_informative`]) and the task does not ask for a listing (a listing cue, or "files"). Then the listings, writes and
-/// the workspace's overview are left out of the plain question: measured with SmolLM2-135M on
-/// held-out tasks (BENCHMARKS.md), having read `pets.txt` and then listed the workspace, it
-/// answered "what is the name of the dog?" with the overview line "The workspace holds 2
-/// files: pets.txt, vet.txt.".
+/// ([`is_informative`]) and the task does not ask for a listing (a listing cue, or "files").
+/// Then the listings, writes and the workspace's overview are left out of the plain question:
+/// measured with SmolLM2-135M on held-out tasks (BENCHMARKS.md), having read `pets.txt` and
+/// then listed the workspace, it answered "what is the name of the dog?" with the overview
+/// line "The workspace holds 2 files: pets.txt, vet.txt.".
 fn answers_from_findings(task: &str, history: &[Arc<Message>]) -> bool {
     let about_files = answer_focus::words(task).iter().any(|w| w == "files");
     let listing = about_files || tool_retrieval::points_to(task, "list_directory");
@@ -155,6 +153,7 @@ fn is_informative(m: &Message) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::workspace_view::ShownFile;
 
     fn result(text: &str) -> Arc<Message> {
         let mut m = Message::user(text);

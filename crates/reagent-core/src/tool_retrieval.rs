@@ -10,7 +10,7 @@
 
 use reagent_protocol::ToolSpec;
 
-use crate::answer_focus::words;
+use crate::answer_focus::{names_path, words};
 
 /// A cue: a word of a task that points to a tool, and how strongly (an action verb 2, a noun or
 /// a weaker verb 1).
@@ -142,11 +142,7 @@ pub(crate) fn rank_tools(
     workspace_paths: &[String],
 ) -> (Vec<ToolSpec>, bool) {
     let task_words = words(task);
-    let names_a_file = task_words.iter().any(|w| {
-        workspace_paths
-            .iter()
-            .any(|p| p.to_lowercase() == *w || p.to_lowercase().ends_with(&format!("/{w}")))
-    });
+    let names_a_file = workspace_paths.iter().any(|p| names_path(task, p));
     let read_named = |name: &str| names_a_file && name == "read_file";
     // Code quoted in a task (`` `sort names.txt` ``) is a command to run, a strong cue.
     let code_quoted = task.split('`').count() >= 3;
