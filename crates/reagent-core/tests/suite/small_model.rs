@@ -56,15 +56,15 @@ async fn constrained_mode_asks_the_plain_question_at_the_first_identical_repeat(
     assert_eq!(guard[0]["guardrail"], "repetition", "{guard:?}");
     assert_eq!(guard[0]["action"], "final_answer");
     assert!(guard[0]["detail"].as_str().unwrap().contains("2 times"));
-    // The question: a fresh conversation, the task, the workspace's files, the result once
-    // (the file read is what the answer rests on: the other file is left out); no schema.
+    // The question: a fresh conversation, the task, the result once (the file read is what
+    // the answer rests on: the other file and the workspace's overview are left out); no
+    // schema.
     let question = o.messages(2);
     assert_eq!(question.len(), 2);
     assert_eq!(question[0]["role"], "system");
     assert_eq!(
         content(&question[1]),
-        "do the task\n\nThe workspace holds 2 files: notes.txt, other.md.\n\n\
-         The file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
+        "do the task\n\nThe file notes.txt has 3 lines:\norchid\nsecond line\nthird line"
     );
     assert!(
         o.requests[2].get("format").is_none(),
@@ -497,7 +497,8 @@ async fn the_tool_the_task_names_is_listed_and_shown_first_and_the_run_ends_once
     ));
     assert_eq!(schema_tools(&o.requests[0])[3], "read_file");
 
-    // old_string is text that is in the file: one branch per file.
+    // old_string is the text the task names that the file holds, new_string the one it
+    // names that the file lacks: one branch per file.
     let first = arguments_of(&o.requests[0], "edit_file");
     let branches = first["oneOf"].as_array().unwrap();
     assert_eq!(branches.len(), 2, "{first}");
@@ -507,7 +508,11 @@ async fn the_tool_the_task_names_is_listed_and_shown_first_and_the_run_ends_once
     );
     assert_eq!(
         branches[0]["properties"]["old_string"]["enum"],
-        json!(["status: draft", "status:", "status", "draft"])
+        json!(["draft"])
+    );
+    assert_eq!(
+        branches[0]["properties"]["new_string"]["enum"],
+        json!(["final"])
     );
     assert_eq!(
         branches[1]["properties"]["path"]["enum"],
@@ -548,10 +553,9 @@ async fn a_new_file_s_path_is_one_the_task_names_and_the_run_ends_once_it_is_wri
         write["properties"]["path"]["enum"],
         json!(["notes.txt", "src/notes.txt"])
     );
-    // The content is a text of the task: what follows its colon first, then its words.
-    let contents = write["properties"]["content"]["enum"].as_array().unwrap();
-    assert_eq!(contents[0], "checked");
-    assert!(contents.contains(&json!("Create")), "{contents:?}");
+    // The content is the text the task gives (what follows its colon), nothing else: not
+    // the folder it names, nor its other words.
+    assert_eq!(write["properties"]["content"]["enum"], json!(["checked"]));
     let read = arguments_of(&o.requests[0], "read_file");
     assert_eq!(read["properties"]["path"]["enum"], json!(["src/main.c"]));
     // Optional arguments are left out for a weak model (it fills them with junk).
