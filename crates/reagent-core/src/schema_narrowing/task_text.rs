@@ -87,42 +87,42 @@ pub(super) fn write_texts(task: &str) -> Vec<String> {
         .filter(|t| task_words(t).all(|w| !is_path_like(&w)))
         .collect();
     for text in given_texts(task) {
-        if !texts.contains(&text) {
-            texts.push(text);
-        }
+        push_once(&mut texts, &text);
     }
     if texts.is_empty() {
         for word in task_words(task) {
-            if !texts.contains(&word) {
-                texts.push(word);
-            }
+            push_once(&mut texts, &word);
         }
     }
     texts
+}
+
+/// Push `text`, trimmed, unless it is empty or already there.
+fn push_once(texts: &mut Vec<String>, text: &str) {
+    let text = text.trim();
+    if !text.is_empty() && !texts.iter().any(|t| t == text) {
+        texts.push(text.to_owned());
+    }
+}
+
+/// What `task` holds between pairs of `quote`; a lone quote (an apostrophe) opens nothing.
+fn quoted(task: &str, quote: char) -> impl Iterator<Item = &str> {
+    let parts: Vec<&str> = task.split(quote).collect();
+    let pairs = (parts.len().saturating_sub(1)) / 2;
+    // Odd-numbered parts lie between a pair of quotes.
+    parts.into_iter().skip(1).step_by(2).take(pairs)
 }
 
 /// The texts a task states whole: what follows its first colon and what it quotes (`'…'`,
 /// `"…"`, `` `…` ``), each once.
 pub(super) fn stated_texts(task: &str) -> Vec<String> {
     let mut texts: Vec<String> = Vec::new();
-    let mut add = |text: &str| {
-        let text = text.trim();
-        if !text.is_empty() && !texts.iter().any(|t| t == text) {
-            texts.push(text.to_owned());
-        }
-    };
     if let Some((_, after)) = task.split_once(": ") {
-        add(after.trim().trim_end_matches('.'));
+        push_once(&mut texts, after.trim().trim_end_matches('.'));
     }
     for quote in ['\'', '"', '`'] {
-        let parts: Vec<&str> = task.split(quote).collect();
-        // Odd-numbered parts lie between a pair of quotes; a lone quote (an apostrophe) opens
-        // nothing.
-        if parts.len() >= 3 {
-            let pairs = (parts.len() - 1) / 2;
-            for inside in parts.iter().skip(1).step_by(2).take(pairs) {
-                add(inside);
-            }
+        for inside in quoted(task, quote) {
+            push_once(&mut texts, inside);
         }
     }
     texts
@@ -179,8 +179,8 @@ fn runs(task: &str, tokens: &[(usize, usize, usize)]) -> Vec<String> {
             continue;
         };
         let text = &task[first.0..last.1];
-        if pairs_up(text) && !texts.iter().any(|t| t == text) {
-            texts.push(text.to_owned());
+        if pairs_up(text) {
+            push_once(&mut texts, text);
         }
     }
     texts
@@ -194,15 +194,8 @@ fn runs(task: &str, tokens: &[(usize, usize, usize)]) -> Vec<String> {
 /// it ran `12 + 30` for "`expr 12 + 30`" and `hello.sh` for "Execute hello.sh with sh".
 pub(super) fn commands(task: &str, run_asked: bool, workspace_paths: &[String]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
-    let mut add = |text: &str| {
-        let text = text.trim();
-        if !text.is_empty() && !out.iter().any(|t| t == text) {
-            out.push(text.to_owned());
-        }
-    };
-    let parts: Vec<&str> = task.split('`').collect();
-    for inside in parts.iter().skip(1).step_by(2).take((parts.len() - 1) / 2) {
-        add(inside);
+    for inside in quoted(task, '`') {
+        push_once(&mut out, inside);
     }
     if let Some((_, after)) = task.split_once(": ").filter(|_| run_asked) {
         let tokens = tokens(after);
@@ -210,7 +203,7 @@ pub(super) fn commands(task: &str, run_asked: bool, workspace_paths: &[String]) 
             .iter()
             .rfind(|&&(s, e, _)| !is_instruction(&after[s..e]))
         {
-            add(after[..last.2].trim_end_matches(['.', ',', ';']));
+            push_once(&mut out, after[..last.2].trim_end_matches(['.', ',', ';']));
         }
     }
     for path in named_paths(task)
@@ -222,7 +215,7 @@ pub(super) fn commands(task: &str, run_asked: bool, workspace_paths: &[String]) 
             Some((_, "py")) => "python3",
             _ => continue,
         };
-        add(&format!("{runner} {path}"));
+        push_once(&mut out, &format!("{runner} {path}"));
     }
     out
 }
