@@ -24,6 +24,7 @@
 //! - [`hub`]: the tick loop ([`Hub::run`]) tying them together.
 
 pub mod actions;
+mod clock;
 pub mod cost;
 pub mod endpoints;
 mod error;
@@ -40,11 +41,3 @@ pub mod worker;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};
-
-/// Now, in milliseconds since the Unix epoch (this machine's clock).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}
