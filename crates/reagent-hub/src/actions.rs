@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::Serialize;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::clock;
 
 /// How often one kind of act may be tried on one target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -6,10 +6,10 @@
 use serde::Serialize;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
 use crate::machine::HubState;
-use crate::clock;
 
 const HOUR_MS: i64 = 3_600_000;
 

@@ -7,9 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::clock;
 
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);

@@ -7,10 +7,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{Any, AnyPool, Row, Transaction};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::graph::TaskGraph;
 use crate::leader::Fence;
-use crate::clock;
 
 /// Where a goal is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

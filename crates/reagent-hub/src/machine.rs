@@ -7,9 +7,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::clock;
 
 /// What the hub is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -9,7 +9,6 @@ use sqlx::{Any, Transaction};
 
 use super::Hub;
 use crate::actions::{self, ActionPolicy};
-use crate::{clock, cost};
 use crate::error::{HubError, Result};
 use crate::goals::{
     get_goal, list_goals, node_key, update_goal, update_goal_in, GoalRecord, GoalState, GoalUpdate,
@@ -19,6 +18,7 @@ use crate::leader::Fence;
 use crate::machine::HubState;
 use crate::planner::{Planner, TaskOutcome, Verdict};
 use crate::queue::{NewTask, TaskFilter, TaskRecord, TaskSpec};
+use crate::{clock, cost};
 
 /// Attempts at a valid graph per round (the second is told why the first was rejected).
 const GRAPH_ATTEMPTS: usize = 2;
@@ -279,7 +279,11 @@ impl Hub {
         tx.commit()
             .await
             .map_err(HubError::db("commit a goal's tasks"))?;
-        tracing::info!("hub {}: goal {}: {added} tasks dispatched", self.id(), goal.id);
+        tracing::info!(
+            "hub {}: goal {}: {added} tasks dispatched",
+            self.id(),
+            goal.id
+        );
         Ok(())
     }
 
@@ -324,7 +328,12 @@ impl Hub {
                 .filter_map(|d| tasks.get(d).cloned())
                 .collect();
             let id = self.queue().add_in(tx, new).await?;
-            tracing::debug!("hub {}: goal {}: node {} is task {id}", self.id(), goal.id, node.id);
+            tracing::debug!(
+                "hub {}: goal {}: node {} is task {id}",
+                self.id(),
+                goal.id,
+                node.id
+            );
             tasks.insert(node.id.clone(), id);
         }
         Ok(tasks)

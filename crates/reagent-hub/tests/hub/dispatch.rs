@@ -29,7 +29,10 @@ async fn a_node_key_is_added_once(backend: Backend) {
     let again = t.queue.add(node_task("g", "a", "Do it")).await.unwrap();
     assert_eq!(again, first, "the node's stored task is given back");
     let other = t.queue.add(node_task("g", "b", "Do it")).await.unwrap();
-    assert_ne!(other, first, "another node of the same text is another task");
+    assert_ne!(
+        other, first,
+        "another node of the same text is another task"
+    );
     let plain = t.queue.add(NewTask::new("Do it")).await.unwrap();
     let plain_too = t.queue.add(NewTask::new("Do it")).await.unwrap();
     assert_ne!(plain, plain_too, "tasks without a node are never merged");
