@@ -307,8 +307,8 @@ async fn killing_the_hub_mid_dispatch_adds_every_node_exactly_once(backend: Back
     {
         eprintln!(
             "{backend:?}: {hubs} hubs SIGKILLed ({inside} inside a dispatch, {after_commit} just \
-         after its commit), {goals} goals, {tasks} tasks, duplicates 0, lost 0, in {:.1} s \
-         (seed {seed})",
+             after its commit), {goals} goals, {tasks} tasks, duplicates 0, lost 0, in {:.1} s \
+             (seed {seed})",
             started.elapsed().as_secs_f64()
         );
     }
