@@ -18,7 +18,9 @@
 //! - [`actions`]: what the hub did, with cooldowns and attempt caps for healing acts.
 //! - [`cost`]: the ledger capping the hub's own model calls per state and per hour.
 //! - [`graph`], [`planner`], [`goals`]: a goal's task graph (schema, validation), the model
-//!   calls that decompose and verify, and goals as stored.
+//!   calls that decompose and verify, and goals as stored. A goal's tasks and its map are
+//!   added in one fenced transaction, each task keyed by its node ([`goals::node_key`], unique
+//!   in the queue), so a node becomes exactly one task however a leader dies or is deposed.
 //! - [`routing`]: which worker a queued task goes to.
 //! - [`status`]: what `reagent hub status` shows.
 //! - [`hub`]: the tick loop ([`Hub::run`]) tying them together.
