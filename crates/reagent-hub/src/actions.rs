@@ -7,9 +7,9 @@ use std::time::Duration;
 use serde::Serialize;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::now_ms;
 
 /// How often one kind of act may be tried on one target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,6 +57,7 @@ pub async fn record(
     outcome: &str,
     detail: Option<&str>,
 ) -> Result<()> {
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     sqlx::query(
         "INSERT INTO hub_actions (name, kind, target, outcome, detail, epoch, at_ms) \
@@ -68,7 +69,7 @@ pub async fn record(
     .bind(outcome)
     .bind(detail)
     .bind(fence.epoch)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut *tx)
     .await
     .map_err(HubError::db("record a hub action"))?;
@@ -85,7 +86,7 @@ pub async fn allowed(
     target: &str,
     policy: ActionPolicy,
 ) -> Result<bool> {
-    let now = now_ms();
+    let now = clock::now_ms(pool).await?;
     let hour_ago = now.saturating_sub(3_600_000);
     let row = sqlx::query(
         "SELECT COUNT(*), COALESCE(MAX(at_ms), 0) FROM hub_actions \

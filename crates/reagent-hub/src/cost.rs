@@ -1,13 +1,15 @@
-//! The cost ledger: the hub's own model calls counted per state and per hour (`hub_cost`),
-//! each call charged before it is made and refused once the hour's cap is reached.
+//! The cost ledger: the hub's own model calls counted per state and per hour (`hub_cost`; the
+//! hour by the database's clock, the one leases use, so hubs on machines whose clocks differ
+//! fill the same hour), each call charged before it is made and refused once the hour's cap
+//! is reached.
 
 use serde::Serialize;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
 use crate::machine::HubState;
-use crate::now_ms;
 
 const HOUR_MS: i64 = 3_600_000;
 
@@ -29,9 +31,10 @@ pub struct CostRow {
 
 /// Calls made in `state` during the current hour.
 pub async fn calls_this_hour(pool: &AnyPool, state: HubState) -> Result<i64> {
+    let now = clock::now_ms(pool).await?;
     let row = sqlx::query("SELECT calls FROM hub_cost WHERE state = $1 AND hour = $2")
         .bind(state.as_str())
-        .bind(hour_of(now_ms()))
+        .bind(hour_of(now))
         .fetch_optional(pool)
         .await
         .map_err(HubError::db("read the cost ledger"))?;
@@ -52,6 +55,7 @@ pub async fn charge(pool: &AnyPool, fence: &Fence, state: HubState, cap: u32) ->
     if cap == 0 {
         return Ok(false);
     }
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     let charged = sqlx::query(
         "INSERT INTO hub_cost (state, hour, calls) VALUES ($1, $2, 1) \
@@ -59,7 +63,7 @@ pub async fn charge(pool: &AnyPool, fence: &Fence, state: HubState, cap: u32) ->
          WHERE hub_cost.calls < $3",
     )
     .bind(state.as_str())
-    .bind(hour_of(now_ms()))
+    .bind(hour_of(now))
     .bind(i64::from(cap))
     .execute(&mut *tx)
     .await
@@ -74,10 +78,11 @@ pub async fn charge(pool: &AnyPool, fence: &Fence, state: HubState, cap: u32) ->
 /// The ledger's rows of the last `hours` hours, newest first.
 pub async fn ledger(pool: &AnyPool, hours: i64) -> Result<Vec<CostRow>> {
     let what = "read the cost ledger";
+    let now = clock::now_ms(pool).await?;
     let rows = sqlx::query(
         "SELECT state, hour, calls FROM hub_cost WHERE hour > $1 ORDER BY hour DESC, state",
     )
-    .bind(hour_of(now_ms()) - hours)
+    .bind(hour_of(now) - hours)
     .fetch_all(pool)
     .await
     .map_err(HubError::db(what))?;

@@ -7,9 +7,9 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::now_ms;
 
 /// How long one probe may take.
 pub const PROBE_TIMEOUT: Duration = Duration::from_secs(5);
@@ -92,13 +92,14 @@ pub async fn probe(client: &reqwest::Client, base: &str) -> Result<Vec<String>, 
 
 /// Start watching `url` (healthy until checks say otherwise); nothing if already watched.
 pub async fn watch(pool: &AnyPool, fence: &Fence, url: &str) -> Result<()> {
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     sqlx::query(
         "INSERT INTO endpoints (url, models, healthy, consecutive_failures, changed_ms) \
          VALUES ($1, '[]', 1, 0, $2) ON CONFLICT (url) DO NOTHING",
     )
     .bind(url)
-    .bind(now_ms())
+    .bind(now)
     .execute(&mut *tx)
     .await
     .map_err(HubError::db("watch an endpoint"))?;
@@ -114,7 +115,7 @@ pub async fn record_check(
     result: Result<Vec<String>, String>,
     threshold: u32,
 ) -> Result<Option<HealthChange>> {
-    let now = now_ms();
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     let row = sqlx::query("SELECT healthy, consecutive_failures FROM endpoints WHERE url = $1")
         .bind(url)

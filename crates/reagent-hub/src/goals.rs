@@ -5,12 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{AnyPool, Row};
+use sqlx::{Any, AnyPool, Row, Transaction};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::graph::TaskGraph;
 use crate::leader::Fence;
-use crate::now_ms;
 
 /// Where a goal is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -108,7 +108,7 @@ pub async fn add_goal(pool: &AnyPool, text: &str, spec: &GoalSpec) -> Result<Str
         return Err(HubError::Invalid("a goal needs some words".to_owned()));
     }
     let id = uuid::Uuid::new_v4().to_string();
-    let now = now_ms();
+    let now = clock::now_ms(pool).await?;
     let spec = serde_json::to_string(spec).map_err(|e| HubError::Invalid(e.to_string()))?;
     // `created_ms` orders goals (oldest first): one added in the same millisecond as the last
     // one still comes after it.
@@ -230,10 +230,25 @@ pub async fn update_goal(
     to: GoalState,
     update: GoalUpdate,
 ) -> Result<bool> {
+    let now = clock::now_ms(pool).await?;
+    let mut tx = fence.begin(pool).await?;
+    let changed = update_goal_in(&mut tx, now, id, (from, to), update).await?;
+    tx.commit().await.map_err(HubError::db("update a goal"))?;
+    Ok(changed)
+}
+
+/// [`update_goal`] inside a transaction begun with [`Fence::begin`], which the caller commits
+/// (`now`: the database's clock).
+pub(crate) async fn update_goal_in(
+    tx: &mut Transaction<'static, Any>,
+    now: i64,
+    id: &str,
+    (from, to): (GoalState, GoalState),
+    update: GoalUpdate,
+) -> Result<bool> {
     let graph = update.graph.as_ref().map(json_text).transpose()?;
     let tasks = update.tasks.as_ref().map(json_text).transpose()?;
     let verdict = update.verdict.map(|v| v.to_string());
-    let mut tx = fence.begin(pool).await?;
     let changed = sqlx::query(
         "UPDATE goals SET state = $3, graph = COALESCE($4, graph), tasks = COALESCE($5, tasks), \
          verdict = COALESCE($6, verdict), detail = COALESCE($7, detail), \
@@ -247,13 +262,20 @@ pub async fn update_goal(
     .bind(verdict)
     .bind(update.detail)
     .bind(i64::from(update.next_round))
-    .bind(now_ms())
-    .execute(&mut *tx)
+    .bind(now)
+    .execute(&mut **tx)
     .await
     .map_err(HubError::db("update a goal"))?
     .rows_affected();
-    tx.commit().await.map_err(HubError::db("update a goal"))?;
     Ok(changed == 1)
+}
+
+/// The key of the task that node `node` of round `round` of goal `goal` becomes (stored in
+/// the task's unique `goal_node`): a node is added to the queue once, however often a
+/// dispatch is retried or taken over, and a task added before the goal's map was saved is
+/// found by it — never by its text, which two nodes may share.
+pub fn node_key(goal: &str, round: i64, node: &str) -> String {
+    format!("{goal}/{round}/{node}")
 }
 
 fn json_text<T: Serialize>(v: &T) -> Result<String> {

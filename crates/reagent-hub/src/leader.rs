@@ -38,7 +38,7 @@ pub struct Fence {
 impl Fence {
     /// Begin a transaction in which this hub is still the leader, or fail with
     /// [`HubError::Deposed`]. Commit it to make the hub's writes count.
-    pub async fn begin<'p>(&self, pool: &'p AnyPool) -> Result<Transaction<'p, Any>> {
+    pub async fn begin(&self, pool: &AnyPool) -> Result<Transaction<'static, Any>> {
         let mut tx = pool
             .begin()
             .await

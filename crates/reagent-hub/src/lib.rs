@@ -18,12 +18,15 @@
 //! - [`actions`]: what the hub did, with cooldowns and attempt caps for healing acts.
 //! - [`cost`]: the ledger capping the hub's own model calls per state and per hour.
 //! - [`graph`], [`planner`], [`goals`]: a goal's task graph (schema, validation), the model
-//!   calls that decompose and verify, and goals as stored.
+//!   calls that decompose and verify, and goals as stored. A goal's tasks and its map are
+//!   added in one fenced transaction, each task keyed by its node ([`goals::node_key`], unique
+//!   in the queue), so a node becomes exactly one task however a leader dies or is deposed.
 //! - [`routing`]: which worker a queued task goes to.
 //! - [`status`]: what `reagent hub status` shows.
 //! - [`hub`]: the tick loop ([`Hub::run`]) tying them together.
 
 pub mod actions;
+mod clock;
 pub mod cost;
 pub mod endpoints;
 mod error;
@@ -40,11 +43,3 @@ pub mod worker;
 
 pub use error::{HubError, Result};
 pub use hub::{Hub, HubConfig, ManagedServer, Watchdog};
-
-/// Now, in milliseconds since the Unix epoch (this machine's clock).
-pub(crate) fn now_ms() -> i64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-        .unwrap_or(0)
-}

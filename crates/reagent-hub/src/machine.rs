@@ -7,9 +7,9 @@ use std::str::FromStr;
 use serde::{Deserialize, Serialize};
 use sqlx::{AnyPool, Row};
 
+use crate::clock;
 use crate::error::{HubError, Result};
 use crate::leader::Fence;
-use crate::now_ms;
 
 /// What the hub is doing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -138,7 +138,7 @@ pub fn next_state(current: HubState, seen: &Observation) -> Option<(HubState, &'
 pub struct StateRecord {
     /// The current state.
     pub state: HubState,
-    /// Since when (epoch ms).
+    /// Since when (epoch ms, the database's clock).
     pub since_ms: i64,
     /// Paused by `reagent hub pause`.
     pub paused: bool,
@@ -183,6 +183,7 @@ pub async fn load_state(pool: &AnyPool, name: &str) -> Result<Option<StateRecord
 
 /// Create the state row (resting) if missing; the stored record.
 pub async fn ensure_state(pool: &AnyPool, fence: &Fence) -> Result<StateRecord> {
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     sqlx::query(
         "INSERT INTO hub_state (name, state, since_ms, paused, epoch) VALUES ($1, $2, $3, 0, $4) \
@@ -190,7 +191,7 @@ pub async fn ensure_state(pool: &AnyPool, fence: &Fence) -> Result<StateRecord> 
     )
     .bind(&fence.name)
     .bind(HubState::Resting.as_str())
-    .bind(now_ms())
+    .bind(now)
     .bind(fence.epoch)
     .execute(&mut *tx)
     .await
@@ -212,7 +213,7 @@ pub async fn transition(
     reason: &str,
 ) -> Result<()> {
     check_transition(from, to)?;
-    let now = now_ms();
+    let now = clock::now_ms(pool).await?;
     let mut tx = fence.begin(pool).await?;
     let moved = sqlx::query(
         "UPDATE hub_state SET state = $3, since_ms = $4, epoch = $5 WHERE name = $1 AND state = $2",
@@ -252,13 +253,14 @@ pub async fn transition(
 /// Pause or resume hub group `name` (a person's command: no lease needed). The hub keeps its
 /// lease while paused but does nothing else.
 pub async fn set_paused(pool: &AnyPool, name: &str, paused: bool) -> Result<()> {
+    let now = clock::now_ms(pool).await?;
     sqlx::query(
         "INSERT INTO hub_state (name, state, since_ms, paused, epoch) VALUES ($1, $2, $3, $4, 0) \
          ON CONFLICT (name) DO UPDATE SET paused = excluded.paused",
     )
     .bind(name)
     .bind(HubState::Resting.as_str())
-    .bind(now_ms())
+    .bind(now)
     .bind(i64::from(paused))
     .execute(pool)
     .await

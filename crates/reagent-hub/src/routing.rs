@@ -144,6 +144,7 @@ mod tests {
             lease_expires_ms: None,
             routed_to: None,
             goal_id: None,
+            goal_node: None,
             run_id: None,
             result: None,
             error: None,

@@ -3,6 +3,8 @@
 
 mod support;
 
+#[path = "hub/dispatch.rs"]
+mod dispatch;
 #[path = "hub/election.rs"]
 mod election;
 #[path = "hub/faults.rs"]

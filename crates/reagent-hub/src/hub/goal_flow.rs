@@ -2,20 +2,23 @@
 //! the cost ledger), dispatched through the queue in dependency order, noticed when all their
 //! tasks have ended, verified against the acceptance checks, and corrected when they fail.
 
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, HashMap};
 
 use serde_json::json;
+use sqlx::{Any, Transaction};
 
 use super::Hub;
 use crate::actions::{self, ActionPolicy};
-use crate::cost;
 use crate::error::{HubError, Result};
-use crate::goals::{get_goal, list_goals, update_goal, GoalRecord, GoalState, GoalUpdate};
+use crate::goals::{
+    get_goal, list_goals, node_key, update_goal, update_goal_in, GoalRecord, GoalState, GoalUpdate,
+};
 use crate::graph::TaskGraph;
 use crate::leader::Fence;
 use crate::machine::HubState;
 use crate::planner::{Planner, TaskOutcome, Verdict};
 use crate::queue::{NewTask, TaskFilter, TaskRecord, TaskSpec};
+use crate::{clock, cost};
 
 /// Attempts at a valid graph per round (the second is told why the first was rejected).
 const GRAPH_ATTEMPTS: usize = 2;
@@ -207,7 +210,9 @@ impl Hub {
         Ok(None)
     }
 
-    /// Record the new round's graph (the goal is running from now on), then add its tasks.
+    /// Record the new round's graph and add its tasks in one fenced transaction: afterwards
+    /// the goal is running with every node mapped to its task, or (this hub died or was
+    /// deposed before the commit) still where it was, with nothing added.
     async fn dispatch(
         &self,
         fence: &Fence,
@@ -216,83 +221,122 @@ impl Hub {
         graph: TaskGraph,
         next_round: bool,
     ) -> Result<()> {
+        let round = goal.rounds + i64::from(next_round);
+        let now = clock::now_ms(self.pool()).await?;
+        let mut tx = fence.begin(self.pool()).await?;
+        let tasks = self
+            .add_graph_tasks(&mut tx, fence, goal, &graph, round, BTreeMap::new())
+            .await?;
+        let added = tasks.len();
         let update = GoalUpdate {
             graph: Some(graph),
-            tasks: Some(BTreeMap::new()),
+            tasks: Some(tasks),
             next_round,
             ..GoalUpdate::default()
         };
-        update_goal(
-            self.pool(),
-            fence,
-            &goal.id,
-            from,
-            GoalState::Running,
-            update,
-        )
-        .await?;
-        self.continue_dispatch(fence, &get_goal(self.pool(), &goal.id).await?)
-            .await
+        let moves = (from, GoalState::Running);
+        if update_goal_in(&mut tx, now, &goal.id, moves, update).await? {
+            self.commit(tx, goal, added).await?;
+        }
+        Ok(())
     }
 
-    /// Add, in dependency order, the graph tasks of a running goal that its task map lacks
-    /// (all of them at first; the rest when a previous leader stopped half-way). Each task
-    /// depends on the queue tasks of its graph dependencies, so the queue runs them in order.
-    /// The map is saved (fenced) after each task; a task added by a leader that died before
-    /// saving it is found again by its text among the goal's unmapped live tasks.
+    /// Map the graph nodes a running goal's task map lacks (a goal an older reagent left
+    /// half-dispatched): a node's task already in the queue is adopted by its node key, the
+    /// others are added; one fenced transaction, like [`Hub::dispatch`].
     async fn continue_dispatch(&self, fence: &Fence, goal: &GoalRecord) -> Result<()> {
         let Some(graph) = &goal.graph else {
             return Ok(());
         };
-        let order = graph.validate(&[])?;
-        let mut tasks = goal.tasks.clone();
-        if graph.tasks.iter().all(|t| tasks.contains_key(&t.id)) {
+        if graph.tasks.iter().all(|t| goal.tasks.contains_key(&t.id)) {
             return Ok(());
         }
-        let mapped: HashSet<&String> = goal.tasks.values().collect();
-        let filter = TaskFilter {
-            goal_id: Some(goal.id.clone()),
-            ..TaskFilter::default()
+        let now = clock::now_ms(self.pool()).await?;
+        let mut tx = fence.begin(self.pool()).await?;
+        let tasks = self
+            .add_graph_tasks(&mut tx, fence, goal, graph, goal.rounds, goal.tasks.clone())
+            .await?;
+        let added = tasks.len() - goal.tasks.len();
+        let update = GoalUpdate {
+            tasks: Some(tasks),
+            ..GoalUpdate::default()
         };
-        let mut orphans: Vec<_> = self
-            .queue()
-            .list(&filter)
-            .await?
-            .into_iter()
-            .filter(|t| !mapped.contains(&t.id) && !t.state.is_final())
-            .collect();
+        let moves = (GoalState::Running, GoalState::Running);
+        if update_goal_in(&mut tx, now, &goal.id, moves, update).await? {
+            self.commit(tx, goal, added).await?;
+        }
+        Ok(())
+    }
+
+    /// Commit a dispatch (waking the workers).
+    async fn commit(
+        &self,
+        mut tx: Transaction<'static, Any>,
+        goal: &GoalRecord,
+        added: usize,
+    ) -> Result<()> {
+        self.queue().notify(&mut tx).await?;
+        tx.commit()
+            .await
+            .map_err(HubError::db("commit a goal's tasks"))?;
+        tracing::info!(
+            "hub {}: goal {}: {added} tasks dispatched",
+            self.id(),
+            goal.id
+        );
+        Ok(())
+    }
+
+    /// Add to the queue inside the fenced `tx`, in dependency order, the nodes of `graph`
+    /// (round `round` of `goal`) that `tasks` (node → task) lacks, and give `tasks` with them.
+    /// Each task depends on the tasks of its node's dependencies, so the queue runs them in
+    /// order, and carries its node's key ([`node_key`]): a node whose task exists already
+    /// is mapped to that task, not added again.
+    async fn add_graph_tasks(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        fence: &Fence,
+        goal: &GoalRecord,
+        graph: &TaskGraph,
+        round: i64,
+        mut tasks: BTreeMap<String, String>,
+    ) -> Result<BTreeMap<String, String>> {
+        let order = graph.validate(&[])?;
+        tracing::info!(
+            "hub {}: goal {}: adding {} tasks of round {round} at epoch {}",
+            self.id(),
+            goal.id,
+            graph.tasks.len() - tasks.len(),
+            fence.epoch
+        );
         for i in order {
             let node = &graph.tasks[i];
             if tasks.contains_key(&node.id) {
                 continue;
             }
-            let id = match orphans.iter().position(|t| t.task == node.task) {
-                Some(pos) => orphans.remove(pos).id,
-                None => {
-                    let mut new = NewTask::new(node.task.clone());
-                    new.spec = TaskSpec {
-                        workspace: goal.spec.workspace.clone(),
-                        ..TaskSpec::default()
-                    };
-                    new.model = goal.spec.model.clone();
-                    new.goal_id = Some(goal.id.clone());
-                    new.depends_on = node
-                        .depends_on
-                        .iter()
-                        .filter_map(|d| tasks.get(d).cloned())
-                        .collect();
-                    self.queue().add(new).await?
-                }
+            let mut new = NewTask::new(node.task.clone());
+            new.spec = TaskSpec {
+                workspace: goal.spec.workspace.clone(),
+                ..TaskSpec::default()
             };
+            new.model = goal.spec.model.clone();
+            new.goal_id = Some(goal.id.clone());
+            new.goal_node = Some(node_key(&goal.id, round, &node.id));
+            new.depends_on = node
+                .depends_on
+                .iter()
+                .filter_map(|d| tasks.get(d).cloned())
+                .collect();
+            let id = self.queue().add_in(tx, new).await?;
+            tracing::debug!(
+                "hub {}: goal {}: node {} is task {id}",
+                self.id(),
+                goal.id,
+                node.id
+            );
             tasks.insert(node.id.clone(), id);
-            let update = GoalUpdate {
-                tasks: Some(tasks.clone()),
-                ..GoalUpdate::default()
-            };
-            let running = GoalState::Running;
-            update_goal(self.pool(), fence, &goal.id, running, running, update).await?;
         }
-        Ok(())
+        Ok(tasks)
     }
 
     /// Running goals whose tasks have all ended move to checking.

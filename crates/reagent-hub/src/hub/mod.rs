@@ -21,7 +21,7 @@ use crate::leader::{Election, Fence};
 use crate::machine::{self, next_state, HubState, Observation};
 use crate::planner::Planner;
 use crate::queue::Queue;
-use crate::{endpoints, now_ms};
+use crate::{clock, endpoints};
 
 /// An embedded model server the hub manages (e.g. reagent-local's llama-server): watched like
 /// any endpoint, and restarted when it is down.
@@ -33,7 +33,8 @@ pub trait ManagedServer: Send + Sync {
     async fn restart(&self) -> Result<(), String>;
 }
 
-/// How long each state may be held before the watchdog forces the hub back to `resting`.
+/// How long each state may be held before the watchdog forces the hub back to `resting`
+/// (measured on the database's clock, like leases).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Watchdog {
     /// Longest `executing` (one pass through the queue; re-entered at the next tick if work
@@ -209,7 +210,8 @@ impl Hub {
                 }
             };
             // A tick waiting on the model is abandoned at shutdown: its open transaction rolls
-            // back, and a dispatch cut short is finished by the next leader.
+            // back, and a dispatch cut short (all of it one transaction) is redone by the next
+            // leader.
             let result = tokio::select! {
                 _ = shutdown.cancelled() => break,
                 result = work => result,
@@ -257,8 +259,8 @@ impl Hub {
         self.check_endpoints_when_due(fence).await?;
         let current = record.state;
         if let Some(limit) = self.config().watchdog.limit(current) {
-            let held =
-                Duration::from_millis(u64::try_from(now_ms() - record.since_ms).unwrap_or(0));
+            let now = clock::now_ms(self.pool()).await?;
+            let held = Duration::from_millis(u64::try_from(now - record.since_ms).unwrap_or(0));
             if held > limit {
                 let why = format!(
                     "watchdog: {current} held for {} s (limit {} s)",

@@ -135,9 +135,6 @@ pub struct Queue {
     now: &'static str,
 }
 
-const PG_NOW: &str = "CAST(EXTRACT(EPOCH FROM statement_timestamp()) * 1000 AS BIGINT)";
-const SQLITE_NOW: &str = "CAST((julianday('now') - 2440587.5) * 86400000.0 AS INTEGER)";
-
 impl Queue {
     /// The queue of `store` with default timing.
     pub fn new(store: &Store) -> Queue {
@@ -149,11 +146,7 @@ impl Queue {
         Queue {
             store: store.clone(),
             config,
-            now: if store.is_postgres() {
-                PG_NOW
-            } else {
-                SQLITE_NOW
-            },
+            now: crate::clock::now_sql(store.is_postgres()),
         }
     }
 
@@ -187,7 +180,7 @@ impl Queue {
     }
 
     /// Wake the workers listening on PostgreSQL (delivered when the transaction commits).
-    async fn notify(&self, tx: &mut Transaction<'static, Any>) -> Result<(), QueueError> {
+    pub async fn notify(&self, tx: &mut Transaction<'static, Any>) -> Result<(), QueueError> {
         if self.store.is_postgres() {
             sqlx::query("SELECT pg_notify($1, '')")
                 .bind(NOTIFY_CHANNEL)
@@ -210,6 +203,22 @@ impl Queue {
     /// Add a task: `queued`, or `waiting` while a task it depends on is not done (failed at
     /// once when one already failed). Every dependency must exist.
     pub async fn add(&self, new: NewTask) -> Result<TaskId, QueueError> {
+        let mut tx = self.begin().await?;
+        let id = self.add_in(&mut tx, new).await?;
+        self.notify(&mut tx).await?;
+        tx.commit().await.map_err(db("add a task"))?;
+        Ok(id)
+    }
+
+    /// [`Queue::add`] inside the caller's transaction `tx` (the hub's fenced one), which must
+    /// hold the write lock on SQLite (`BEGIN IMMEDIATE`, or a first statement that writes).
+    /// A task whose `goal_node` a stored task already has is not added again: that task's id
+    /// is given instead. The caller commits (and calls [`Queue::notify`]).
+    pub async fn add_in(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        new: NewTask,
+    ) -> Result<TaskId, QueueError> {
         if new.task.trim().is_empty() {
             return Err(QueueError::BadInput(
                 "the task is empty: say what the agent should do".into(),
@@ -223,32 +232,26 @@ impl Queue {
         let id = uuid::Uuid::new_v4().to_string();
         let spec = json_text(&new.spec)?;
         let tags = json_text(&new.tags)?;
-        let mut tx = self.begin().await?;
         for dep in &new.depends_on {
             let found = sqlx::query("SELECT id FROM tasks WHERE id = $1")
                 .bind(dep)
-                .fetch_optional(&mut *tx)
+                .fetch_optional(&mut **tx)
                 .await
                 .map_err(db("look up a dependency"))?;
             if found.is_none() {
                 return Err(QueueError::UnknownTask(dep.clone()));
             }
-            sqlx::query("INSERT INTO task_deps (task_id, depends_on) VALUES ($1, $2) ON CONFLICT DO NOTHING")
-                .bind(&id)
-                .bind(dep)
-                .execute(&mut *tx)
-                .await
-                .map_err(db("store a dependency"))?;
         }
         let state = if new.depends_on.is_empty() {
             TaskState::Queued
         } else {
             TaskState::Waiting
         };
-        sqlx::query(&self.sql(
+        let added = sqlx::query(&self.sql(
             "INSERT INTO tasks (id, task, spec, model, priority, tags, state, attempt, max_attempts, \
-             run_after_ms, goal_id, created_ms, updated_ms) \
-             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, {now}, $9, {now}, {now})",
+             run_after_ms, goal_id, goal_node, created_ms, updated_ms) \
+             VALUES ($1, $2, $3, $4, $5, $6, $7, 0, $8, {now}, $9, $10, {now}, {now}) \
+             ON CONFLICT DO NOTHING",
         ))
         .bind(&id)
         .bind(&new.task)
@@ -259,16 +262,46 @@ impl Queue {
         .bind(state.as_str())
         .bind(i64::from(new.max_attempts))
         .bind(&new.goal_id)
-        .execute(&mut *tx)
+        .bind(&new.goal_node)
+        .execute(&mut **tx)
         .await
-        .map_err(db("add a task"))?;
-        self.record(&mut tx, &id, 0, None, "added", None).await?;
-        if state == TaskState::Waiting {
-            self.settle_dependencies(&mut tx).await?;
+        .map_err(db("add a task"))?
+        .rows_affected();
+        if added == 0 {
+            return self.task_of_node(tx, new.goal_node.as_deref()).await;
         }
-        self.notify(&mut tx).await?;
-        tx.commit().await.map_err(db("add a task"))?;
+        for dep in &new.depends_on {
+            sqlx::query("INSERT INTO task_deps (task_id, depends_on) VALUES ($1, $2) ON CONFLICT DO NOTHING")
+                .bind(&id)
+                .bind(dep)
+                .execute(&mut **tx)
+                .await
+                .map_err(db("store a dependency"))?;
+        }
+        self.record(tx, &id, 0, None, "added", None).await?;
+        if state == TaskState::Waiting {
+            self.settle_dependencies(tx).await?;
+        }
         Ok(id)
+    }
+
+    /// The task that already has graph node `node` (an insert that conflicted).
+    async fn task_of_node(
+        &self,
+        tx: &mut Transaction<'static, Any>,
+        node: Option<&str>,
+    ) -> Result<TaskId, QueueError> {
+        let Some(node) = node else {
+            return Err(QueueError::Corrupt(
+                "a new task's id is already taken".to_owned(),
+            ));
+        };
+        let row = sqlx::query("SELECT id FROM tasks WHERE goal_node = $1")
+            .bind(node)
+            .fetch_one(&mut **tx)
+            .await
+            .map_err(db("find the task of a goal's node"))?;
+        row.try_get(0).map_err(db("find the task of a goal's node"))
     }
 
     /// Append a line to a task's history.

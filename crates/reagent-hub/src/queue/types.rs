@@ -121,6 +121,9 @@ pub struct NewTask {
     pub depends_on: Vec<TaskId>,
     /// The goal it belongs to, when the hub planned it.
     pub goal_id: Option<String>,
+    /// The graph node it is, when the hub planned it (see `goals::node_key`): unique among
+    /// tasks, so adding the same node again adds nothing and gives the task that has it.
+    pub goal_node: Option<String>,
 }
 
 impl NewTask {
@@ -135,6 +138,7 @@ impl NewTask {
             max_attempts: DEFAULT_MAX_ATTEMPTS,
             depends_on: Vec::new(),
             goal_id: None,
+            goal_node: None,
         }
     }
 }
@@ -173,6 +177,8 @@ pub struct TaskRecord {
     pub routed_to: Option<String>,
     /// The goal it belongs to.
     pub goal_id: Option<String>,
+    /// The goal's graph node it is (`goal/round/node`), when the hub planned it.
+    pub goal_node: Option<String>,
     /// The run (in the store's `runs`) of its latest attempt.
     pub run_id: Option<String>,
     /// What the worker reported on completion.
@@ -188,7 +194,7 @@ pub struct TaskRecord {
 /// Columns read into a [`TaskRecord`] (plus `lease_token`, read into a [`Lease`]).
 pub(crate) const TASK_COLUMNS: &str = "id, task, spec, model, priority, tags, state, attempt, \
     max_attempts, run_after_ms, lease_owner, lease_token, lease_expires_ms, routed_to, goal_id, \
-    run_id, result, error, created_ms, updated_ms";
+    goal_node, run_id, result, error, created_ms, updated_ms";
 
 impl TaskRecord {
     /// Read a row selected with [`TASK_COLUMNS`].
@@ -228,6 +234,7 @@ impl TaskRecord {
             lease_expires_ms: get_opt_int("lease_expires_ms")?,
             routed_to: get_opt("routed_to")?,
             goal_id: get_opt("goal_id")?,
+            goal_node: get_opt("goal_node")?,
             run_id: get_opt("run_id")?,
             result: result
                 .map(|r| serde_json::from_str(&r))
