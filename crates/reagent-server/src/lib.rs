@@ -34,6 +34,7 @@ mod api;
 mod approvals;
 mod assets;
 mod config;
+mod egress;
 mod error;
 mod extract;
 mod follow;
@@ -57,7 +58,9 @@ use reagent_store::Store;
 use tokio::net::TcpListener;
 
 pub use api::*;
-pub use config::{RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES};
+pub use config::{
+    RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_RUNS,
+};
 pub use error::{ApiError, ErrorBody, ErrorDetail, ServerError};
 pub use openapi::openapi;
 pub use token::{default_token_path, Token, TOKEN_FILE_NAME};
@@ -123,6 +126,12 @@ impl Server {
         let (token, token_created) =
             token::load_or_create(&token_file, config.bind.ip().is_loopback())?;
         let roots = roots::WorkspaceRoots::new(&config.workspace_roots)?;
+        let egress = egress::Egress::new(&config.defaults.provider, &config.base_urls)?;
+        if config.max_concurrent_runs == 0 {
+            return Err(ServerError::Config(
+                "[serve] max_concurrent_runs must be at least 1".into(),
+            ));
+        }
         let store = Store::open(&config.store).await?;
         let listener =
             TcpListener::bind(config.bind)
@@ -138,13 +147,12 @@ impl Server {
         let approvals = Approvals::default();
         let metrics = Arc::new(Metrics::new());
         let runs = Runs::new(
+            &config,
             store.clone(),
-            config.defaults.clone(),
             roots,
+            egress,
             approvals.clone(),
             metrics.clone(),
-            config.subscriber_queue,
-            config.recent_events,
         );
         Ok(Server {
             listener,

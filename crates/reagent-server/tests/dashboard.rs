@@ -127,6 +127,7 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
     let model = ScriptedOllama::start(script()).await.unwrap();
     let server = TestServer::start_with(|config| {
         config.defaults.tools.command.rules = CommandRules::new(RuleDecision::Allow).ask("echo");
+        config.base_urls.push(model.base_url());
     })
     .await;
     std::fs::write(server.workspace.join("notes.txt"), notes()).unwrap();

@@ -40,6 +40,7 @@ async fn an_ask_rule_waits_for_the_answer_given_over_http() {
     let server = TestServer::start_with(|c| {
         let rules = std::mem::take(&mut c.defaults.tools.command.rules);
         c.defaults.tools.command.rules = rules.ask("touch");
+        c.base_urls.push(model.base_url());
     })
     .await;
     let run = server
@@ -102,7 +103,7 @@ async fn a_run_is_cancelled_and_a_finished_one_cannot_be() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let res = server
@@ -138,7 +139,7 @@ async fn a_follow_up_continues_the_session_once_the_run_has_finished() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let first = server.start_run(&model.base_url(), json!({})).await;
     let id = first["id"].as_str().unwrap();
     let busy = server
@@ -192,7 +193,7 @@ async fn the_websocket_carries_the_same_events_as_sse() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let url = format!(
@@ -241,7 +242,7 @@ async fn metrics_count_runs_tokens_tools_and_latency() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     server.wait_finished(run["id"].as_str().unwrap()).await;
     let res = server.get("/metrics").send().await.unwrap();
@@ -285,7 +286,7 @@ async fn guardrails_fired_are_counted_by_name_and_action() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let events = server.events(id, None).await;

@@ -39,7 +39,7 @@ fn seqs(events: &[SseEvent]) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_clients_on_one_run_each_get_every_event_once_in_order() {
     let model = model(20, Duration::from_millis(400), Duration::from_millis(10)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap().to_owned();
     let clients: Vec<_> = (0..100)
@@ -71,8 +71,12 @@ async fn fifty_concurrent_runs_each_stream_every_event_once_in_order() {
         script = script.turn(Turn::text("done").with_delay(Duration::from_millis(300)));
     }
     let model = ScriptedOllama::start(script).await.unwrap();
-    let server = TestServer::start().await;
     let base = model.base_url();
+    let server = TestServer::start_with(|c| {
+        c.base_urls.push(base.clone());
+        c.max_concurrent_runs = 50;
+    })
+    .await;
     let mut ids = Vec::new();
     for _ in 0..50 {
         let run = server.start_run(&base, json!({})).await;
@@ -103,7 +107,7 @@ async fn fifty_concurrent_runs_each_stream_every_event_once_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_reconnects_with_last_event_id_misses_nothing() {
     let model = model(10, Duration::from_millis(10), Duration::from_millis(60)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let mut got = Vec::new();
@@ -144,6 +148,7 @@ async fn a_client_too_slow_for_the_live_queue_is_caught_up_from_the_store() {
     let server = TestServer::start_with(|c| {
         c.subscriber_queue = 2;
         c.recent_events = 4;
+        c.base_urls.push(model.base_url());
     })
     .await;
     let run = server.start_run(&model.base_url(), json!({})).await;
@@ -164,7 +169,7 @@ async fn a_client_too_slow_for_the_live_queue_is_caught_up_from_the_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_that_go_away_end_their_streams_and_not_the_run() {
     let model = model(3, Duration::from_millis(1500), Duration::from_millis(10)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let mut clients = Vec::new();

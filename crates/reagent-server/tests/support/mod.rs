@@ -30,6 +30,12 @@ impl TestServer {
         Self::start_with(|_| {}).await
     }
 
+    /// Start with `model_url` allowed as a request's `base_url` (`[serve] base_urls`).
+    pub async fn start_allowing(model_url: &str) -> Self {
+        let url = model_url.to_owned();
+        Self::start_with(|c| c.base_urls.push(url)).await
+    }
+
     /// Start with the defaults changed by `change`.
     pub async fn start_with(change: impl FnOnce(&mut ServerConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
