@@ -1,5 +1,6 @@
 //! Load and faults of the event streams: 100 clients on one run, 50 concurrent runs, reconnects
-//! with `Last-Event-ID`, clients too slow for the live queue, and clients that go away.
+//! with `Last-Event-ID`, clients too slow for the live queue, clients that go away, and the
+//! streamed deltas (`?deltas=true`) over SSE and WebSocket.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -199,4 +200,108 @@ async fn clients_that_go_away_end_their_streams_and_not_the_run() {
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["tool_calls"], 3);
     assert!(detail["result"]["answer"] == "done", "{detail}");
+}
+
+/// The numbered events of `events` (deltas left out).
+fn numbered(events: &[SseEvent]) -> Vec<SseEvent> {
+    events
+        .iter()
+        .filter(|e| !e.event.ends_with("_delta"))
+        .cloned()
+        .collect()
+}
+
+/// Check that each delta carries the seq of the numbered event before it; their texts joined.
+fn delta_texts(events: &[SseEvent], kind: &str) -> String {
+    let mut last = 0;
+    let mut text = String::new();
+    for e in events {
+        if e.event.ends_with("_delta") {
+            assert_eq!(e.data["seq"], last, "a delta carries the seq before it: {e:?}");
+            assert_eq!(e.id, last);
+            if e.event == kind {
+                text.push_str(e.data["text"].as_str().unwrap());
+            }
+        } else {
+            last = e.id;
+        }
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deltas_reach_the_live_clients_that_ask_for_them_and_no_one_else() {
+    let answer = "The lamp is lit and the log is written up to date.";
+    let thinking = "First the lamp, then the log.";
+    let model = ScriptedOllama::start(
+        ScriptBuilder::new().turn(
+            Turn::text(answer)
+                .with_thinking(thinking)
+                .with_delay(Duration::from_millis(400))
+                .with_chunk_chars(4)
+                .with_chunk_delay(Duration::from_millis(5)),
+        ),
+    )
+    .await
+    .unwrap();
+    let server = TestServer::start_allowing(&model.base_url()).await;
+    let run = server
+        .start_run(&model.base_url(), json!({"tool_mode": "native"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_owned();
+    let sse = |query: &'static str| {
+        let req = server.get(&format!("/v1/runs/{id}/events{query}"));
+        async move { read_sse(req.send().await.unwrap(), usize::MAX).await }
+    };
+    let url = format!("{}/v1/runs/{id}/ws?deltas=true", server.base.replace("http", "ws"));
+    let mut request =
+        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
+            url.as_str(),
+        )
+        .unwrap();
+    request.headers_mut().insert(
+        "authorization",
+        format!("Bearer {}", server.token).parse().unwrap(),
+    );
+    let ws = async {
+        let (socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+        let mut frames = Vec::new();
+        let mut socket = socket;
+        while let Some(msg) = futures_util::StreamExt::next(&mut socket).await {
+            match msg.unwrap() {
+                tokio_tungstenite::tungstenite::Message::Text(t) => {
+                    frames.push(serde_json::from_str::<Value>(&t).unwrap());
+                }
+                tokio_tungstenite::tungstenite::Message::Close(_) => break,
+                _ => {}
+            }
+        }
+        frames
+    };
+    let (with, without, explicit_no, frames) =
+        tokio::join!(sse("?deltas=true"), sse(""), sse("?deltas=false"), ws);
+
+    assert_eq!(delta_texts(&with, "text_delta"), answer);
+    assert_eq!(delta_texts(&with, "reasoning_delta"), thinking);
+    assert!(
+        with.iter().filter(|e| e.event == "text_delta").count() > 3,
+        "the text came in pieces"
+    );
+    assert_complete(&numbered(&with));
+    for plain in [&without, &explicit_no] {
+        assert_complete(plain);
+        assert!(plain.iter().all(|e| !e.event.ends_with("_delta")));
+        assert_eq!(seqs(plain), seqs(&numbered(&with)));
+    }
+    let ws_text: String = frames
+        .iter()
+        .filter(|f| f["type"] == "text_delta")
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(ws_text, answer);
+    // Deltas are never stored: a replay of the finished run has none, even when asked.
+    server.wait_finished(&id).await;
+    let replay = sse("?deltas=true").await;
+    assert_complete(&replay);
+    assert_eq!(seqs(&replay), seqs(&without));
 }
