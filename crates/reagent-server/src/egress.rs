@@ -56,9 +56,8 @@ impl Egress {
             .filter_map(|url| entry(url).ok())
             .collect();
         for url in extra {
-            let extra = entry(url.clone()).map_err(|message| {
-                ServerError::Config(format!("{SETTING}: `{url}`: {message}"))
-            })?;
+            let extra = entry(url.clone())
+                .map_err(|message| ServerError::Config(format!("{SETTING}: `{url}`: {message}")))?;
             allowed.push(extra);
         }
         Ok(Egress {
@@ -195,10 +194,19 @@ mod tests {
         let c = |s: &str| canonical(s);
         assert_eq!(c("http://127.0.0.1:11434/"), c("HTTP://127.0.0.1:11434"));
         assert_eq!(c("http://0x7f.1:11434"), c("http://127.0.0.1:11434"));
-        assert_eq!(c("https://Api.Example.com:443/v1/"), c("https://api.example.com/v1"));
-        assert_eq!(c("https://api.example.com/x/../v1"), c("https://api.example.com/v1"));
+        assert_eq!(
+            c("https://Api.Example.com:443/v1/"),
+            c("https://api.example.com/v1")
+        );
+        assert_eq!(
+            c("https://api.example.com/x/../v1"),
+            c("https://api.example.com/v1")
+        );
         assert_ne!(c("http://127.0.0.1:11434"), c("http://127.0.0.1:11435"));
-        assert_ne!(c("https://api.example.com/v1"), c("http://api.example.com/v1"));
+        assert_ne!(
+            c("https://api.example.com/v1"),
+            c("http://api.example.com/v1")
+        );
         for bad in [
             "http://api.example.com@127.0.0.1:11434",
             "http://user:pw@api.example.com",
@@ -214,8 +222,7 @@ mod tests {
 
     #[test]
     fn the_key_goes_only_to_its_own_url() {
-        let egress = Egress::new(&openai_with_key(), &["http://127.0.0.1:8000/v1".into()])
-            .unwrap();
+        let egress = Egress::new(&openai_with_key(), &["http://127.0.0.1:8000/v1".into()]).unwrap();
         let defaults = openai_with_key();
         // No base_url: the configured URL, with the key.
         let cfg = egress
@@ -224,7 +231,10 @@ mod tests {
         assert_eq!(cfg.api_key.as_deref(), Some("sk-secret"));
         // The configured URL spelled otherwise: allowed, keyed, sent as configured.
         let cfg = egress
-            .provider_config(&defaults, &request(None, Some("HTTPS://api.example.com:443/v1/")))
+            .provider_config(
+                &defaults,
+                &request(None, Some("HTTPS://api.example.com:443/v1/")),
+            )
             .unwrap();
         assert_eq!(cfg.base_urls, ["https://api.example.com/v1"]);
         assert_eq!(cfg.api_key.as_deref(), Some("sk-secret"));

@@ -61,7 +61,12 @@ pub(crate) struct Start {
 /// Follow run `run_id` from `from`: frames arrive on the returned receiver until the run's
 /// `run_finished` (or, for a run that is not live, its last stored event); dropping the
 /// receiver stops the follower.
-pub(crate) fn follow(runs: Runs, store: Store, run_id: String, from: Start) -> mpsc::Receiver<Frame> {
+pub(crate) fn follow(
+    runs: Runs,
+    store: Store,
+    run_id: String,
+    from: Start,
+) -> mpsc::Receiver<Frame> {
     let (tx, rx) = mpsc::channel(CLIENT_QUEUE);
     let open = runs.metrics().stream_opened();
     tokio::spawn(async move {

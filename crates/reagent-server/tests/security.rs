@@ -90,10 +90,19 @@ async fn every_route_needs_the_token_in_the_header_and_nowhere_else() {
         for (how, req) in [
             ("no token", plain()),
             ("a wrong token", plain().bearer_auth("not-the-token-0000")),
-            ("the token plus a byte", plain().bearer_auth(format!("{token}x"))),
-            ("a prefix of it", plain().bearer_auth(&token[..token.len() - 1])),
+            (
+                "the token plus a byte",
+                plain().bearer_auth(format!("{token}x")),
+            ),
+            (
+                "a prefix of it",
+                plain().bearer_auth(&token[..token.len() - 1]),
+            ),
             ("basic auth", plain().basic_auth("reagent", Some(&token))),
-            ("a cookie", plain().header("cookie", format!("token={token}"))),
+            (
+                "a cookie",
+                plain().header("cookie", format!("token={token}")),
+            ),
             ("?token=", with_query("token")),
             ("?access_token=", with_query("access_token")),
         ] {
@@ -102,7 +111,10 @@ async fn every_route_needs_the_token_in_the_header_and_nowhere_else() {
         }
     }
     // The WebSocket too: without the header the upgrade is refused.
-    let ws = format!("{}/v1/runs/r1/ws?token={token}", server.base.replace("http", "ws"));
+    let ws = format!(
+        "{}/v1/runs/r1/ws?token={token}",
+        server.base.replace("http", "ws")
+    );
     match tokio_tungstenite::connect_async(ws).await {
         Err(tokio_tungstenite::tungstenite::Error::Http(res)) => {
             assert_eq!(res.status().as_u16(), 401);
@@ -148,9 +160,8 @@ async fn oversized_and_malformed_bodies_are_refused_and_the_server_stays_up() {
         let big = format!("{{\"task\": \"{}\"}}", "x".repeat(cap));
         refused(path, json(big.into_bytes()), 413, "payload_too_large").await;
         // Without a Content-Length: a chunked body counted as it comes.
-        let chunks = futures_util::stream::iter(
-            (0..64).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024])),
-        );
+        let chunks =
+            futures_util::stream::iter((0..64).map(|_| Ok::<_, std::io::Error>(vec![b' '; 1024])));
         refused(
             path,
             server
@@ -173,7 +184,10 @@ async fn oversized_and_malformed_bodies_are_refused_and_the_server_stays_up() {
         }
         refused(
             path,
-            server.post(path).header("content-type", "text/plain").body("{}"),
+            server
+                .post(path)
+                .header("content-type", "text/plain")
+                .body("{}"),
             415,
             "unsupported_media_type",
         )
@@ -270,7 +284,11 @@ async fn base_urls_are_held_to_the_allowed_list_and_the_key_to_its_own_url() {
         refused(&url, run(Some(&url)), 400, "bad_request").await;
     }
     tokio::time::sleep(Duration::from_millis(100)).await;
-    assert_eq!(canary_hits.load(Ordering::SeqCst), 0, "nothing reached the canary");
+    assert_eq!(
+        canary_hits.load(Ordering::SeqCst),
+        0,
+        "nothing reached the canary"
+    );
 
     // The configured URL (however spelled) gets the key; another allowed one does not.
     for (url, target, keyed_run) in [
@@ -287,8 +305,7 @@ async fn base_urls_are_held_to_the_allowed_list_and_the_key_to_its_own_url() {
             .server()
             .recorded()
             .into_iter()
-            .filter(|r| r.is_chat)
-            .last()
+            .rfind(|r| r.is_chat)
             .expect("the run reached its model server");
         let auth = chat.header("authorization");
         if keyed_run {

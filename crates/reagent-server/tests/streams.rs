@@ -217,7 +217,10 @@ fn delta_texts(events: &[SseEvent], kind: &str) -> String {
     let mut text = String::new();
     for e in events {
         if e.event.ends_with("_delta") {
-            assert_eq!(e.data["seq"], last, "a delta carries the seq before it: {e:?}");
+            assert_eq!(
+                e.data["seq"], last,
+                "a delta carries the seq before it: {e:?}"
+            );
             assert_eq!(e.id, last);
             if e.event == kind {
                 text.push_str(e.data["text"].as_str().unwrap());
@@ -253,7 +256,10 @@ async fn deltas_reach_the_live_clients_that_ask_for_them_and_no_one_else() {
         let req = server.get(&format!("/v1/runs/{id}/events{query}"));
         async move { read_sse(req.send().await.unwrap(), usize::MAX).await }
     };
-    let url = format!("{}/v1/runs/{id}/ws?deltas=true", server.base.replace("http", "ws"));
+    let url = format!(
+        "{}/v1/runs/{id}/ws?deltas=true",
+        server.base.replace("http", "ws")
+    );
     let mut request =
         tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
             url.as_str(),
