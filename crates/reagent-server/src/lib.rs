@@ -4,6 +4,7 @@
 //! [`reagent_core::Session`] of its own [`reagent_core::Agent`], the same loop as `reagent
 //! run` — records them in a [`reagent_store::Store`], streams their events live (Server-Sent
 //! Events with `Last-Event-ID` resume, or a WebSocket) through [`reagent_core::EventBus`],
+//! with the reply's text and reasoning as they stream for clients that ask (`?deltas=true`),
 //! lets a person answer approvals, and exports Prometheus metrics. It also serves the
 //! dashboard's static files, embedded from `assets/`.
 //!
@@ -21,11 +22,19 @@
 //! ```
 //!
 //! Security: every route but `GET /v1/health`, `GET /` and `GET /assets/*` needs the bearer
-//! token (compared in constant time), kept in a file created on first start with mode 0600; a
-//! non-loopback address refuses to start without an existing token file; no CORS headers are
-//! sent (browsers refuse other origins); bodies are capped; a run's workspace must lie under a
-//! workspace root after resolving symlinks and `..`. The token is never logged or put in an
-//! error.
+//! token in the `Authorization` header (compared in constant time; never taken from a query
+//! string), kept in a file created on first start with mode 0600; a non-loopback address
+//! refuses to start without an existing token file; no CORS headers are sent (browsers refuse
+//! other origins); every response carries a Content-Security-Policy that lets a page run only
+//! the dashboard's own scripts and styles and be framed by no one (`frame-ancestors 'none'`),
+//! `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY` and `Referrer-Policy:
+//! no-referrer`; bodies are capped; a request's `base_url` must be the configured provider's or
+//! one of [`ServerConfig::base_urls`] (403 otherwise), and a provider key is only ever sent to
+//! the URL it was configured for (`egress.rs`); at most
+//! [`ServerConfig::max_concurrent_runs`] runs are in progress at once (429 past it); a run's
+//! workspace must lie under a workspace root after resolving symlinks and `..`, and a path that
+//! is missing gets the same 403 as one outside the roots. The token is never logged or put in
+//! an error.
 //!
 //! Architecture invariant: a thin HTTP edge over reagent-core and reagent-store; never prints.
 #![deny(missing_docs)]
