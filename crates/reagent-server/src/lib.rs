@@ -210,7 +210,7 @@ impl Server {
     }
 
     /// Serve until `shutdown` completes; then every live run ends as `interrupted` (recorded
-    /// in the store), open streams get [`SHUTDOWN_GRACE`] to end, and this returns.
+    /// in the store), open streams get a grace of 2 s to end, and this returns.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,
