@@ -177,11 +177,7 @@ async fn a_run_is_shown_as_running_before_anything_of_it_is_stored() {
     assert_eq!(detail["run"]["task"], "wait for the model");
     assert_eq!(detail["run"]["session_id"], created["session_id"]);
     assert_eq!(detail["transcript"], json!([]));
-    let cancelled = server
-        .post(&format!("/v1/runs/{id}/cancel"))
-        .send()
-        .await
-        .unwrap();
+    let cancelled = server.cancel(id).await;
     assert_eq!(cancelled.status(), 202);
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["outcome"], "cancelled");

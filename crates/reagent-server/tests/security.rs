@@ -411,11 +411,7 @@ async fn runs_past_the_cap_get_429_until_one_has_finished() {
     .await;
     assert!(m.contains("[serve] max_concurrent_runs"), "{m}");
     let id = first["id"].as_str().unwrap();
-    let res = server
-        .post(&format!("/v1/runs/{id}/cancel"))
-        .send()
-        .await
-        .unwrap();
+    let res = server.cancel(id).await;
     assert_eq!(res.status(), 202);
     server.wait_finished(id).await;
     // Its slot is given back once it is no longer live.

@@ -256,34 +256,8 @@ async fn deltas_reach_the_live_clients_that_ask_for_them_and_no_one_else() {
         let req = server.get(&format!("/v1/runs/{id}/events{query}"));
         async move { read_sse(req.send().await.unwrap(), usize::MAX).await }
     };
-    let url = format!(
-        "{}/v1/runs/{id}/ws?deltas=true",
-        server.base.replace("http", "ws")
-    );
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-            url.as_str(),
-        )
-        .unwrap();
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {}", server.token).parse().unwrap(),
-    );
-    let ws = async {
-        let (socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-        let mut frames = Vec::new();
-        let mut socket = socket;
-        while let Some(msg) = futures_util::StreamExt::next(&mut socket).await {
-            match msg.unwrap() {
-                tokio_tungstenite::tungstenite::Message::Text(t) => {
-                    frames.push(serde_json::from_str::<Value>(&t).unwrap());
-                }
-                tokio_tungstenite::tungstenite::Message::Close(_) => break,
-                _ => {}
-            }
-        }
-        frames
-    };
+    let ws_path = format!("/v1/runs/{id}/ws?deltas=true");
+    let ws = server.websocket_frames(&ws_path);
     let (with, without, explicit_no, frames) =
         tokio::join!(sse("?deltas=true"), sse(""), sse("?deltas=false"), ws);
 
