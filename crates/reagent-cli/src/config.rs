@@ -19,6 +19,10 @@
 //! [sandbox]
 //! mode = "workspace-write"     # read-only | workspace-write | full
 //! network = false
+//!
+//! [serve]                      # reagent serve only
+//! base_urls = ["http://127.0.0.1:8000/v1"]  # a request's base_url may also name these
+//! max_concurrent_runs = 16
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -59,6 +63,22 @@ pub(crate) struct FileConfig {
     /// Model profiles, consulted before the built-in ones.
     #[serde(default)]
     pub(crate) profiles: Vec<ProfileConfig>,
+    /// `reagent serve`'s own settings.
+    #[serde(default)]
+    pub(crate) serve: ServeFileConfig,
+}
+
+/// `[serve]`: what clients of `reagent serve` may ask for.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct ServeFileConfig {
+    /// Model server URLs a request's `base_url` may name besides the configured provider's
+    /// (`host` / `base_urls`); any other is refused with 403. The provider key is never sent
+    /// to these.
+    #[serde(default)]
+    pub(crate) base_urls: Vec<String>,
+    /// Runs in progress at once; past it new runs get 429 (default 16).
+    pub(crate) max_concurrent_runs: Option<usize>,
 }
 
 /// One `[[profiles]]` entry: defaults for models whose name contains `match`.
@@ -208,6 +228,22 @@ mod tests {
         assert_eq!(c.options.num_ctx, Some(8192));
         assert_eq!(c.budgets.max_tool_calls, Some(10));
         assert_eq!(c.sandbox.rules[0].action, "forbid");
+    }
+
+    #[test]
+    fn the_serve_section_parses_and_names_unknown_keys() {
+        let c = FileConfig::parse(
+            "[serve]\nbase_urls = [\"http://127.0.0.1:8000/v1\"]\nmax_concurrent_runs = 4",
+        )
+        .unwrap();
+        assert_eq!(c.serve.base_urls, ["http://127.0.0.1:8000/v1"]);
+        assert_eq!(c.serve.max_concurrent_runs, Some(4));
+        let empty = FileConfig::parse("").unwrap();
+        assert!(empty.serve.base_urls.is_empty());
+        let err = FileConfig::parse("[serve]\nbase_url = []")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `base_url`"), "{err}");
     }
 
     #[test]

@@ -1,5 +1,6 @@
-//! `reagent serve`: flags and config file → [`reagent_server::ServerConfig`]; print where the
-//! token is and the dashboard link; serve until Ctrl-C or SIGTERM.
+//! `reagent serve`: flags and config file (the run settings, and `[serve]`: the base URLs a
+//! request may name, the cap on concurrent runs) → [`reagent_server::ServerConfig`]; print
+//! where the token is and the dashboard link; serve until Ctrl-C or SIGTERM.
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
@@ -77,8 +78,13 @@ pub(crate) async fn run(args: &ServeArgs, file: &FileConfig) -> anyhow::Result<E
     config.token_file = args.token_file.clone();
     config.max_body_bytes = args.max_body_bytes;
     config.defaults = run_defaults(file).map_err(crate::usage)?;
+    config.base_urls = file.serve.base_urls.clone();
+    if let Some(n) = file.serve.max_concurrent_runs {
+        config.max_concurrent_runs = n;
+    }
     let server = Server::bind(config).await.map_err(|e| match e {
         reagent_server::ServerError::Token(_)
+        | reagent_server::ServerError::Config(_)
         | reagent_server::ServerError::WorkspaceRoot { .. } => crate::usage(e.into()),
         other => other.into(),
     })?;

@@ -409,7 +409,14 @@ async fn serve_exports_the_spans_of_the_runs_it_starts() {
     std::fs::create_dir_all(&ws).unwrap();
     std::fs::write(ws.join("notes.txt"), FILE_TEXT).unwrap();
     let path = |p: &str| dir.path().join(p).display().to_string();
+    std::fs::write(
+        dir.path().join("reagent.toml"),
+        format!("[serve]\nbase_urls = [\"{}\"]\n", model.base_url()),
+    )
+    .unwrap();
     let (mut child, link) = serve(&[
+        "--config".into(),
+        path("reagent.toml"),
         "--otlp-endpoint".into(),
         receiver.endpoint(),
         "serve".into(),

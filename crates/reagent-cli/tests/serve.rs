@@ -109,6 +109,12 @@ async fn sigterm_interrupts_live_runs_and_a_restarted_serve_lists_them() {
     let dir = tempfile::tempdir().unwrap();
     let workspace = dir.path().join("root/project");
     std::fs::create_dir_all(&workspace).unwrap();
+    // `[serve] base_urls` lets requests name the scripted model server, and nothing else.
+    std::fs::write(
+        dir.path().join("reagent.toml"),
+        format!("[serve]\nbase_urls = [\"{}\"]\n", model.base_url()),
+    )
+    .unwrap();
     let mut serve = Serve::start(dir.path());
     let token = std::fs::read_to_string(dir.path().join("token"))
         .unwrap()
@@ -123,19 +129,23 @@ async fn sigterm_interrupts_live_runs_and_a_restarted_serve_lists_them() {
         .await
         .unwrap();
     assert_eq!(refused.status(), 401);
-    let res = http
-        .post(format!("{}/v1/runs", serve.base))
-        .bearer_auth(&token)
-        .json(&json!({
-            "task": "wait for me",
-            "model": "m",
-            "provider": "ollama",
-            "base_url": model.base_url(),
-            "workspace": workspace,
-        }))
-        .send()
-        .await
-        .unwrap();
+    let run = |base_url: String| {
+        http.post(format!("{}/v1/runs", serve.base))
+            .bearer_auth(&token)
+            .json(&json!({
+                "task": "wait for me",
+                "model": "m",
+                "provider": "ollama",
+                "base_url": base_url,
+                "workspace": workspace,
+            }))
+            .send()
+    };
+    let forbidden = run("http://169.254.169.254".into()).await.unwrap();
+    assert_eq!(forbidden.status(), 403);
+    let message = forbidden.text().await.unwrap();
+    assert!(message.contains("[serve] base_urls"), "{message}");
+    let res = run(model.base_url()).await.unwrap();
     assert_eq!(res.status(), 201);
     let id = res.json::<Value>().await.unwrap()["id"]
         .as_str()

@@ -79,12 +79,13 @@ export async function call(method, path, body) {
 }
 
 /**
- * Follow run `id`'s events after `after` (a seq): `onEvent(event)` for each, in order.
- * Resolves when the server closes the stream (after `run_finished`), rejects on an error or
- * when `signal` aborts.
+ * Follow run `id`'s events after `after` (a seq): `onEvent(event)` for each, in order, with the
+ * reply's text and thinking as they stream (`text_delta`, `reasoning_delta`: live only, never
+ * replayed). Resolves when the server closes the stream (after `run_finished`), rejects on an
+ * error or when `signal` aborts.
  */
 export async function followEvents(id, after, onEvent, signal) {
-  const path = `/v1/runs/${encodeURIComponent(id)}/events?after=${after}`;
+  const path = `/v1/runs/${encodeURIComponent(id)}/events?after=${after}&deltas=true`;
   const response = await fetch(path, { headers: headers({ Accept: 'text/event-stream' }), signal });
   if (!response.ok) throw await failure(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();

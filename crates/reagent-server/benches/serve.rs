@@ -34,7 +34,8 @@ struct Bench {
     _dir: tempfile::TempDir,
 }
 
-async fn start(dir: tempfile::TempDir) -> Bench {
+/// A server over `dir` that lets runs use the model server at `model_url`.
+async fn start(dir: tempfile::TempDir, model_url: Option<&str>) -> Bench {
     let root = dir.path().join("root");
     let workspace = root.join("project");
     std::fs::create_dir_all(&workspace).unwrap();
@@ -46,6 +47,8 @@ async fn start(dir: tempfile::TempDir) -> Bench {
     config.token_file = Some(dir.path().join("token"));
     config.defaults.agent.stream = false;
     config.defaults.agent.max_iterations = 10_000;
+    config.base_urls.extend(model_url.map(str::to_owned));
+    config.max_concurrent_runs = 1_000;
     let server = Server::bind(config).await.unwrap();
     let base = format!("http://{}", server.local_addr());
     let token = server.token().reveal().to_owned();
@@ -210,8 +213,8 @@ fn percentile(sorted: &[Duration], p: f64) -> Duration {
 }
 
 async fn fan_out(clients: usize, steps: usize) -> (Duration, Duration, usize) {
-    let bench = start(tempfile::tempdir().unwrap()).await;
     let model = timed_model(steps, Duration::from_millis(2)).await;
+    let bench = start(tempfile::tempdir().unwrap(), Some(&model.url)).await;
     let id = bench.start_run(&model.url).await;
     let mut tasks = Vec::new();
     for _ in 0..clients {
@@ -284,7 +287,7 @@ async fn list_throughput(runs: usize, secs: u64, concurrency: usize) -> (f64, Du
     }
     store.flush().await;
     drop(store);
-    let bench = start(dir).await;
+    let bench = start(dir, None).await;
     let check: Value = bench
         .http
         .get(format!("{}/v1/runs", bench.base))
@@ -339,7 +342,7 @@ async fn live_runs_rss(runs: usize) -> (u64, u64) {
         script = script.turn(Turn::text("done").with_delay(Duration::from_secs(5)));
     }
     let model = ScriptedOllama::start(script).await.unwrap();
-    let bench = start(tempfile::tempdir().unwrap()).await;
+    let bench = start(tempfile::tempdir().unwrap(), Some(&model.base_url())).await;
     let before = rss_kib();
     let mut clients = Vec::new();
     for _ in 0..runs {

@@ -209,6 +209,11 @@ pub struct FollowUp {
 pub struct EventsQuery {
     /// Only events with a greater `seq` (for clients that cannot send `Last-Event-ID`).
     pub after: Option<u64>,
+    /// Also send the streamed text and reasoning as they come (`text_delta` and
+    /// `reasoning_delta` events). Deltas are never stored: only a client following a live run
+    /// gets them, best effort (one that falls behind misses some), and each carries the `seq`
+    /// of the event before it.
+    pub deltas: Option<bool>,
 }
 
 /// A command waiting for a person's answer.

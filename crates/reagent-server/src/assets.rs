@@ -1,19 +1,16 @@
 //! The dashboard's static files, embedded in the binary from `crates/reagent-server/assets/`:
 //! `GET /` is `index.html`, `GET /assets/PATH` is `assets/PATH`. They carry no data, so no
-//! token is needed.
+//! token is needed. Their Content-Security-Policy (only these files may run) is on every
+//! response of the server (`routes.rs`).
 
 use axum::extract::Path;
-use axum::http::header::{CACHE_CONTROL, CONTENT_SECURITY_POLICY, CONTENT_TYPE};
+use axum::http::header::{CACHE_CONTROL, CONTENT_TYPE};
 use axum::response::{IntoResponse, Response};
 use include_dir::{include_dir, Dir};
 
 use crate::error::ApiError;
 
 static ASSETS: Dir<'_> = include_dir!("$CARGO_MANIFEST_DIR/assets");
-
-/// What the dashboard's pages may load: only this server (no CDN, no inline script).
-const CSP: &str = "default-src 'self'; img-src 'self' data:; style-src 'self' 'unsafe-inline'; \
-    frame-ancestors 'none'; base-uri 'none'; form-action 'self'";
 
 /// `GET /`.
 pub(crate) async fn index() -> Response {
@@ -34,7 +31,6 @@ fn file(path: &str) -> Response {
         Some(f) => (
             [
                 (CONTENT_TYPE, content_type(path)),
-                (CONTENT_SECURITY_POLICY, CSP),
                 (CACHE_CONTROL, "no-cache"),
             ],
             f.contents(),

@@ -12,6 +12,8 @@ use reagent_tools::ToolsConfig;
 pub const DEFAULT_BIND: &str = "127.0.0.1:7878";
 /// The default cap on request bodies.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 1024 * 1024;
+/// The default cap on runs in progress at once.
+pub const DEFAULT_MAX_CONCURRENT_RUNS: usize = 16;
 
 /// A server's configuration. [`ServerConfig::new`] gives the defaults.
 #[derive(Debug, Clone)]
@@ -27,6 +29,13 @@ pub struct ServerConfig {
     pub token_file: Option<PathBuf>,
     /// Request bodies larger than this get 413.
     pub max_body_bytes: usize,
+    /// Base URLs a request's `base_url` may name besides the configured provider's
+    /// (`[serve] base_urls` in reagent's config file); any other is refused with 403. A
+    /// provider key is never sent to these (see the crate docs).
+    pub base_urls: Vec<String>,
+    /// Runs in progress at once (new runs and follow-ups); past it `POST` gets 429
+    /// (`[serve] max_concurrent_runs`). At least 1.
+    pub max_concurrent_runs: usize,
     /// Unread events each live subscriber may hold before it is caught up from the store.
     pub subscriber_queue: usize,
     /// Numbered events each live run keeps in memory for clients that reconnect.
@@ -39,12 +48,14 @@ pub struct ServerConfig {
 #[derive(Debug, Clone)]
 pub struct RunDefaults {
     /// The provider (its kind, base URLs, key, timeouts); a request's `provider` and
-    /// `base_url` replace the kind and the URLs.
+    /// `base_url` replace the kind and the URLs (a `base_url` only with one of the allowed
+    /// URLs, [`ServerConfig::base_urls`]; the key goes only to its own URLs).
     pub provider: ProviderConfig,
     /// The tools and the sandbox (`run_command`'s rules decide what needs approval).
     pub tools: ToolsConfig,
     /// The agent's settings; a request's model, tool mode, iterations and budgets replace
-    /// those fields.
+    /// those fields. Replies are streamed by default, so clients that ask for deltas
+    /// (`?deltas=true`) see the text as it comes.
     pub agent: AgentConfig,
 }
 
@@ -53,7 +64,10 @@ impl Default for RunDefaults {
         RunDefaults {
             provider: ProviderConfig::new(ProviderKind::Ollama),
             tools: ToolsConfig::default(),
-            agent: AgentConfig::new(""),
+            agent: AgentConfig {
+                stream: true,
+                ..AgentConfig::new("")
+            },
         }
     }
 }
@@ -67,6 +81,8 @@ impl ServerConfig {
             workspace_roots: Vec::new(),
             token_file: None,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            base_urls: Vec::new(),
+            max_concurrent_runs: DEFAULT_MAX_CONCURRENT_RUNS,
             subscriber_queue: 256,
             recent_events: 256,
             defaults: RunDefaults::default(),

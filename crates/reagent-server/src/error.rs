@@ -26,7 +26,8 @@ pub struct ErrorBody {
 #[derive(Debug, Serialize, ToSchema)]
 pub struct ErrorDetail {
     /// `not_found`, `bad_request`, `unauthorized`, `forbidden`, `conflict`,
-    /// `payload_too_large`, `unsupported_media_type`, `method_not_allowed` or `internal`.
+    /// `payload_too_large`, `unsupported_media_type`, `method_not_allowed`,
+    /// `too_many_requests`, `internal` or `unavailable`.
     pub code: String,
     /// What went wrong, in words.
     pub message: String,
@@ -55,7 +56,7 @@ impl ApiError {
         )
     }
 
-    /// 403: not allowed (a workspace outside every root).
+    /// 403: not allowed (a workspace outside every root, a `base_url` not allowed).
     pub fn forbidden(message: impl Into<String>) -> Self {
         Self::new(StatusCode::FORBIDDEN, "forbidden", message)
     }
@@ -94,6 +95,18 @@ impl ApiError {
             StatusCode::UNSUPPORTED_MEDIA_TYPE,
             "unsupported_media_type",
             "send the body as JSON with `Content-Type: application/json`",
+        )
+    }
+
+    /// 429: the server runs as many runs as it may at once.
+    pub fn too_many_runs(cap: usize) -> Self {
+        Self::new(
+            StatusCode::TOO_MANY_REQUESTS,
+            "too_many_requests",
+            format!(
+                "this server already has {cap} runs in progress, its cap (`[serve] max_concurrent_runs`): \
+                 try again once one has finished"
+            ),
         )
     }
 
@@ -153,6 +166,9 @@ pub enum ServerError {
     /// The token file is missing (non-loopback bind), unreadable or unsafe.
     #[error("{0}")]
     Token(String),
+    /// A setting cannot be used (it is named in the message).
+    #[error("{0}")]
+    Config(String),
     /// A workspace root is not a directory.
     #[error("workspace root {path}: {message}")]
     WorkspaceRoot {

@@ -6,6 +6,10 @@
 //! run's recent events in memory, or from the store for older ones, and goes on live. Its own
 //! queue towards the connection is bounded ([`CLIENT_QUEUE`] frames), so a slow client holds
 //! little memory; a client that is gone ends its follower at the next event.
+//!
+//! A follower that asked for deltas also gets the live run's `text_delta` and `reasoning_delta`
+//! events, each right after the numbered event whose `seq` it carries; they are never stored,
+//! so a replay has none, and deltas published while a follower was behind are not sent again.
 
 use std::sync::Arc;
 
@@ -28,6 +32,15 @@ pub(crate) struct Frame {
     pub(crate) json: String,
 }
 
+/// `event`, serialized.
+fn frame_of(event: &Event) -> Frame {
+    Frame {
+        seq: event.seq,
+        kind: event.kind.type_name().to_owned(),
+        json: serde_json::to_string(event).unwrap_or_default(),
+    }
+}
+
 /// Why following stopped early.
 enum Stop {
     /// The client is gone.
@@ -36,14 +49,23 @@ enum Stop {
     Missing,
 }
 
-/// Follow run `run_id` after `after`: frames arrive on the returned receiver until the run's
+/// Where to follow from and what to send.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start {
+    /// Send the events after this `seq`.
+    pub(crate) after: u64,
+    /// Send the live deltas too.
+    pub(crate) deltas: bool,
+}
+
+/// Follow run `run_id` from `from`: frames arrive on the returned receiver until the run's
 /// `run_finished` (or, for a run that is not live, its last stored event); dropping the
 /// receiver stops the follower.
 pub(crate) fn follow(
     runs: Runs,
     store: Store,
     run_id: String,
-    after: u64,
+    from: Start,
 ) -> mpsc::Receiver<Frame> {
     let (tx, rx) = mpsc::channel(CLIENT_QUEUE);
     let open = runs.metrics().stream_opened();
@@ -51,7 +73,8 @@ pub(crate) fn follow(
         let _open = open;
         let mut follower = Follower {
             tx,
-            last: after,
+            last: from.after,
+            deltas: from.deltas,
             done: false,
         };
         match follower.run(&runs, &store, &run_id).await {
@@ -69,6 +92,8 @@ struct Follower {
     tx: mpsc::Sender<Frame>,
     /// The last `seq` sent.
     last: u64,
+    /// Whether live deltas are sent.
+    deltas: bool,
     /// `run_finished` was sent.
     done: bool,
 }
@@ -81,7 +106,7 @@ impl Follower {
                 // this server: the store has everything.
                 return self.replay(store, run_id, None).await;
             };
-            let joined = live.join(self.last);
+            let joined = live.join(self.last, self.deltas);
             if let Some(oldest) = joined.oldest_kept.filter(|o| *o > self.last + 1) {
                 store.flush().await;
                 self.replay(store, run_id, Some(oldest)).await?;
@@ -99,6 +124,13 @@ impl Follower {
                     () = self.tx.closed() => return Err(Stop::Gone),
                 };
                 match received {
+                    // A delta continues the event it follows; one from before a catch-up is
+                    // stale, and none comes after `run_finished`.
+                    Received::Event(event) if event.kind.is_delta() => {
+                        if event.seq == self.last {
+                            self.send(frame_of(&event)).await?;
+                        }
+                    }
                     Received::Event(event) if event.seq <= self.last => {}
                     Received::Event(event) if event.seq == self.last + 1 => {
                         self.send_event(&event).await?;
@@ -119,15 +151,8 @@ impl Follower {
         if event.seq <= self.last {
             return Ok(());
         }
-        let json = serde_json::to_string(&**event).unwrap_or_default();
-        let finished = matches!(event.kind, EventKind::RunFinished { .. });
-        self.send(Frame {
-            seq: event.seq,
-            kind: event.kind.type_name().to_owned(),
-            json,
-        })
-        .await?;
-        self.done = finished;
+        self.send(frame_of(event)).await?;
+        self.done = matches!(event.kind, EventKind::RunFinished { .. });
         Ok(())
     }
 

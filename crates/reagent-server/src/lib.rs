@@ -4,6 +4,7 @@
 //! [`reagent_core::Session`] of its own [`reagent_core::Agent`], the same loop as `reagent
 //! run` — records them in a [`reagent_store::Store`], streams their events live (Server-Sent
 //! Events with `Last-Event-ID` resume, or a WebSocket) through [`reagent_core::EventBus`],
+//! with the reply's text and reasoning as they stream for clients that ask (`?deltas=true`),
 //! lets a person answer approvals, and exports Prometheus metrics. It also serves the
 //! dashboard's static files, embedded from `assets/`.
 //!
@@ -21,11 +22,19 @@
 //! ```
 //!
 //! Security: every route but `GET /v1/health`, `GET /` and `GET /assets/*` needs the bearer
-//! token (compared in constant time), kept in a file created on first start with mode 0600; a
-//! non-loopback address refuses to start without an existing token file; no CORS headers are
-//! sent (browsers refuse other origins); bodies are capped; a run's workspace must lie under a
-//! workspace root after resolving symlinks and `..`. The token is never logged or put in an
-//! error.
+//! token in the `Authorization` header (compared in constant time; never taken from a query
+//! string), kept in a file created on first start with mode 0600; a non-loopback address
+//! refuses to start without an existing token file; no CORS headers are sent (browsers refuse
+//! other origins); every response carries a Content-Security-Policy that lets a page run only
+//! the dashboard's own scripts and styles and be framed by no one (`frame-ancestors 'none'`),
+//! `X-Content-Type-Options: nosniff`, `X-Frame-Options: DENY` and `Referrer-Policy:
+//! no-referrer`; bodies are capped; a request's `base_url` must be the configured provider's or
+//! one of [`ServerConfig::base_urls`] (403 otherwise), and a provider key is only ever sent to
+//! the URL it was configured for (`egress.rs`); at most
+//! [`ServerConfig::max_concurrent_runs`] runs are in progress at once (429 past it); a run's
+//! workspace must lie under a workspace root after resolving symlinks and `..`, and a path that
+//! is missing gets the same 403 as one outside the roots. The token is never logged or put in
+//! an error.
 //!
 //! Architecture invariant: a thin HTTP edge over reagent-core and reagent-store; never prints.
 #![deny(missing_docs)]
@@ -34,6 +43,7 @@ mod api;
 mod approvals;
 mod assets;
 mod config;
+mod egress;
 mod error;
 mod extract;
 mod follow;
@@ -57,7 +67,9 @@ use reagent_store::Store;
 use tokio::net::TcpListener;
 
 pub use api::*;
-pub use config::{RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES};
+pub use config::{
+    RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_RUNS,
+};
 pub use error::{ApiError, ErrorBody, ErrorDetail, ServerError};
 pub use openapi::openapi;
 pub use token::{default_token_path, Token, TOKEN_FILE_NAME};
@@ -123,6 +135,12 @@ impl Server {
         let (token, token_created) =
             token::load_or_create(&token_file, config.bind.ip().is_loopback())?;
         let roots = roots::WorkspaceRoots::new(&config.workspace_roots)?;
+        let egress = egress::Egress::new(&config.defaults.provider, &config.base_urls)?;
+        if config.max_concurrent_runs == 0 {
+            return Err(ServerError::Config(
+                "[serve] max_concurrent_runs must be at least 1".into(),
+            ));
+        }
         let store = Store::open(&config.store).await?;
         let listener =
             TcpListener::bind(config.bind)
@@ -138,13 +156,12 @@ impl Server {
         let approvals = Approvals::default();
         let metrics = Arc::new(Metrics::new());
         let runs = Runs::new(
+            &config,
             store.clone(),
-            config.defaults.clone(),
             roots,
+            egress,
             approvals.clone(),
             metrics.clone(),
-            config.subscriber_queue,
-            config.recent_events,
         );
         Ok(Server {
             listener,
@@ -193,7 +210,7 @@ impl Server {
     }
 
     /// Serve until `shutdown` completes; then every live run ends as `interrupted` (recorded
-    /// in the store), open streams get [`SHUTDOWN_GRACE`] to end, and this returns.
+    /// in the store), open streams get a grace of 2 s to end, and this returns.
     pub async fn serve(
         self,
         shutdown: impl Future<Output = ()> + Send + 'static,

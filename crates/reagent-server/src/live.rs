@@ -141,10 +141,10 @@ impl LiveRun {
         self.recent().closed
     }
 
-    /// Join the run after `after`: see [`Joined`].
-    pub(crate) fn join(&self, after: u64) -> Joined {
+    /// Join the run after `after`, with the streamed deltas when `deltas`: see [`Joined`].
+    pub(crate) fn join(&self, after: u64, deltas: bool) -> Joined {
         let recent = self.recent();
-        let live = self.bus.subscribe(false);
+        let live = self.bus.subscribe(deltas);
         Joined {
             backlog: recent
                 .events

@@ -1,5 +1,6 @@
 //! Workspace roots: a run's workspace must lie under one of them once symlinks and `..` are
-//! resolved.
+//! resolved. A path that is missing, unreadable or outside every root gets one and the same
+//! answer, so a client cannot learn whether a path outside the roots exists.
 
 use std::path::{Path, PathBuf};
 
@@ -34,8 +35,9 @@ impl WorkspaceRoots {
             .map(WorkspaceRoots)
     }
 
-    /// The canonical form of `workspace` when it lies under a root: 403 when it does not,
-    /// 400 when it is not an existing directory.
+    /// The canonical form of `workspace` when it lies under a root. 400 when it is empty or
+    /// relative, or is a file under a root; the same 403 whether it is missing, unreadable or
+    /// outside every root.
     pub(crate) fn check(&self, workspace: &str) -> Result<PathBuf, ApiError> {
         if workspace.trim().is_empty() {
             return Err(ApiError::bad_request(
@@ -48,17 +50,19 @@ impl WorkspaceRoots {
                 "`workspace` must be an absolute path, got `{workspace}`"
             )));
         }
-        let canonical = std::fs::canonicalize(path).map_err(|e| {
-            ApiError::bad_request(format!("workspace `{workspace}` cannot be opened: {e}"))
-        })?;
+        let refused = || {
+            ApiError::forbidden(format!(
+                "workspace `{workspace}` is not an existing directory under the server's \
+                 workspace roots (a missing path and one outside the roots get this same answer)"
+            ))
+        };
+        let canonical = std::fs::canonicalize(path).map_err(|_| refused())?;
         if !self.0.iter().any(|root| canonical.starts_with(root)) {
-            return Err(ApiError::forbidden(format!(
-                "workspace `{workspace}` is outside the server's workspace roots"
-            )));
+            return Err(refused());
         }
         if !canonical.is_dir() {
             return Err(ApiError::bad_request(format!(
-                "workspace `{workspace}` is not a directory"
+                "workspace `{workspace}` is a file, not a directory"
             )));
         }
         Ok(canonical)
@@ -80,10 +84,17 @@ mod tests {
         let roots = WorkspaceRoots::new(std::slice::from_ref(&root)).unwrap();
         let inside = roots.check(root.join("project").to_str().unwrap()).unwrap();
         assert!(inside.ends_with("root/project"));
+        std::fs::write(root.join("file.txt"), "x").unwrap();
+        std::fs::write(outside.join("file.txt"), "x").unwrap();
         for bad in [
             root.join("escape"),
+            root.join("escape/file.txt"),
             root.join("project/../../outside"),
             outside.clone(),
+            outside.join("file.txt"),
+            outside.join("missing"),
+            root.join("missing"),
+            root.join("escape/missing"),
         ] {
             let err = roots.check(bad.to_str().unwrap()).unwrap_err();
             assert_eq!(err.code(), "forbidden", "{}", bad.display());
@@ -94,7 +105,7 @@ mod tests {
         );
         assert_eq!(
             roots
-                .check(root.join("missing").to_str().unwrap())
+                .check(root.join("file.txt").to_str().unwrap())
                 .unwrap_err()
                 .code(),
             "bad_request"

@@ -63,13 +63,27 @@ async fn require_token(State(state): State<AppState>, req: Request, next: Next) 
     }
 }
 
+/// What any page of this server may load: only the dashboard's own scripts, styles and
+/// images (no inline script or style, no other origin), in no frame.
+pub(crate) const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+    style-src 'self'; img-src 'self' data:; connect-src 'self'; base-uri 'none'; \
+    form-action 'self'; frame-ancestors 'none'";
+
+/// The headers every response carries (the dashboard's files, the API, errors).
+const SECURITY_HEADERS: [(&str, &str); 6] = [
+    ("content-security-policy", CONTENT_SECURITY_POLICY),
+    ("x-content-type-options", "nosniff"),
+    ("x-frame-options", "DENY"),
+    ("referrer-policy", "no-referrer"),
+    ("cross-origin-opener-policy", "same-origin"),
+    ("cross-origin-resource-policy", "same-origin"),
+];
+
 async fn security_headers(mut res: Response) -> Response {
     let h = res.headers_mut();
-    h.insert(
-        "x-content-type-options",
-        HeaderValue::from_static("nosniff"),
-    );
-    h.insert("referrer-policy", HeaderValue::from_static("no-referrer"));
+    for (name, value) in SECURITY_HEADERS {
+        h.insert(name, HeaderValue::from_static(value));
+    }
     res
 }
 
@@ -89,8 +103,9 @@ pub(crate) async fn health() -> Json<Health> {
         (status = 201, body = CreatedRun),
         (status = 400, body = ErrorBody, description = "bad JSON, unknown field, bad value"),
         (status = 401, body = ErrorBody),
-        (status = 403, body = ErrorBody, description = "workspace outside every root"),
+        (status = 403, body = ErrorBody, description = "`base_url` not allowed (`[serve] base_urls`), or the workspace is not a directory under a workspace root"),
         (status = 413, body = ErrorBody),
+        (status = 429, body = ErrorBody, description = "the server's cap on runs in progress (`[serve] max_concurrent_runs`) is reached"),
     ))]
 pub(crate) async fn create_run(
     State(state): State<AppState>,
@@ -230,7 +245,8 @@ pub(crate) async fn cancel_run(
 #[utoipa::path(post, path = "/v1/runs/{id}/messages", tag = "runs", params(("id" = String, Path)),
     request_body = FollowUp,
     responses((status = 201, body = CreatedRun), (status = 400, body = ErrorBody), (status = 401, body = ErrorBody),
-        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the session has a run in progress")))]
+        (status = 404, body = ErrorBody), (status = 409, body = ErrorBody, description = "the session has a run in progress"),
+        (status = 429, body = ErrorBody, description = "the server's cap on runs in progress is reached")))]
 pub(crate) async fn follow_up(
     State(state): State<AppState>,
     Path(id): Path<String>,

@@ -8,14 +8,16 @@ use std::time::Duration;
 
 use reagent_core::{Agent, AgentConfig, Budgets, EventSink, Session, ToolMode};
 use reagent_protocol::{Event, EventKind, Outcome};
-use reagent_providers::{ProviderConfig, ProviderKind};
+use reagent_providers::ProviderKind;
 use reagent_store::{RunRecord, Scope, Store};
 use reagent_tools::{ToolRegistry, Workspace};
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 use tokio::task::JoinHandle;
 
 use crate::api::{ApprovalPolicy, CreateRun, CreatedRun, RunSummary};
 use crate::approvals::{Approvals, RunApprover};
-use crate::config::RunDefaults;
+use crate::config::{RunDefaults, ServerConfig};
+use crate::egress::Egress;
 use crate::error::ApiError;
 use crate::live::LiveRun;
 use crate::metrics::Metrics;
@@ -32,6 +34,8 @@ struct Entry {
     live: Arc<LiveRun>,
     sink: EventSink,
     task: Option<JoinHandle<()>>,
+    /// Its place under the cap on concurrent runs, given back when it is forgotten.
+    _slot: OwnedSemaphorePermit,
 }
 
 struct Inner {
@@ -40,10 +44,14 @@ struct Inner {
     store: Store,
     defaults: RunDefaults,
     roots: WorkspaceRoots,
+    egress: Egress,
     approvals: Approvals,
     metrics: Arc<Metrics>,
     subscriber_queue: usize,
     recent_events: usize,
+    /// One permit per run in progress.
+    slots: Arc<Semaphore>,
+    max_concurrent_runs: usize,
 }
 
 /// The runs of one server.
@@ -71,25 +79,28 @@ fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
 }
 
 impl Runs {
+    /// The runs of a server started with `config`.
     pub(crate) fn new(
+        config: &ServerConfig,
         store: Store,
-        defaults: RunDefaults,
         roots: WorkspaceRoots,
+        egress: Egress,
         approvals: Approvals,
         metrics: Arc<Metrics>,
-        subscriber_queue: usize,
-        recent_events: usize,
     ) -> Self {
         Runs(Arc::new(Inner {
             entries: Mutex::default(),
             busy_sessions: Mutex::default(),
             store,
-            defaults,
+            defaults: config.defaults.clone(),
             roots,
+            egress,
             approvals,
             metrics,
-            subscriber_queue,
-            recent_events,
+            subscriber_queue: config.subscriber_queue,
+            recent_events: config.recent_events,
+            slots: Arc::new(Semaphore::new(config.max_concurrent_runs)),
+            max_concurrent_runs: config.max_concurrent_runs,
         }))
     }
 
@@ -190,10 +201,16 @@ impl Runs {
     async fn launch(&self, launch: Launch) -> Result<CreatedRun, ApiError> {
         let inner = &self.0;
         let request = launch.request;
-        let provider = reagent_providers::build_provider(&provider_config(
-            &inner.defaults.provider,
-            &request,
-        )?)
+        let slot = inner
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::too_many_runs(inner.max_concurrent_runs))?;
+        let provider = reagent_providers::build_provider(
+            &inner
+                .egress
+                .provider_config(&inner.defaults.provider, &request)?,
+        )
         .map_err(|e| ApiError::bad_request(format!("provider: {e}")))?;
         let run_id = reagent_core::new_run_id();
         let live_cancel = reagent_protocol::CancellationToken::new();
@@ -262,6 +279,7 @@ impl Runs {
                 live: live.clone(),
                 sink: sink.clone(),
                 task: None,
+                _slot: slot,
             },
         );
         let runs = self.clone();
@@ -496,35 +514,6 @@ fn request_of(record: &RunRecord) -> CreateRun {
         workspace: record.workspace.clone(),
         approval: None,
     }
-}
-
-fn provider_config(defaults: &ProviderConfig, r: &CreateRun) -> Result<ProviderConfig, ApiError> {
-    let mut cfg = defaults.clone();
-    if let Some(name) = &r.provider {
-        let kind: ProviderKind = name
-            .parse()
-            .map_err(|e| ApiError::bad_request(format!("`provider`: {e}")))?;
-        if kind != cfg.kind {
-            cfg = ProviderConfig {
-                kind,
-                base_urls: Vec::new(),
-                api_key: kind
-                    .api_key_env()
-                    .and_then(|v| std::env::var(v).ok())
-                    .filter(|k| !k.is_empty()),
-                ..cfg
-            };
-        }
-    }
-    if let Some(url) = &r.base_url {
-        if !(url.starts_with("http://") || url.starts_with("https://")) {
-            return Err(ApiError::bad_request(format!(
-                "`base_url` must start with http:// or https://, got `{url}`"
-            )));
-        }
-        cfg.base_urls = vec![url.clone()];
-    }
-    Ok(cfg)
 }
 
 fn agent_config(defaults: &AgentConfig, r: &CreateRun) -> Result<AgentConfig, ApiError> {

@@ -15,7 +15,7 @@ use futures_util::Stream;
 use crate::api::EventsQuery;
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::QueryParams;
-use crate::follow::{follow, Frame};
+use crate::follow::{follow, Frame, Start};
 use crate::AppState;
 
 /// The position to follow from: `Last-Event-ID`, else `?after=`, else the start.
@@ -46,7 +46,7 @@ async fn check_exists(state: &AppState, id: &str) -> Result<(), ApiError> {
     params(("id" = String, Path), ("Last-Event-ID" = Option<u64>, Header, description = "resume after this seq"), EventsQuery),
     responses(
         (status = 200, content_type = "text/event-stream",
-         description = "one SSE event per run event: `id` = seq, `event` = its type, `data` = the event JSON (schema/events.schema.json); closes after run_finished"),
+         description = "one SSE event per run event: `id` = seq, `event` = its type, `data` = the event JSON (schema/events.schema.json); with `?deltas=true` also the live `text_delta` and `reasoning_delta` events (never stored; `id` = the seq of the event before); closes after run_finished"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub(crate) async fn sse(
     State(state): State<AppState>,
@@ -54,9 +54,12 @@ pub(crate) async fn sse(
     headers: HeaderMap,
     QueryParams(query): QueryParams<EventsQuery>,
 ) -> Result<Sse<impl Stream<Item = Result<SseEvent, Infallible>>>, ApiError> {
-    let after = start_after(&headers, &query)?;
+    let from = Start {
+        after: start_after(&headers, &query)?,
+        deltas: query.deltas.unwrap_or(false),
+    };
     check_exists(&state, &id).await?;
-    let frames = follow(state.runs().clone(), state.store().clone(), id, after);
+    let frames = follow(state.runs().clone(), state.store().clone(), id, from);
     let events = futures_util::stream::unfold(frames, |mut frames| async move {
         let frame = frames.recv().await?;
         Some((Ok(sse_event(frame)), frames))
@@ -75,7 +78,7 @@ fn sse_event(frame: Frame) -> SseEvent {
 #[utoipa::path(get, path = "/v1/runs/{id}/ws", tag = "events",
     params(("id" = String, Path), EventsQuery),
     responses(
-        (status = 101, description = "WebSocket: one text frame per run event (the event JSON); closed after run_finished"),
+        (status = 101, description = "WebSocket: one text frame per run event (the event JSON), with `?deltas=true` also the live deltas; closed after run_finished"),
         (status = 400, body = ErrorBody), (status = 401, body = ErrorBody), (status = 404, body = ErrorBody)))]
 pub(crate) async fn websocket(
     State(state): State<AppState>,
@@ -87,10 +90,13 @@ pub(crate) async fn websocket(
     let upgrade = upgrade.map_err(|r| {
         ApiError::bad_request(format!("this route is a WebSocket: {}", r.body_text()))
     })?;
-    let after = query.after.unwrap_or(0);
+    let from = Start {
+        after: query.after.unwrap_or(0),
+        deltas: query.deltas.unwrap_or(false),
+    };
     Ok(upgrade
         .on_upgrade(move |socket| async move {
-            let frames = follow(state.runs().clone(), state.store().clone(), id, after);
+            let frames = follow(state.runs().clone(), state.store().clone(), id, from);
             pump_socket(socket, frames).await;
         })
         .into_response())

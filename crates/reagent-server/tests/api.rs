@@ -19,7 +19,7 @@ async fn a_run_is_started_streamed_listed_and_shown() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let created = server.start_run(&model.base_url(), json!({})).await;
     assert_eq!(created["status"], "running");
     let id = created["id"].as_str().unwrap();
@@ -131,7 +131,7 @@ async fn health_and_the_dashboard_need_no_token_and_everything_else_does() {
 
 #[tokio::test]
 async fn a_run_that_fails_before_it_starts_is_still_listed_with_its_error() {
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing("http://127.0.0.1:1").await;
     // Nothing listens on port 1.
     let created = server
         .start_run("http://127.0.0.1:1", json!({"task": "unreachable"}))
@@ -164,7 +164,7 @@ async fn a_run_is_shown_as_running_before_anything_of_it_is_stored() {
             open.push(conn);
         }
     });
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&silent_url).await;
     let created = server
         .start_run(&silent_url, json!({"task": "wait for the model"}))
         .await;
@@ -177,11 +177,7 @@ async fn a_run_is_shown_as_running_before_anything_of_it_is_stored() {
     assert_eq!(detail["run"]["task"], "wait for the model");
     assert_eq!(detail["run"]["session_id"], created["session_id"]);
     assert_eq!(detail["transcript"], json!([]));
-    let cancelled = server
-        .post(&format!("/v1/runs/{id}/cancel"))
-        .send()
-        .await
-        .unwrap();
+    let cancelled = server.cancel(id).await;
     assert_eq!(cancelled.status(), 202);
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["outcome"], "cancelled");

@@ -1,8 +1,10 @@
 //! The dashboard in a real browser: Debian's headless Chromium, driven by playwright-core from
 //! npm (`tests/dashboard/dashboard.spec.mjs`), against a real server on 127.0.0.1 over a temp
 //! SQLite store and a scripted Ollama that replies slowly enough to watch. The spec signs in,
-//! starts a run from the form, watches its timeline grow live, answers its approval from the
-//! keyboard, sends a follow-up, cancels a second run, and checks a phone viewport; screenshots
+//! checks that the Content-Security-Policy blocks an injected inline script and style (and that
+//! the dashboard itself never trips it), starts a run from the form, watches its timeline grow
+//! live and its answer stream in, answers its approval from the keyboard, sends a follow-up,
+//! cancels a second run, and checks a phone viewport; screenshots
 //! go to `target/test-artifacts/dashboard/`. Nothing is skipped: without node, chromium or
 //! playwright-core the test fails and says to run `scripts/install-test-deps.sh`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
@@ -20,6 +22,8 @@ use support::TestServer;
 
 /// The command the first run asks approval for (an `ask` rule matches `echo`).
 const COMMAND: &str = "echo dashboard-approved";
+/// The first run's answer, streamed into the page as it comes.
+const ANSWER: &str = "The notes are read and the check printed dashboard-approved.";
 /// The browser spec's own deadline is shorter; this one catches a hung browser.
 const SPEC_LIMIT: Duration = Duration::from_secs(240);
 
@@ -95,9 +99,12 @@ fn script() -> ScriptBuilder {
         )
         .turn(Turn::text("").with_usage(300, 1).with_delay(step))
         .turn(
-            Turn::text("The notes are read and the check printed dashboard-approved.")
+            // Streamed in small pieces, slowly enough to see the reply grow.
+            Turn::text(ANSWER)
                 .with_usage(330, 25)
-                .with_delay(step),
+                .with_delay(step)
+                .with_chunk_chars(4)
+                .with_chunk_delay(Duration::from_millis(60)),
         )
         .turn(
             Turn::text("Follow-up answ")
@@ -127,6 +134,7 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
     let model = ScriptedOllama::start(script()).await.unwrap();
     let server = TestServer::start_with(|config| {
         config.defaults.tools.command.rules = CommandRules::new(RuleDecision::Allow).ask("echo");
+        config.base_urls.push(model.base_url());
     })
     .await;
     std::fs::write(server.workspace.join("notes.txt"), notes()).unwrap();
@@ -139,6 +147,7 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
         .env("DASHBOARD_WORKSPACE", &server.workspace)
         .env("DASHBOARD_MODEL_URL", model.base_url())
         .env("DASHBOARD_COMMAND", COMMAND)
+        .env("DASHBOARD_ANSWER", ANSWER)
         .env("DASHBOARD_ARTIFACTS", &shots)
         .env("CHROMIUM", &chromium)
         .stdin(Stdio::null())

@@ -5,7 +5,6 @@ mod support;
 
 use std::time::Duration;
 
-use futures_util::StreamExt;
 use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
 use serde_json::{json, Value};
 use support::{assert_complete, TestServer};
@@ -40,6 +39,7 @@ async fn an_ask_rule_waits_for_the_answer_given_over_http() {
     let server = TestServer::start_with(|c| {
         let rules = std::mem::take(&mut c.defaults.tools.command.rules);
         c.defaults.tools.command.rules = rules.ask("touch");
+        c.base_urls.push(model.base_url());
     })
     .await;
     let run = server
@@ -102,14 +102,10 @@ async fn a_run_is_cancelled_and_a_finished_one_cannot_be() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
-    let res = server
-        .post(&format!("/v1/runs/{id}/cancel"))
-        .send()
-        .await
-        .unwrap();
+    let res = server.cancel(id).await;
     assert_eq!(res.status(), 202);
     assert_eq!(
         res.json::<Value>().await.unwrap(),
@@ -117,11 +113,7 @@ async fn a_run_is_cancelled_and_a_finished_one_cannot_be() {
     );
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["outcome"], "cancelled");
-    let again = server
-        .post(&format!("/v1/runs/{id}/cancel"))
-        .send()
-        .await
-        .unwrap();
+    let again = server.cancel(id).await;
     assert_eq!(again.status(), 409);
     assert_eq!(
         again.json::<Value>().await.unwrap()["error"]["code"],
@@ -138,7 +130,7 @@ async fn a_follow_up_continues_the_session_once_the_run_has_finished() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let first = server.start_run(&model.base_url(), json!({})).await;
     let id = first["id"].as_str().unwrap();
     let busy = server
@@ -192,33 +184,10 @@ async fn the_websocket_carries_the_same_events_as_sse() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
-    let url = format!(
-        "ws://{}/v1/runs/{id}/ws",
-        server.base.trim_start_matches("http://")
-    );
-    let mut request =
-        tokio_tungstenite::tungstenite::client::IntoClientRequest::into_client_request(
-            url.as_str(),
-        )
-        .unwrap();
-    request.headers_mut().insert(
-        "authorization",
-        format!("Bearer {}", server.token).parse().unwrap(),
-    );
-    let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
-    let mut frames = Vec::new();
-    while let Some(msg) = socket.next().await {
-        match msg.unwrap() {
-            tokio_tungstenite::tungstenite::Message::Text(t) => {
-                frames.push(serde_json::from_str::<Value>(&t).unwrap())
-            }
-            tokio_tungstenite::tungstenite::Message::Close(_) => break,
-            _ => {}
-        }
-    }
+    let frames = server.websocket_frames(&format!("/v1/runs/{id}/ws")).await;
     let sse = server.events(id, None).await;
     assert_complete(&sse);
     assert_eq!(
@@ -227,7 +196,11 @@ async fn the_websocket_carries_the_same_events_as_sse() {
     );
 
     // Without the token, no upgrade.
-    let bare = tokio_tungstenite::connect_async(url.as_str()).await;
+    let bare = tokio_tungstenite::connect_async(format!(
+        "ws://{}/v1/runs/{id}/ws",
+        server.base.trim_start_matches("http://")
+    ))
+    .await;
     assert!(bare.is_err());
 }
 
@@ -241,7 +214,7 @@ async fn metrics_count_runs_tokens_tools_and_latency() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     server.wait_finished(run["id"].as_str().unwrap()).await;
     let res = server.get("/metrics").send().await.unwrap();
@@ -285,7 +258,7 @@ async fn guardrails_fired_are_counted_by_name_and_action() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let events = server.events(id, None).await;

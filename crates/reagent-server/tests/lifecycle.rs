@@ -21,7 +21,7 @@ async fn stopping_interrupts_live_runs_and_a_restarted_server_lists_them() {
     )
     .await
     .unwrap();
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let a = server.start_run(&model.base_url(), json!({})).await;
     let b = server.start_run(&model.base_url(), json!({})).await;
     let a_id = a["id"].as_str().unwrap().to_owned();

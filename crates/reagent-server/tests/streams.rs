@@ -1,5 +1,6 @@
 //! Load and faults of the event streams: 100 clients on one run, 50 concurrent runs, reconnects
-//! with `Last-Event-ID`, clients too slow for the live queue, and clients that go away.
+//! with `Last-Event-ID`, clients too slow for the live queue, clients that go away, and the
+//! streamed deltas (`?deltas=true`) over SSE and WebSocket.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -39,7 +40,7 @@ fn seqs(events: &[SseEvent]) -> Vec<u64> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_hundred_clients_on_one_run_each_get_every_event_once_in_order() {
     let model = model(20, Duration::from_millis(400), Duration::from_millis(10)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap().to_owned();
     let clients: Vec<_> = (0..100)
@@ -71,8 +72,12 @@ async fn fifty_concurrent_runs_each_stream_every_event_once_in_order() {
         script = script.turn(Turn::text("done").with_delay(Duration::from_millis(300)));
     }
     let model = ScriptedOllama::start(script).await.unwrap();
-    let server = TestServer::start().await;
     let base = model.base_url();
+    let server = TestServer::start_with(|c| {
+        c.base_urls.push(base.clone());
+        c.max_concurrent_runs = 50;
+    })
+    .await;
     let mut ids = Vec::new();
     for _ in 0..50 {
         let run = server.start_run(&base, json!({})).await;
@@ -103,7 +108,7 @@ async fn fifty_concurrent_runs_each_stream_every_event_once_in_order() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_client_that_reconnects_with_last_event_id_misses_nothing() {
     let model = model(10, Duration::from_millis(10), Duration::from_millis(60)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let mut got = Vec::new();
@@ -144,6 +149,7 @@ async fn a_client_too_slow_for_the_live_queue_is_caught_up_from_the_store() {
     let server = TestServer::start_with(|c| {
         c.subscriber_queue = 2;
         c.recent_events = 4;
+        c.base_urls.push(model.base_url());
     })
     .await;
     let run = server.start_run(&model.base_url(), json!({})).await;
@@ -164,7 +170,7 @@ async fn a_client_too_slow_for_the_live_queue_is_caught_up_from_the_store() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn clients_that_go_away_end_their_streams_and_not_the_run() {
     let model = model(3, Duration::from_millis(1500), Duration::from_millis(10)).await;
-    let server = TestServer::start().await;
+    let server = TestServer::start_allowing(&model.base_url()).await;
     let run = server.start_run(&model.base_url(), json!({})).await;
     let id = run["id"].as_str().unwrap();
     let mut clients = Vec::new();
@@ -194,4 +200,88 @@ async fn clients_that_go_away_end_their_streams_and_not_the_run() {
     let detail = server.wait_finished(id).await;
     assert_eq!(detail["run"]["tool_calls"], 3);
     assert!(detail["result"]["answer"] == "done", "{detail}");
+}
+
+/// The numbered events of `events` (deltas left out).
+fn numbered(events: &[SseEvent]) -> Vec<SseEvent> {
+    events
+        .iter()
+        .filter(|e| !e.event.ends_with("_delta"))
+        .cloned()
+        .collect()
+}
+
+/// Check that each delta carries the seq of the numbered event before it; their texts joined.
+fn delta_texts(events: &[SseEvent], kind: &str) -> String {
+    let mut last = 0;
+    let mut text = String::new();
+    for e in events {
+        if e.event.ends_with("_delta") {
+            assert_eq!(
+                e.data["seq"], last,
+                "a delta carries the seq before it: {e:?}"
+            );
+            assert_eq!(e.id, last);
+            if e.event == kind {
+                text.push_str(e.data["text"].as_str().unwrap());
+            }
+        } else {
+            last = e.id;
+        }
+    }
+    text
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn deltas_reach_the_live_clients_that_ask_for_them_and_no_one_else() {
+    let answer = "The lamp is lit and the log is written up to date.";
+    let thinking = "First the lamp, then the log.";
+    let model = ScriptedOllama::start(
+        ScriptBuilder::new().turn(
+            Turn::text(answer)
+                .with_thinking(thinking)
+                .with_delay(Duration::from_millis(400))
+                .with_chunk_chars(4)
+                .with_chunk_delay(Duration::from_millis(5)),
+        ),
+    )
+    .await
+    .unwrap();
+    let server = TestServer::start_allowing(&model.base_url()).await;
+    let run = server
+        .start_run(&model.base_url(), json!({"tool_mode": "native"}))
+        .await;
+    let id = run["id"].as_str().unwrap().to_owned();
+    let sse = |query: &'static str| {
+        let req = server.get(&format!("/v1/runs/{id}/events{query}"));
+        async move { read_sse(req.send().await.unwrap(), usize::MAX).await }
+    };
+    let ws_path = format!("/v1/runs/{id}/ws?deltas=true");
+    let ws = server.websocket_frames(&ws_path);
+    let (with, without, explicit_no, frames) =
+        tokio::join!(sse("?deltas=true"), sse(""), sse("?deltas=false"), ws);
+
+    assert_eq!(delta_texts(&with, "text_delta"), answer);
+    assert_eq!(delta_texts(&with, "reasoning_delta"), thinking);
+    assert!(
+        with.iter().filter(|e| e.event == "text_delta").count() > 3,
+        "the text came in pieces"
+    );
+    assert_complete(&numbered(&with));
+    for plain in [&without, &explicit_no] {
+        assert_complete(plain);
+        assert!(plain.iter().all(|e| !e.event.ends_with("_delta")));
+        assert_eq!(seqs(plain), seqs(&numbered(&with)));
+    }
+    let ws_text: String = frames
+        .iter()
+        .filter(|f| f["type"] == "text_delta")
+        .map(|f| f["text"].as_str().unwrap())
+        .collect();
+    assert_eq!(ws_text, answer);
+    // Deltas are never stored: a replay of the finished run has none, even when asked.
+    server.wait_finished(&id).await;
+    let replay = sse("?deltas=true").await;
+    assert_complete(&replay);
+    assert_eq!(seqs(&replay), seqs(&without));
 }

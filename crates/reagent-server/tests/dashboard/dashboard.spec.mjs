@@ -21,6 +21,7 @@ const TOKEN = env('DASHBOARD_TOKEN');
 const WORKSPACE = env('DASHBOARD_WORKSPACE');
 const MODEL_URL = env('DASHBOARD_MODEL_URL');
 const COMMAND = env('DASHBOARD_COMMAND');
+const ANSWER = env('DASHBOARD_ANSWER');
 const SHOTS = env('DASHBOARD_ARTIFACTS');
 const STEP_TIMEOUT = 30_000;
 
@@ -32,10 +33,19 @@ const browser = await chromium.launch({
 });
 const problems = [];
 
-/** A page at `viewport`, with console errors, failed requests and page errors collected. */
+/**
+ * A page at `viewport`, with console errors, failed requests and page errors collected, and
+ * every Content-Security-Policy violation kept in `window.cspViolations`.
+ */
 async function open(viewport) {
   const context = await browser.newContext({ viewport, deviceScaleFactor: 1 });
   context.setDefaultTimeout(STEP_TIMEOUT);
+  await context.addInitScript(() => {
+    window.cspViolations = [];
+    document.addEventListener('securitypolicyviolation', (e) => {
+      window.cspViolations.push(`${e.effectiveDirective} blocked ${e.blockedURI}`);
+    });
+  });
   const page = await context.newPage();
   page.on('console', (msg) => {
     if (msg.type() === 'error') problems.push(`console error: ${msg.text()}`);
@@ -46,6 +56,11 @@ async function open(viewport) {
 
 async function shot(page, name, fullPage = true) {
   await page.screenshot({ path: path.join(SHOTS, name), fullPage });
+}
+
+/** Nothing the dashboard did was blocked by its Content-Security-Policy. */
+async function noViolations(page, what) {
+  assert.deepEqual(await page.evaluate(() => window.cspViolations), [], `${what}: CSP violations`);
 }
 
 /** The page fits its viewport: no sideways scrolling. */
@@ -75,7 +90,10 @@ async function startRun(page, task, approval) {
 try {
   // --- Sign-in: a wrong token is refused at the form, the link's fragment signs in. ---
   const desk = await open({ width: 1280, height: 800 });
-  await desk.goto(`${URL_BASE}/`);
+  const landing = await desk.goto(`${URL_BASE}/`);
+  const csp = landing.headers()['content-security-policy'] || '';
+  assert.match(csp, /script-src 'self'/, `the page's CSP: ${csp}`);
+  assert.match(csp, /frame-ancestors 'none'/, `the page's CSP: ${csp}`);
   await desk.getByLabel('Access token').fill('not-the-token');
   await desk.getByRole('button', { name: 'Sign in' }).click();
   await desk.getByText('The server refused this token.').waitFor();
@@ -84,6 +102,33 @@ try {
   await desk.getByRole('heading', { name: 'Runs', level: 1 }).waitFor();
   assert.ok(!desk.url().includes(TOKEN), `the token stays out of the address bar: ${desk.url()}`);
   assert.equal(await desk.evaluate(() => sessionStorage.getItem('reagent.token')), TOKEN);
+
+  // --- The Content-Security-Policy holds: the dashboard's own scripts ran, an injected inline
+  // script and inline style do not (as text a model wrote would be, were it ever put in as
+  // HTML). ---
+  await noViolations(desk, 'the signed-in page');
+  const injected = await desk.evaluate(() => {
+    const script = document.createElement('script');
+    script.textContent = 'window.inlineScriptRan = true;';
+    document.body.append(script);
+    const box = document.createElement('div');
+    box.setAttribute('style', 'width: 1234px');
+    document.body.append(box);
+    const width = box.getBoundingClientRect().width;
+    box.remove();
+    script.remove();
+    return { ran: window.inlineScriptRan === true, width };
+  });
+  assert.equal(injected.ran, false, 'an inline script is blocked');
+  assert.notEqual(injected.width, 1234, 'an inline style is blocked');
+  await desk.waitForFunction(() => window.cspViolations.length >= 2);
+  const violations = await desk.evaluate(() => window.cspViolations.splice(0));
+  assert.ok(violations.some((v) => v.startsWith('script-src')), `violations: ${violations}`);
+  assert.ok(violations.some((v) => v.startsWith('style-src')), `violations: ${violations}`);
+  // Their console reports, as they should be.
+  for (let i = problems.length - 1; i >= 0; i -= 1) {
+    if (/Content Security Policy/.test(problems[i])) problems.splice(i, 1);
+  }
 
   // --- Keyboard: from the top, Tab reaches the skip link, focus is visible, and the skip
   // link moves focus to the content (the page's first control is next). ---
@@ -153,12 +198,22 @@ try {
   assert.ok(target.approval, 'focus is on the approval’s Allow button');
   await desk.keyboard.press('Enter');
   await desk.locator('.kind-approval[data-decided="allowed"]').waitFor();
+  // The answer streams into the page piece by piece, then the reply takes its place.
+  await desk.waitForFunction((answer) => {
+    const text = document.querySelector('.kind-streaming pre.text')?.textContent || '';
+    return text.length > 0 && text.length < answer.length;
+  }, ANSWER);
+  const partial = await desk.locator('.kind-streaming pre.text').textContent();
+  assert.ok(ANSWER.startsWith(partial), `the streamed text is the answer's start: ${partial}`);
+  await shot(desk, 'run-streaming.png');
   await desk.locator('#run-status .badge[data-outcome="completed"]').waitFor();
+  assert.equal(await desk.locator('.kind-streaming').count(), 0, 'the streamed text gave way to the reply');
   assert.ok(await desk.locator('#step-2 .kind-tool_call .result').isVisible(), 'the command ran after the answer');
   assert.equal(await desk.getByRole('button', { name: 'Go to the approval' }).count(), 0, 'nothing waits any more');
   // The other tab's list catches up by itself.
   await list.locator(`tr[data-run="${first}"][data-outcome="completed"]`).waitFor();
   assert.equal(await list.locator('.approval-card').count(), 0, 'the answered approval left the list');
+  await noViolations(list, 'the run list');
   await list.close();
   const nudge = desk.locator('.kind-nudge.alert');
   await nudge.waitFor();
@@ -218,6 +273,8 @@ try {
   await shot(phone, 'run-phone.png');
   await shot(phone, 'run-phone-screen.png', false);
 
+  await noViolations(desk, 'the desktop pages');
+  await noViolations(phone, 'the phone pages');
   assert.deepEqual(problems, [], 'no console or page errors');
   console.log(`dashboard: all checks passed; screenshots in ${SHOTS}`);
 } catch (err) {

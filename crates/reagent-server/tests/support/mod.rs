@@ -30,6 +30,12 @@ impl TestServer {
         Self::start_with(|_| {}).await
     }
 
+    /// Start with `model_url` allowed as a request's `base_url` (`[serve] base_urls`).
+    pub async fn start_allowing(model_url: &str) -> Self {
+        let url = model_url.to_owned();
+        Self::start_with(|c| c.base_urls.push(url)).await
+    }
+
     /// Start with the defaults changed by `change`.
     pub async fn start_with(change: impl FnOnce(&mut ServerConfig)) -> Self {
         let dir = tempfile::tempdir().unwrap();
@@ -85,6 +91,37 @@ impl TestServer {
 
     pub fn post(&self, path: &str) -> reqwest::RequestBuilder {
         self.client.post(self.url(path)).bearer_auth(&self.token)
+    }
+
+    /// `POST /v1/runs/{id}/cancel`.
+    pub async fn cancel(&self, id: &str) -> reqwest::Response {
+        self.post(&format!("/v1/runs/{id}/cancel"))
+            .send()
+            .await
+            .unwrap()
+    }
+
+    /// The frames of the WebSocket at `path` (opened with the token), each text frame's JSON,
+    /// until it closes.
+    pub async fn websocket_frames(&self, path: &str) -> Vec<Value> {
+        use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+        use tokio_tungstenite::tungstenite::Message;
+        let url = format!("ws://{}{path}", self.base.trim_start_matches("http://"));
+        let mut request = url.as_str().into_client_request().unwrap();
+        request.headers_mut().insert(
+            "authorization",
+            format!("Bearer {}", self.token).parse().unwrap(),
+        );
+        let (mut socket, _) = tokio_tungstenite::connect_async(request).await.unwrap();
+        let mut frames = Vec::new();
+        while let Some(msg) = socket.next().await {
+            match msg.unwrap() {
+                Message::Text(t) => frames.push(serde_json::from_str::<Value>(&t).unwrap()),
+                Message::Close(_) => break,
+                _ => {}
+            }
+        }
+        frames
     }
 
     /// `POST /v1/runs` for model `m` on the Ollama at `model_url`, with `extra` fields
