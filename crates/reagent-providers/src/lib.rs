@@ -39,6 +39,7 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
+mod embed;
 mod anthropic_stream;
 mod config;
 mod fallback;
@@ -57,5 +58,6 @@ mod sse;
 mod wire;
 
 pub use config::{build_provider, ProviderConfig, ProviderKind};
+pub use embed::Embedder;
 pub use http::{ClientOptions, DEFAULT_MAX_REPLY_BYTES};
 pub use retry::RetryPolicy;
