@@ -7,6 +7,7 @@
 mod approve;
 mod cli;
 mod config;
+mod cycles_cmd;
 mod demo;
 mod doctor_cmd;
 mod eval_cmd;
@@ -109,5 +110,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(args) => worker_cmd::run(&args, &file()?).await,
         Command::Task(args) => task_cmd::run(&args, &file()?).await,
         Command::Serve(args) => serve_cmd::run(&args, &file()?).await,
+        // The global --config is the experiment's file here.
+        Command::Cycles(args) => cycles_cmd::run(&args, config).await,
     }
 }
