@@ -130,7 +130,8 @@ pub(crate) struct CyclesCompareArgs {
 
 /// `reagent cycles`; `config` is the global `--config`.
 pub(crate) async fn run(args: &CyclesArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let location = Location::resolve(args.store.as_deref(), None).map_err(|e| crate::usage(e.into()))?;
+    let location =
+        Location::resolve(args.store.as_deref(), None).map_err(|e| crate::usage(e.into()))?;
     let store = Store::open(&location).await?;
     match &args.command {
         CyclesCommand::Run(a) => start(&store, a, config).await,
@@ -156,7 +157,8 @@ async fn start(
     args: &CyclesRunArgs,
     config: Option<&Path>,
 ) -> anyhow::Result<ExitCode> {
-    let path = config.context("give the experiment's file: reagent cycles run --config FILE")
+    let path = config
+        .context("give the experiment's file: reagent cycles run --config FILE")
         .map_err(crate::usage)?;
     let loaded = cfg::load(path).map_err(usage_of)?;
     for note in &loaded.unsupported {
@@ -313,7 +315,10 @@ async fn provider(
             ctx_size: m.options.num_ctx.unwrap_or(8192),
         };
         let server = setup::start_local(&plan, &m.name, quiet).await?;
-        let cfg = setup::local_provider(&setup::provider_config(Some("openai"), None, &[], None, None, None)?, &server);
+        let cfg = setup::local_provider(
+            &setup::provider_config(Some("openai"), None, &[], None, None, None)?,
+            &server,
+        );
         let provider = reagent_providers::build_provider(&cfg)?;
         return Ok((provider, Some(server), cfg));
     }
@@ -361,10 +366,16 @@ fn progress() -> Watcher {
             eprintln!(
                 "cycle {} ends{}: {} tool calls, {} tokens, similarity {} — {}",
                 e.cycle_number,
-                if e.payload["cut_short"].as_bool() == Some(true) { " (cut short)" } else { "" },
+                if e.payload["cut_short"].as_bool() == Some(true) {
+                    " (cut short)"
+                } else {
+                    ""
+                },
                 m["tool_calls_total"],
                 m["total_tokens"],
-                m["similarity_max"].as_f64().map_or("-".to_owned(), |s| format!("{s:.2}")),
+                m["similarity_max"]
+                    .as_f64()
+                    .map_or("-".to_owned(), |s| format!("{s:.2}")),
                 short(e.payload["final_reflection"].as_str().unwrap_or(""), 160)
             );
         }
@@ -422,7 +433,9 @@ async fn show_report(store: &Store, args: &CyclesReportArgs) -> anyhow::Result<E
 
 async fn rate_runs(store: &Store, args: &CyclesRateArgs) -> anyhow::Result<ExitCode> {
     if args.host.is_some() && args.base_url.is_some() {
-        bail!(crate::usage(anyhow::anyhow!("give --host or --base-url, not both")));
+        bail!(crate::usage(anyhow::anyhow!(
+            "give --host or --base-url, not both"
+        )));
     }
     let urls: Vec<String> = args.base_url.iter().cloned().collect();
     let cfg = setup::provider_config(
@@ -456,7 +469,10 @@ async fn rate_runs(store: &Store, args: &CyclesRateArgs) -> anyhow::Result<ExitC
                 );
             } else {
                 match r.rating {
-                    Some(n) => println!("{run}  {evaluator}  {n}/10  {}", short(&r.justification, 200)),
+                    Some(n) => println!(
+                        "{run}  {evaluator}  {n}/10  {}",
+                        short(&r.justification, 200)
+                    ),
                     None => println!(
                         "{run}  {evaluator}  no rating ({})  reply: {}",
                         r.error.as_deref().unwrap_or(""),
@@ -484,7 +500,10 @@ fn rating_matrix(runs: &[String], matrix: &[(String, Vec<Option<i64>>)]) -> Stri
     for (evaluator, row) in matrix {
         out.push_str(&format!("{:<24}", short(evaluator, 24)));
         for v in row {
-            out.push_str(&format!(" {:>14}", v.map_or("-".to_owned(), |n| n.to_string())));
+            out.push_str(&format!(
+                " {:>14}",
+                v.map_or("-".to_owned(), |n| n.to_string())
+            ));
         }
         out.push('\n');
     }
@@ -499,13 +518,16 @@ fn rating_matrix(runs: &[String], matrix: &[(String, Vec<Option<i64>>)]) -> Stri
         .collect();
     match rate::krippendorff_alpha(&units) {
         Some(a) => out.push_str(&format!("Krippendorff's alpha (interval): {a:.3}\n")),
-        None => out.push_str("Krippendorff's alpha: undefined (too few paired ratings or no variation)\n"),
+        None => out
+            .push_str("Krippendorff's alpha: undefined (too few paired ratings or no variation)\n"),
     }
     out
 }
 
 async fn compare_runs(store: &Store, args: &CyclesCompareArgs) -> anyhow::Result<ExitCode> {
-    let runs = compare::compare(store, &args.runs).await.map_err(usage_of)?;
+    let runs = compare::compare(store, &args.runs)
+        .await
+        .map_err(usage_of)?;
     print!("{}", compare::table(&runs));
     if let Some(path) = &args.html {
         std::fs::write(path, compare::html(&runs))

@@ -124,9 +124,29 @@ fn draw<DB: DrawingBackend>(
         }
         Chart::ToolUse => {
             let series = [
-                ("tool calls", RGBColor(31, 119, 180), report.cycles.iter().map(|c| c.tool_calls as f64).collect::<Vec<_>>()),
-                ("memory operations", RGBColor(44, 160, 44), report.cycles.iter().map(|c| c.memory_ops as f64).collect()),
-                ("operator messages", RGBColor(214, 39, 40), report.cycles.iter().map(|c| c.operator_messages as f64).collect()),
+                (
+                    "tool calls",
+                    RGBColor(31, 119, 180),
+                    report
+                        .cycles
+                        .iter()
+                        .map(|c| c.tool_calls as f64)
+                        .collect::<Vec<_>>(),
+                ),
+                (
+                    "memory operations",
+                    RGBColor(44, 160, 44),
+                    report.cycles.iter().map(|c| c.memory_ops as f64).collect(),
+                ),
+                (
+                    "operator messages",
+                    RGBColor(214, 39, 40),
+                    report
+                        .cycles
+                        .iter()
+                        .map(|c| c.operator_messages as f64)
+                        .collect(),
+                ),
             ];
             lines(chart, root, &cycles, last, "count", &series)?;
         }
@@ -134,7 +154,11 @@ fn draw<DB: DrawingBackend>(
             let series = [(
                 "tokens",
                 RGBColor(148, 103, 189),
-                report.cycles.iter().map(|c| c.tokens as f64).collect::<Vec<_>>(),
+                report
+                    .cycles
+                    .iter()
+                    .map(|c| c.tokens as f64)
+                    .collect::<Vec<_>>(),
             )];
             lines(chart, root, &cycles, last, "tokens", &series)?;
         }
@@ -190,8 +214,12 @@ fn lines<DB: DrawingBackend>(
             .map_err(chart_error)?
             .label(*label)
             .legend(move |(x, y)| PathElement::new([(x, y), (x + 16, y)], colour.stroke_width(2)));
-        c.draw_series(points.into_iter().map(|p| Circle::new(p, 4, colour.filled())))
-            .map_err(chart_error)?;
+        c.draw_series(
+            points
+                .into_iter()
+                .map(|p| Circle::new(p, 4, colour.filled())),
+        )
+        .map_err(chart_error)?;
     }
     c.configure_series_labels()
         .background_style(WHITE.mix(0.8))
@@ -242,7 +270,6 @@ pub fn write_pngs(report: &Report, dir: &Path) -> Result<Vec<PathBuf>, CyclesErr
         .collect()
 }
 
-
 /// `text` safe inside HTML text and attribute values.
 pub fn escape(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -261,11 +288,14 @@ pub fn escape(text: &str) -> String {
 
 /// Standard base64 (for the PNGs embedded in the page).
 fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
-        let b = [chunk[0], *chunk.get(1).unwrap_or(&0), *chunk.get(2).unwrap_or(&0)];
+        let b = [
+            chunk[0],
+            *chunk.get(1).unwrap_or(&0),
+            *chunk.get(2).unwrap_or(&0),
+        ];
         let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
         for i in 0..4 {
             if i <= chunk.len() {

@@ -87,9 +87,12 @@ const COLUMNS: [Column; 13] = [
     ("operator messages", |s| s.operator_messages.to_string()),
     ("tokens", |s| s.tokens.to_string()),
     ("mean cycle (s)", |s| format!("{:.1}", s.mean_cycle_secs)),
-    ("mean reflection chars", |s| format!("{:.0}", s.mean_reflection_chars)),
+    ("mean reflection chars", |s| {
+        format!("{:.0}", s.mean_reflection_chars)
+    }),
     ("mean similarity", |s| {
-        s.mean_similarity.map_or("-".to_owned(), |x| format!("{x:.2}"))
+        s.mean_similarity
+            .map_or("-".to_owned(), |x| format!("{x:.2}"))
     }),
     ("advisories", |s| s.advisories.to_string()),
     ("memory keys at end", |s| s.memory_keys.to_string()),

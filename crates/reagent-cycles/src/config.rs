@@ -127,7 +127,9 @@ impl<'de> Deserialize<'de> for Count {
             .ok()
             .filter(|n| *n >= 1)
             .map(Count)
-            .ok_or_else(|| serde::de::Error::custom(format!("must be a whole number from 1, got {n}")))
+            .ok_or_else(|| {
+                serde::de::Error::custom(format!("must be a whole number from 1, got {n}"))
+            })
     }
 }
 
@@ -141,7 +143,9 @@ impl<'de> Deserialize<'de> for Ratio {
         if (0.0..=1.0).contains(&x) {
             Ok(Ratio(x))
         } else {
-            Err(serde::de::Error::custom(format!("must be between 0 and 1, got {x}")))
+            Err(serde::de::Error::custom(format!(
+                "must be between 0 and 1, got {x}"
+            )))
         }
     }
 }
@@ -156,7 +160,9 @@ impl<'de> Deserialize<'de> for Seconds {
         if x.is_finite() && x > 0.0 && x < 1e9 {
             Ok(Seconds(x))
         } else {
-            Err(serde::de::Error::custom(format!("must be a positive number of seconds, got {x}")))
+            Err(serde::de::Error::custom(format!(
+                "must be a positive number of seconds, got {x}"
+            )))
         }
     }
 }
@@ -390,12 +396,10 @@ impl ReagentFile {
         let mode = self.operator.mode;
         let replies = self.operator.replies.map(|p| base.join(p));
         match (mode, &replies) {
-            (OperatorMode::Script, None) => {
-                return Err(format!(
-                    "operator.mode{} is `script`: give operator.replies, a file with one reply a line",
-                    at("mode")
-                ))
-            }
+            (OperatorMode::Script, None) => return Err(format!(
+                "operator.mode{} is `script`: give operator.replies, a file with one reply a line",
+                at("mode")
+            )),
             (OperatorMode::Script, Some(p)) if !p.is_file() => {
                 return Err(format!(
                     "operator.replies{}: {} is not a file",
@@ -475,12 +479,13 @@ pub fn check_id(id: String, line: Option<usize>) -> Result<String, String> {
 
 /// The 1-based line where `key` is first set (`key =` or `key:` at the start of a line).
 fn line_of(text: &str, key: &str) -> Option<usize> {
-    text.lines().position(|l| {
-        let l = l.trim_start();
-        l.strip_prefix(key)
-            .is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
-    })
-    .map(|i| i + 1)
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            l.strip_prefix(key)
+                .is_some_and(|rest| rest.trim_start().starts_with(['=', ':']))
+        })
+        .map(|i| i + 1)
 }
 
 impl ExperimentConfig {

@@ -146,7 +146,8 @@ impl MemoryTool {
     fn run(&self, args: &Value) -> Result<ToolResult, ToolResult> {
         let m = &self.memory;
         let id = m.experiment.as_str();
-        let failed = |e: reagent_store::StoreError| ToolResult::err(format!("memory unavailable: {e}"));
+        let failed =
+            |e: reagent_store::StoreError| ToolResult::err(format!("memory unavailable: {e}"));
         Ok(match self.op {
             Op::Write => {
                 let key = key_arg(args)?;
@@ -158,23 +159,35 @@ impl MemoryTool {
                 }
                 m.block(m.store.experiment_memory_put(id, key, value))
                     .map_err(failed)?;
-                ToolResult::ok(format!("stored `{key}` ({} characters)", value.chars().count()))
+                ToolResult::ok(format!(
+                    "stored `{key}` ({} characters)",
+                    value.chars().count()
+                ))
             }
             Op::Read => {
                 let key = key_arg(args)?;
-                match m.block(m.store.experiment_memory_get(id, key)).map_err(failed)? {
+                match m
+                    .block(m.store.experiment_memory_get(id, key))
+                    .map_err(failed)?
+                {
                     Some(value) => ToolResult::ok(json!({"key": key, "value": value})),
                     None => ToolResult::err(format!("no entry `{key}` in memory (use list)")),
                 }
             }
             Op::List => {
                 let items = m.block(m.store.experiment_memory(id)).map_err(failed)?;
-                let keys: Vec<&str> = items.iter().take(SHOWN_MAX).map(|i| i.key.as_str()).collect();
+                let keys: Vec<&str> = items
+                    .iter()
+                    .take(SHOWN_MAX)
+                    .map(|i| i.key.as_str())
+                    .collect();
                 ToolResult::ok(json!({"keys": keys, "count": items.len()}))
             }
             Op::Delete => {
                 let key = key_arg(args)?;
-                if m.block(m.store.experiment_memory_delete(id, key)).map_err(failed)? {
+                if m.block(m.store.experiment_memory_delete(id, key))
+                    .map_err(failed)?
+                {
                     ToolResult::ok(format!("deleted `{key}`"))
                 } else {
                     ToolResult::err(format!("no entry `{key}` in memory"))

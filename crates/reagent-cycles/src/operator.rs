@@ -174,7 +174,9 @@ mod tests {
         writeln!(writer, "  here now ").expect("write");
         assert_eq!(op.reply("hello?", &c), "here now");
         assert_eq!(*shown.lock().expect("lock"), ["anyone?", "hello?"]);
-        writer.shutdown(std::net::Shutdown::Write).expect("shutdown");
+        writer
+            .shutdown(std::net::Shutdown::Write)
+            .expect("shutdown");
         assert!(op.reply("still there?", &c).contains("left"));
     }
 }

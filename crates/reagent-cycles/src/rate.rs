@@ -44,7 +44,10 @@ pub fn parse_rating(reply: &str) -> Option<u8> {
                 if is_range(after) || m.start() > 0 && text[..m.start()].ends_with(['-', '–']) {
                     return None;
                 }
-                m.as_str().parse::<u8>().ok().filter(|n| (1..=10).contains(n))
+                m.as_str()
+                    .parse::<u8>()
+                    .ok()
+                    .filter(|n| (1..=10).contains(n))
             })
             .collect();
         let mut distinct = found.clone();
@@ -114,8 +117,16 @@ pub async fn history(store: &Store, run_id: &str) -> Result<String, CyclesError>
         out.push_str(&format!(
             "## Cycle {}{}\nTools used: {}\nReflection:\n{}\n\n",
             c.cycle,
-            if c.cut_short { " (cut short by a limit)" } else { "" },
-            if tools.is_empty() { "none".to_owned() } else { tools },
+            if c.cut_short {
+                " (cut short by a limit)"
+            } else {
+                ""
+            },
+            if tools.is_empty() {
+                "none".to_owned()
+            } else {
+                tools
+            },
             shorten(&c.reflection, per_cycle)
         ));
     }

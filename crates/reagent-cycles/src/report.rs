@@ -149,7 +149,10 @@ impl Report {
                 c.similarity_level,
             ));
         }
-        out.push_str(&format!("\nmemory at the end ({} keys):\n", self.memory.len()));
+        out.push_str(&format!(
+            "\nmemory at the end ({} keys):\n",
+            self.memory.len()
+        ));
         for m in &self.memory {
             let value: String = m.value.chars().take(80).collect();
             out.push_str(&format!("  {}: {}\n", m.key, value.replace('\n', " ")));

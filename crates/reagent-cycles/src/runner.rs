@@ -119,7 +119,9 @@ pub async fn stored(
         .await?
         .ok_or_else(|| CyclesError::NotFound(id.to_owned()))?;
     let stored: Stored = serde_json::from_str(&record.config).map_err(|e| {
-        CyclesError::Other(format!("experiment {id}: its stored config cannot be read: {e}"))
+        CyclesError::Other(format!(
+            "experiment {id}: its stored config cannot be read: {e}"
+        ))
     })?;
     Ok((record, stored.config, stored.log))
 }
@@ -335,7 +337,11 @@ impl Cycles<'_> {
             &result.answer
         };
         let (reflection, mut thinking) = think::split(text);
-        if let Some(r) = tally.last_reasoning.as_ref().filter(|r| !r.trim().is_empty()) {
+        if let Some(r) = tally
+            .last_reasoning
+            .as_ref()
+            .filter(|r| !r.trim().is_empty())
+        {
             thinking = if thinking.is_empty() {
                 r.trim().to_owned()
             } else {
@@ -438,6 +444,22 @@ fn millis(d: Duration) -> u64 {
     u64::try_from(d.as_millis()).unwrap_or(u64::MAX)
 }
 
+/// The options as JSON, each `f32` as the decimal it was written as (`0.9`, not
+/// `0.8999999761581421`).
+fn options_json(options: &reagent_protocol::ModelOptions) -> Value {
+    let mut v = json!(options);
+    for (key, x) in [
+        ("temperature", options.temperature),
+        ("top_p", options.top_p),
+        ("repeat_penalty", options.repeat_penalty),
+    ] {
+        if let Some(n) = x.and_then(|x| x.to_string().parse::<f64>().ok()) {
+            v[key] = json!(n);
+        }
+    }
+    v
+}
+
 /// The provider every cycle talks through: each model call is logged as an `LLM_INVOCATION`
 /// (the messages sent, the reply, the options, tokens and latency).
 struct LoggedProvider {
@@ -467,7 +489,7 @@ impl Provider for LoggedProvider {
         let mut payload = json!({
             "prompt_messages": request.messages,
             "response_message": Value::Null,
-            "model_options": request.options,
+            "model_options": options_json(&request.options),
         });
         match &result {
             Ok(reply) => {

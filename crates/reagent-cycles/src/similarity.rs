@@ -208,7 +208,10 @@ mod tests {
     #[tokio::test]
     async fn identical_reflections_give_the_strong_advisory() {
         let a = monitor()
-            .assess(&r(&["I explored prime numbers today", "I explored prime numbers today"]))
+            .assess(&r(&[
+                "I explored prime numbers today",
+                "I explored prime numbers today",
+            ]))
             .await;
         assert_eq!(a.method, "tfidf");
         assert_eq!(a.level, "strong");

@@ -17,7 +17,11 @@ pub(crate) fn split(reply: &str) -> (String, String) {
         };
         text.push_str(&rest[..at]);
         let inner = &rest[at + tag.len()..];
-        let close = if tag == "<think>" { "</think>" } else { "</thinking>" };
+        let close = if tag == "<think>" {
+            "</think>"
+        } else {
+            "</thinking>"
+        };
         match inner.find(close) {
             Some(end) => {
                 thinking.push(inner[..end].trim().to_owned());

@@ -66,7 +66,8 @@ impl Embedder {
         if let Some(key) = &self.api_key {
             req = req.bearer_auth(key);
         }
-        let resp = http::send_ok(req, &self.url, self.timeout, "is the model server running?").await?;
+        let resp =
+            http::send_ok(req, &self.url, self.timeout, "is the model server running?").await?;
         let body = resp
             .bytes()
             .await

@@ -39,9 +39,9 @@
 #![deny(missing_docs)]
 
 pub mod anthropic;
-mod embed;
 mod anthropic_stream;
 mod config;
+mod embed;
 mod fallback;
 pub mod gemini;
 mod http;

@@ -170,7 +170,10 @@ impl Store {
         .fetch_optional(&self.pool)
         .await
         .map_err(fail)?;
-        row.as_ref().map(experiment_from_row).transpose().map_err(fail)
+        row.as_ref()
+            .map(experiment_from_row)
+            .transpose()
+            .map_err(fail)
     }
 
     /// Every experiment, oldest first.

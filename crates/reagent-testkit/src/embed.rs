@@ -14,7 +14,10 @@ const DIMENSIONS: usize = 64;
 fn inputs(body: &Value) -> Option<Vec<String>> {
     match body.get("input")? {
         Value::String(s) => Some(vec![s.clone()]),
-        Value::Array(items) => items.iter().map(|v| v.as_str().map(str::to_owned)).collect(),
+        Value::Array(items) => items
+            .iter()
+            .map(|v| v.as_str().map(str::to_owned))
+            .collect(),
         _ => None,
     }
 }
@@ -90,6 +93,9 @@ pub(crate) fn openai(
                         "usage": {"prompt_tokens": texts.len(), "total_tokens": texts.len()}}),
             )
         }
-        None => Answer::json(400, &error_body(400, "\"input\" must be a string or an array of strings")),
+        None => Answer::json(
+            400,
+            &error_body(400, "\"input\" must be a string or an array of strings"),
+        ),
     }
 }
