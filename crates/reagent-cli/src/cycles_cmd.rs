@@ -48,12 +48,11 @@ pub(crate) enum CyclesCommand {
     Compare(CyclesCompareArgs),
 }
 
-/// Flags of `reagent cycles run`.
+/// Flags of `reagent cycles run`; the experiment's file is the global `--config FILE`, its
+/// JSONL log the global `--log FILE` (a value with a `/` or a file extension; a log level such
+/// as `debug` keeps its usual meaning), by default logs/RUN_ID.jsonl.
 #[derive(Debug, Args)]
 pub(crate) struct CyclesRunArgs {
-    /// The JSONL log (appended to; default logs/RUN_ID.jsonl).
-    #[arg(long, value_name = "FILE")]
-    pub(crate) log: Option<PathBuf>,
     /// A batch: one run per seed (ids derived from run_id).
     #[arg(long, value_delimiter = ',', value_name = "SEEDS")]
     pub(crate) seeds: Vec<i64>,
@@ -128,13 +127,26 @@ pub(crate) struct CyclesCompareArgs {
     pub(crate) html: Option<PathBuf>,
 }
 
-/// `reagent cycles`; `config` is the global `--config`.
-pub(crate) async fn run(args: &CyclesArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+/// Whether the global `--log` value names a file (the experiment's JSONL log) rather than a
+/// diagnostics filter: it has a `/` or ends in a file extension, and no `=` or `::`.
+pub(crate) fn log_file(value: &str) -> Option<PathBuf> {
+    let filter_like = value.contains('=') || value.contains("::") || value.contains(',');
+    let path = Path::new(value);
+    let file_like = value.contains('/') || path.extension().is_some();
+    (file_like && !filter_like).then(|| path.to_path_buf())
+}
+
+/// `reagent cycles`; `config` is the global `--config`, `log` the global `--log`.
+pub(crate) async fn run(
+    args: &CyclesArgs,
+    config: Option<&Path>,
+    log: &str,
+) -> anyhow::Result<ExitCode> {
     let location =
         Location::resolve(args.store.as_deref(), None).map_err(|e| crate::usage(e.into()))?;
     let store = Store::open(&location).await?;
     match &args.command {
-        CyclesCommand::Run(a) => start(&store, a, config).await,
+        CyclesCommand::Run(a) => start(&store, a, config, log_file(log)).await,
         CyclesCommand::Resume(a) => resume(&store, a).await,
         CyclesCommand::List => list(&store).await,
         CyclesCommand::Report(a) => show_report(&store, a).await,
@@ -156,6 +168,7 @@ async fn start(
     store: &Store,
     args: &CyclesRunArgs,
     config: Option<&Path>,
+    log: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
     let path = config
         .context("give the experiment's file: reagent cycles run --config FILE")
@@ -173,7 +186,7 @@ async fn start(
         m => m.iter().map(|m| Some(m.as_str())).collect(),
     };
     let batch = seeds.len() * models.len() > 1 || !args.seeds.is_empty() || !args.models.is_empty();
-    if batch && args.log.is_some() {
+    if batch && log.is_some() {
         bail!(crate::usage(anyhow::anyhow!(
             "--log names one file: a batch writes logs/RUN_ID.jsonl per run"
         )));
@@ -197,8 +210,7 @@ async fn start(
     }
     let mut code = ExitCode::Completed;
     for c in configs {
-        let log = args
-            .log
+        let log = log
             .clone()
             .unwrap_or_else(|| reagent_cycles::log::default_path(&c.run_id));
         runner::create(store, &c, Some(log.clone()))
@@ -535,4 +547,23 @@ async fn compare_runs(store: &Store, args: &CyclesCompareArgs) -> anyhow::Result
         eprintln!("reagent cycles: comparison written to {}", path.display());
     }
     Ok(ExitCode::Completed)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::log_file;
+
+    #[test]
+    fn the_global_log_flag_names_a_file_or_a_filter() {
+        assert_eq!(log_file("run.jsonl"), Some("run.jsonl".into()));
+        assert_eq!(log_file("logs/run"), Some("logs/run".into()));
+        for filter in [
+            "warn",
+            "debug",
+            "reagent=debug",
+            "reagent_core::session=trace",
+        ] {
+            assert_eq!(log_file(filter), None, "{filter}");
+        }
+    }
 }
