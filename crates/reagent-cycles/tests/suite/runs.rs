@@ -314,3 +314,38 @@ async fn a_full_history_experiment_keeps_one_conversation() {
     assert!(second.contains("One."), "{second}");
     assert!(second.contains("Cycle 2 of 2 begins. Your earlier cycles are above."));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_compatible_embeddings_and_a_server_without_them() {
+    use reagent_providers::{Embedder, ProviderConfig, ProviderKind};
+    use reagent_testkit::{ScriptBuilder, ScriptedServer, Wire};
+    for served in [true, false] {
+        let mut script = ScriptBuilder::new();
+        if served {
+            script = script.embeddings();
+        }
+        let server = ScriptedServer::start(Wire::OpenAi, script).await.unwrap();
+        let mut cfg = ProviderConfig::new(ProviderKind::OpenAi);
+        cfg.base_urls = vec![server.base_url()];
+        let embedder = Embedder::new(&cfg, "m").unwrap();
+        assert!(embedder.url().ends_with("/v1/embeddings"), "{}", embedder.url());
+        let texts = ["the tide rises".to_owned(), "the tide falls".to_owned(), "bread".to_owned()];
+        match embedder.embed(&texts).await {
+            Ok(v) => {
+                assert!(served);
+                assert_eq!(v.len(), 3);
+                let near = reagent_cycles::similarity::cosine(&v[0], &v[1]);
+                let far = reagent_cycles::similarity::cosine(&v[0], &v[2]);
+                assert!(near > far, "{near} vs {far}");
+            }
+            Err(e) => {
+                assert!(!served);
+                // llama-server without --embeddings.
+                assert!(e.to_string().contains("501"), "{e}");
+            }
+        }
+    }
+    let mut anthropic = ProviderConfig::new(ProviderKind::Anthropic);
+    anthropic.base_urls = vec!["http://127.0.0.1:1".to_owned()];
+    assert!(Embedder::new(&anthropic, "m").is_err());
+}
