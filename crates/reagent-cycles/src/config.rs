@@ -396,10 +396,12 @@ impl ReagentFile {
         let mode = self.operator.mode;
         let replies = self.operator.replies.map(|p| base.join(p));
         match (mode, &replies) {
-            (OperatorMode::Script, None) => return Err(format!(
+            (OperatorMode::Script, None) => {
+                return Err(format!(
                 "operator.mode{} is `script`: give operator.replies, a file with one reply a line",
                 at("mode")
-            )),
+            ))
+            }
             (OperatorMode::Script, Some(p)) if !p.is_file() => {
                 return Err(format!(
                     "operator.replies{}: {} is not a file",

@@ -328,8 +328,16 @@ async fn openai_compatible_embeddings_and_a_server_without_them() {
         let mut cfg = ProviderConfig::new(ProviderKind::OpenAi);
         cfg.base_urls = vec![server.base_url()];
         let embedder = Embedder::new(&cfg, "m").unwrap();
-        assert!(embedder.url().ends_with("/v1/embeddings"), "{}", embedder.url());
-        let texts = ["the tide rises".to_owned(), "the tide falls".to_owned(), "bread".to_owned()];
+        assert!(
+            embedder.url().ends_with("/v1/embeddings"),
+            "{}",
+            embedder.url()
+        );
+        let texts = [
+            "the tide rises".to_owned(),
+            "the tide falls".to_owned(),
+            "bread".to_owned(),
+        ];
         match embedder.embed(&texts).await {
             Ok(v) => {
                 assert!(served);
