@@ -177,6 +177,9 @@ async fn start(
     for note in &loaded.unsupported {
         eprintln!("reagent cycles: {note}");
     }
+    if loaded.config.operator.mode == OperatorMode::Dashboard {
+        bail!(crate::usage(anyhow::anyhow!(DASHBOARD_REFUSED)));
+    }
     let seeds: Vec<Option<i64>> = match args.seeds.as_slice() {
         [] => vec![None],
         s => s.iter().copied().map(Some).collect(),
@@ -340,6 +343,9 @@ async fn provider(
     Ok((reagent_providers::build_provider(&cfg)?, None, cfg))
 }
 
+const DASHBOARD_REFUSED: &str = "operator.mode `dashboard` needs the experiment to run inside \
+`reagent serve`, which does not run experiments yet: use terminal, script or none";
+
 fn operator_for(config: &ExperimentConfig, used: usize) -> anyhow::Result<Arc<dyn Operator>> {
     let o = &config.operator;
     Ok(match o.mode {
@@ -354,13 +360,13 @@ fn operator_for(config: &ExperimentConfig, used: usize) -> anyhow::Result<Arc<dy
         OperatorMode::Terminal => Arc::new(operator::Lines::new(
             std::io::BufReader::new(std::io::stdin()),
             |message: &str| {
-                eprintln!("\n[message to the operator] {message}\n[type your reply and press Enter]");
+                eprintln!(
+                    "\n[message to the operator] {message}\n[type your reply and press Enter]"
+                );
             },
             Duration::from_secs_f64(o.timeout_secs),
         )),
-        OperatorMode::Dashboard => bail!(crate::usage(anyhow::anyhow!(
-            "operator.mode `dashboard` needs the experiment to run inside `reagent serve`, which does not run experiments yet: use terminal, script or none"
-        ))),
+        OperatorMode::Dashboard => bail!(crate::usage(anyhow::anyhow!(DASHBOARD_REFUSED))),
     })
 }
 

@@ -239,6 +239,18 @@ async fn kill_9_inside_a_cycle_then_resume() {
         "Reflection two, again."
     );
 
+    // The dashboard operator needs `reagent serve`: refused before anything starts.
+    let dash = write_config(
+        d,
+        "dash",
+        1,
+        &server.base_url(),
+        "[operator]\nmode = \"dashboard\"\n",
+    );
+    let out = output(d, &["cycles", "run", "--config", dash.to_str().unwrap()]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(text(&out).contains("reagent serve"), "{}", text(&out));
+
     // Starting the same run_id again is refused, pointing at resume.
     let out = output(d, &["cycles", "run", "--config", config.to_str().unwrap()]).await;
     assert_eq!(out.status.code(), Some(2), "{}", text(&out));
@@ -406,6 +418,10 @@ async fn batches_reports_ratings_and_comparisons() {
             Turn::text("I cannot say."),
             Turn::text("8/10, steady."),
             Turn::text("Level 6: fine."),
+            Turn::text("Rating: 7"),
+            Turn::text("Rating: 3"),
+            Turn::text("Rating: 8"),
+            Turn::text("Rating: 2"),
         ]),
     )
     .await
@@ -441,6 +457,29 @@ async fn batches_reports_ratings_and_comparisons() {
     assert_eq!(ratings[3]["rating"], 6);
     let store = open_store(d).await;
     assert_eq!(store.ratings("batch-s2").await.unwrap().len(), 2);
+    // Without --json: each rating, then the evaluator × run matrix and the agreement.
+    let out = output(
+        d,
+        &[
+            "cycles",
+            "rate",
+            "batch-s1",
+            "batch-s2",
+            "--evaluator",
+            "judge-a,judge-b",
+            "--host",
+            &host,
+        ],
+    )
+    .await;
+    let shown = String::from_utf8_lossy(&out.stdout).to_string();
+    assert!(shown.contains("batch-s1  judge-a  7/10"), "{shown}");
+    let alpha = shown
+        .lines()
+        .find_map(|l| l.strip_prefix("Krippendorff's alpha (interval): "))
+        .unwrap_or_else(|| panic!("{shown}"));
+    // 7 and 8 for one run, 3 and 2 for the other: strong agreement.
+    assert!(alpha.parse::<f64>().unwrap() > 0.8, "{shown}");
 
     let out = output(
         d,
