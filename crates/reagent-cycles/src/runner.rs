@@ -242,7 +242,9 @@ impl Cycles<'_> {
         let config = &self.experiment.config;
         let store = &self.experiment.store;
         let id = config.run_id.as_str();
-        let first = u32::try_from(reflections.len()).unwrap_or(u32::MAX) + 1;
+        let first = u32::try_from(reflections.len())
+            .unwrap_or(u32::MAX)
+            .saturating_add(1);
         let mut status = Status::Completed;
         let mut error = None;
         for cycle in first..=config.cycles {
