@@ -157,9 +157,10 @@ pub(crate) async fn run(
 
 fn usage_of(e: CyclesError) -> anyhow::Error {
     match e {
-        CyclesError::Config(_) | CyclesError::Exists(_) | CyclesError::NotFound(_) => {
-            crate::usage(e.into())
-        }
+        CyclesError::Config(_)
+        | CyclesError::Exists(_)
+        | CyclesError::NotFound(_)
+        | CyclesError::Busy(_) => crate::usage(e.into()),
         other => other.into(),
     }
 }
@@ -281,7 +282,7 @@ async fn execute(
             experiment.config.model.name
         );
     }
-    let summary = experiment.run(&cancel).await?;
+    let summary = experiment.run(&cancel).await.map_err(usage_of)?;
     store.flush().await;
     if let Some(e) = &summary.log_error {
         eprintln!("reagent cycles: the log was not fully written: {e}");

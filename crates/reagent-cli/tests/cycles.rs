@@ -164,11 +164,21 @@ async fn kill_9_between_cycles_then_resume() {
         has(&log_events(&log), 2, "CYCLE_START") && server.requests().len() >= 3
     })
     .await;
+    // While it runs, nobody else may run it.
+    let out = output(d, &["cycles", "resume", "k9a"]).await;
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out));
+    assert!(
+        text(&out).contains(&format!("is being run by process {}", child.id())),
+        "{}",
+        text(&out)
+    );
     child.kill().unwrap(); // SIGKILL
     let _ = child.wait();
     let store = open_store(d).await;
     let e = store.experiment("k9a").await.unwrap().unwrap();
     assert_eq!(e.cycles_done, 1);
+    // Its process is gone: the experiment reads interrupted.
+    assert_eq!(e.status, "interrupted");
     drop(store);
 
     for turn in [

@@ -43,6 +43,9 @@ pub enum CyclesError {
     /// An experiment with this id exists already.
     #[error("experiment `{0}` exists already: continue it with `reagent cycles resume {0}`, or pick a new run_id")]
     Exists(String),
+    /// Another live process runs this experiment.
+    #[error("{0}")]
+    Busy(String),
     /// No experiment has this id.
     #[error("no experiment `{0}` in the store (see `reagent cycles list`)")]
     NotFound(String),

@@ -171,8 +171,9 @@ impl Experiment {
             .and_then(|c| serde_json::from_str::<Value>(&c.metrics).ok())
             .and_then(|m| m.get("advisory").and_then(Value::as_str).map(str::to_owned));
         self.store
-            .set_experiment_status(id, Status::Running.as_str())
-            .await?;
+            .claim_experiment(id)
+            .await?
+            .map_err(CyclesError::Busy)?;
         let logger = Logger::start(
             self.store.clone(),
             self.log_file.as_deref(),

@@ -7,7 +7,8 @@ use serde::Serialize;
 use sqlx::any::AnyRow;
 use sqlx::Row;
 
-use crate::{now_rfc3339, Store, StoreError};
+use crate::liveness::{host_name, own_pid, writer_gone};
+use crate::{now_ms, now_rfc3339, Store, StoreError};
 
 /// An experiment to create.
 #[derive(Debug, Clone, PartialEq)]
@@ -31,7 +32,8 @@ pub struct ExperimentRecord {
     pub created: String,
     /// When it last changed.
     pub updated: String,
-    /// `running`, `stopped`, `completed` or `failed` (reagent-cycles' words).
+    /// `running`, `stopped`, `completed` or `failed` (reagent-cycles' words), and
+    /// `interrupted` for a `running` row whose process is gone (killed, crashed).
     pub status: String,
     /// The model it runs.
     pub model: String,
@@ -109,16 +111,50 @@ pub struct RatingRecord {
     pub error: Option<String>,
 }
 
-const EXPERIMENT_COLUMNS: &str = "id, created, updated, status, model, cycles, cycles_done, config";
+const EXPERIMENT_COLUMNS: &str =
+    "id, created, updated, status, model, cycles, cycles_done, config, \
+     owner_pid, owner_host, heartbeat";
 const CYCLE_COLUMNS: &str =
     "cycle, started, finished, outcome, cut_short, reflection, thinking, metrics";
 
+/// The process running an experiment, as its row names it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Owner {
+    pid: i64,
+    host: String,
+    heartbeat: i64,
+}
+
+impl Owner {
+    fn of(row: &AnyRow) -> Result<Owner, sqlx::Error> {
+        Ok(Owner {
+            pid: row.try_get("owner_pid")?,
+            host: row.try_get("owner_host")?,
+            heartbeat: row.try_get("heartbeat")?,
+        })
+    }
+
+    fn gone(&self) -> bool {
+        writer_gone(self.pid, &self.host, self.heartbeat, now_ms())
+    }
+
+    fn is_this_process(&self) -> bool {
+        self.pid == own_pid() && self.host == host_name()
+    }
+}
+
 fn experiment_from_row(row: &AnyRow) -> Result<ExperimentRecord, sqlx::Error> {
+    let status: String = row.try_get("status")?;
+    let status = if status == "running" && Owner::of(row)?.gone() {
+        "interrupted".to_owned()
+    } else {
+        status
+    };
     Ok(ExperimentRecord {
         id: row.try_get("id")?,
         created: row.try_get("created")?,
         updated: row.try_get("updated")?,
-        status: row.try_get("status")?,
+        status,
         model: row.try_get("model")?,
         cycles: row.try_get("cycles")?,
         cycles_done: row.try_get("cycles_done")?,
@@ -140,13 +176,14 @@ fn cycle_from_row(row: &AnyRow) -> Result<CycleRecord, sqlx::Error> {
 }
 
 impl Store {
-    /// Create an experiment with status `running`; `false` (nothing written) when one with
-    /// that id exists.
+    /// Create an experiment with status `stopped` (no cycle run yet; [`Store::claim_experiment`]
+    /// starts it); `false` (nothing written) when one with that id exists.
     pub async fn create_experiment(&self, new: &NewExperiment) -> Result<bool, StoreError> {
         let now = now_rfc3339();
         let done = sqlx::query(
-            "INSERT INTO cycle_experiments (id, created, updated, status, model, cycles, cycles_done, config) \
-             VALUES ($1, $2, $3, 'running', $4, $5, 0, $6) ON CONFLICT (id) DO NOTHING",
+            "INSERT INTO cycle_experiments (id, created, updated, status, model, cycles, cycles_done, config, \
+             owner_pid, owner_host, heartbeat) \
+             VALUES ($1, $2, $3, 'stopped', $4, $5, 0, $6, 0, '', 0) ON CONFLICT (id) DO NOTHING",
         )
         .bind(new.id.as_str())
         .bind(now.as_str())
@@ -189,6 +226,60 @@ impl Store {
             .map(experiment_from_row)
             .collect::<Result<_, _>>()
             .map_err(fail)
+    }
+
+    /// Mark experiment `id` `running` in this process. Refused (`Ok(Err(why))`, nothing
+    /// written) while another live process runs it; a process that died (or fell silent for
+    /// [`crate::STALE_AFTER`]) loses it.
+    pub async fn claim_experiment(&self, id: &str) -> Result<Result<(), String>, StoreError> {
+        let fail = |e| self.query_error("claim an experiment", e);
+        let row = sqlx::query(
+            "SELECT status, owner_pid, owner_host, heartbeat FROM cycle_experiments WHERE id = $1",
+        )
+        .bind(id)
+        .fetch_optional(&self.pool)
+        .await
+        .map_err(fail)?;
+        let Some(row) = row else {
+            return Ok(Err(format!("no experiment `{id}`")));
+        };
+        let status: String = row.try_get("status").map_err(fail)?;
+        let owner = Owner::of(&row).map_err(fail)?;
+        if status == "running" && !owner.gone() && !owner.is_this_process() {
+            return Ok(Err(format!(
+                "experiment `{id}` is being run by process {} on {}",
+                owner.pid,
+                if owner.host.is_empty() {
+                    "this host"
+                } else {
+                    &owner.host
+                }
+            )));
+        }
+        // Compare and set: a process claiming it meanwhile wins, this one is refused.
+        let done = sqlx::query(
+            "UPDATE cycle_experiments SET status = 'running', updated = $1, owner_pid = $2, \
+             owner_host = $3, heartbeat = $4 \
+             WHERE id = $5 AND owner_pid = $6 AND owner_host = $7 AND heartbeat = $8",
+        )
+        .bind(now_rfc3339())
+        .bind(own_pid())
+        .bind(host_name())
+        .bind(now_ms())
+        .bind(id)
+        .bind(owner.pid)
+        .bind(owner.host.as_str())
+        .bind(owner.heartbeat)
+        .execute(&self.pool)
+        .await
+        .map_err(fail)?;
+        if done.rows_affected() == 1 {
+            Ok(Ok(()))
+        } else {
+            Ok(Err(format!(
+                "experiment `{id}` was claimed by another process meanwhile"
+            )))
+        }
     }
 
     /// Set an experiment's status.
@@ -277,6 +368,14 @@ impl Store {
         .execute(&self.pool)
         .await
         .map_err(|e| self.query_error("record an experiment's event", e))?;
+        // The experiment's process is alive as long as it logs.
+        sqlx::query("UPDATE cycle_experiments SET heartbeat = $1 WHERE id = $2 AND owner_pid = $3")
+            .bind(now_ms())
+            .bind(id)
+            .bind(own_pid())
+            .execute(&self.pool)
+            .await
+            .map_err(|e| self.query_error("record an experiment's event", e))?;
         Ok(())
     }
 

@@ -10,7 +10,11 @@ CREATE TABLE IF NOT EXISTS cycle_experiments (
     model       TEXT NOT NULL,
     cycles      BIGINT NOT NULL,
     cycles_done BIGINT NOT NULL,
-    config      TEXT NOT NULL
+    config      TEXT NOT NULL,
+    -- The process running it (a `running` row whose process is gone reads `interrupted`).
+    owner_pid   BIGINT NOT NULL,
+    owner_host  TEXT NOT NULL,
+    heartbeat   BIGINT NOT NULL
 );
 CREATE INDEX IF NOT EXISTS cycle_experiments_by_created ON cycle_experiments (created, id);
 

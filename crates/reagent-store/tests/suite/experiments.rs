@@ -22,8 +22,16 @@ async fn experiments_cycles_events_memory_and_ratings(b: Backend) {
     let e = s.experiment("ember-1").await.unwrap().unwrap();
     assert_eq!(
         (e.status.as_str(), e.cycles, e.cycles_done),
-        ("running", 3, 0)
+        ("stopped", 3, 0)
     );
+    s.claim_experiment("ember-1").await.unwrap().unwrap();
+    // This process may claim it again (a resume in the same process).
+    s.claim_experiment("ember-1").await.unwrap().unwrap();
+    assert_eq!(
+        s.experiment("ember-1").await.unwrap().unwrap().status,
+        "running"
+    );
+    assert!(s.claim_experiment("nope").await.unwrap().is_err());
     assert_eq!(e.config, "{\"k\":1}");
     assert!(s.experiment("nope").await.unwrap().is_none());
 
@@ -121,3 +129,44 @@ async fn experiments_cycles_events_memory_and_ratings(b: Backend) {
     assert!(ratings.contains(&rating(Some(7))) && ratings.contains(&rating(None)));
 }
 both_backends!(experiments_cycles_events_memory_and_ratings);
+
+async fn a_live_owner_keeps_its_experiment_and_a_silent_one_loses_it(b: Backend) {
+    let t = open(b).await;
+    let s = &t.store;
+    let new = NewExperiment {
+        id: "e".into(),
+        model: "m".into(),
+        cycles: 1,
+        config: "{}".into(),
+    };
+    s.create_experiment(&new).await.unwrap();
+    s.claim_experiment("e").await.unwrap().unwrap();
+    let pool = raw(&t.location).await;
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_millis() as i64;
+    // Another host's process, heard of just now: it keeps the experiment.
+    sqlx::query(
+        "UPDATE cycle_experiments SET owner_pid = 1, owner_host = 'elsewhere', heartbeat = $1",
+    )
+    .bind(now)
+    .execute(&pool)
+    .await
+    .unwrap();
+    let why = s.claim_experiment("e").await.unwrap().unwrap_err();
+    assert!(why.contains("process 1 on elsewhere"), "{why}");
+    assert_eq!(s.experiment("e").await.unwrap().unwrap().status, "running");
+    // Silent past STALE_AFTER: it reads interrupted, and a resume may take it over.
+    sqlx::query("UPDATE cycle_experiments SET heartbeat = 0")
+        .execute(&pool)
+        .await
+        .unwrap();
+    assert_eq!(
+        s.experiment("e").await.unwrap().unwrap().status,
+        "interrupted"
+    );
+    s.claim_experiment("e").await.unwrap().unwrap();
+    assert_eq!(s.experiment("e").await.unwrap().unwrap().status, "running");
+}
+both_backends!(a_live_owner_keeps_its_experiment_and_a_silent_one_loses_it);
