@@ -1,7 +1,8 @@
 //! `reagent cycles` end to end with the real embedded model (llama-server + SmolLM2-135M,
 //! installed by `scripts/install-model-server.sh`; the test fails, never skips, without it): a
 //! 3-cycle experiment with scripted operator replies completes, every cycle ends with a
-//! reflection, the JSONL log validates, and the report renders its charts.
+//! reflection, memory written in cycle 1 is found by the agent in cycle 3, the JSONL log
+//! validates, and the report renders its charts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 mod support;
@@ -58,6 +59,13 @@ async fn a_three_cycle_experiment_on_the_real_model() {
     assert!(shown.contains("completed: 3 cycles"), "{shown}");
 
     let events = reagent_cycles::log::read_jsonl(&d.join("logs/real.jsonl")).unwrap();
+    // What the model did, for whoever reads a failure.
+    for e in events.iter().filter(|e| e.event_type == "TOOL_CALL") {
+        eprintln!(
+            "cycle {}: {} {} -> {}",
+            e.cycle_number, e.payload["tool_name"], e.payload["parameters"], e.payload["output"]
+        );
+    }
     let ends: Vec<&reagent_cycles::log::LogEvent> = events
         .iter()
         .filter(|e| e.event_type == "CYCLE_END")
@@ -77,6 +85,27 @@ async fn a_three_cycle_experiment_on_the_real_model() {
             "every cycle reflects: {end:?}"
         );
     }
+    // Memory written in cycle 1 is what the agent finds in cycle 3 (SmolLM2 at temperature 0
+    // writes a note in cycle 1 and lists its memory in cycle 3; the calls are printed above).
+    let written = events
+        .iter()
+        .find(|e| {
+            e.event_type == "TOOL_CALL"
+                && e.cycle_number == 1
+                && e.payload["tool_name"] == "write"
+                && e.payload["ok"] == true
+        })
+        .expect("the model wrote to its memory in cycle 1");
+    let key = written.payload["parameters"]["key"].as_str().unwrap();
+    let found = events.iter().any(|e| {
+        e.event_type == "TOOL_CALL"
+            && e.cycle_number == 3
+            && ["read", "list", "pattern_search"]
+                .contains(&e.payload["tool_name"].as_str().unwrap_or(""))
+            && e.payload["output"]["ok"] == true
+            && e.payload["output"].to_string().contains(key)
+    });
+    assert!(found, "cycle 3 found the key `{key}` written in cycle 1");
     let invocations = events
         .iter()
         .filter(|e| e.event_type == "LLM_INVOCATION")
