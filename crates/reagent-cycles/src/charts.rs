@@ -105,7 +105,11 @@ fn draw<DB: DrawingBackend>(
                 .margin(12)
                 .x_label_area_size(36)
                 .y_label_area_size(44)
-                .build_cartesian_2d(1u32..n.max(1) + 1, 1u32..n.max(1) + 1)
+                // Segmented: each cycle's label sits under the middle of its cells.
+                .build_cartesian_2d(
+                    (1u32..n.max(1)).into_segmented(),
+                    (1u32..n.max(1)).into_segmented(),
+                )
                 .map_err(chart_error)?;
             c.configure_mesh()
                 .disable_mesh()
@@ -117,7 +121,11 @@ fn draw<DB: DrawingBackend>(
             c.draw_series((0..m.len()).flat_map(|i| {
                 (0..m.len()).map(move |j| {
                     let (x, y) = (i as u32 + 1, j as u32 + 1);
-                    Rectangle::new([(x, y), (x + 1, y + 1)], scale(m[i][j]).filled())
+                    let at = |v| SegmentValue::Exact(v);
+                    Rectangle::new(
+                        [(at(x), at(y)), (at(x + 1), at(y + 1))],
+                        scale(m[i][j]).filled(),
+                    )
                 })
             }))
             .map_err(chart_error)?;
@@ -198,9 +206,18 @@ fn lines<DB: DrawingBackend>(
         .y_label_area_size(60)
         .build_cartesian_2d(0.5f64..f64::from(last) + 0.5, 0.0f64..(top * 1.1).max(1.0))
         .map_err(chart_error)?;
+    // Cycles are whole numbers: ticks between them stay unlabelled.
+    let whole = |x: &f64| {
+        if x.fract().abs() < 1e-9 {
+            format!("{x:.0}")
+        } else {
+            String::new()
+        }
+    };
     c.configure_mesh()
         .x_desc("cycle")
         .y_desc(y_desc)
+        .x_label_formatter(&whole)
         .draw()
         .map_err(chart_error)?;
     for (label, colour, values) in series {

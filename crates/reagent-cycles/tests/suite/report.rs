@@ -91,7 +91,8 @@ async fn the_report_draws_what_the_run_did() {
     assert_eq!(html.matches("data:image/png;base64,").count(), 4);
     assert!(html.contains("I keep a note on tides."));
 
-    let dir = f.dir.path().join("png");
+    // Kept for a look: target/tmp/cycles-report/*.png.
+    let dir = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("cycles-report");
     let written = charts::write_pngs(&report, &dir).unwrap();
     assert_eq!(written.len(), 4);
     let tokens_png = std::fs::read(dir.join("tokens.png")).unwrap();
