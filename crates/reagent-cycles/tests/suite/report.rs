@@ -148,3 +148,18 @@ async fn ratings_are_recorded_with_or_without_a_number() {
     assert_eq!(stored.len(), 2);
     assert_eq!(stored[1].reply, "The agent seems thoughtful.");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_experiment_without_cycles_still_reports() {
+    let f = fixture().await;
+    let config = config(f.dir.path(), "empty", 2, "http://127.0.0.1:1", "");
+    reagent_cycles::runner::create(&f.store, &config, None)
+        .await
+        .unwrap();
+    let report = Report::load(&f.store, "empty").await.unwrap();
+    assert!(report.cycles.is_empty());
+    assert!(report.table().contains("cycles 0/2"));
+    let html = charts::html(&report).unwrap();
+    assert_eq!(html.matches("<svg").count(), 4);
+    assert!(Report::load(&f.store, "missing").await.is_err());
+}
