@@ -67,6 +67,8 @@ pub(crate) enum Command {
     Task(crate::task_cmd::TaskArgs),
     /// Serve the HTTP API, live event streams, approvals, metrics and the dashboard.
     Serve(crate::serve_cmd::ServeArgs),
+    /// Task-free multi-cycle experiments: run, resume, list, report, rate, compare.
+    Cycles(crate::cycles_cmd::CyclesArgs),
 }
 
 /// Flags of `reagent run`.

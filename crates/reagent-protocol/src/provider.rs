@@ -28,6 +28,15 @@ pub struct ModelOptions {
     pub keep_alive: Option<String>,
     /// Ask for (`Some(true)`) or suppress (`Some(false)`) the model's thinking.
     pub think: Option<bool>,
+    /// Nucleus sampling threshold (`top_p`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub top_p: Option<f32>,
+    /// Penalty for repeated tokens (Ollama and llama-server `repeat_penalty`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_penalty: Option<f32>,
+    /// How many recent tokens the repeat penalty looks back over (`repeat_last_n`).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub repeat_last_n: Option<i32>,
 }
 
 /// How the model is asked to use tools.

@@ -41,6 +41,7 @@
 pub mod anthropic;
 mod anthropic_stream;
 mod config;
+mod embed;
 mod fallback;
 pub mod gemini;
 mod http;
@@ -57,5 +58,6 @@ mod sse;
 mod wire;
 
 pub use config::{build_provider, ProviderConfig, ProviderKind};
+pub use embed::Embedder;
 pub use http::{ClientOptions, DEFAULT_MAX_REPLY_BYTES};
 pub use retry::RetryPolicy;

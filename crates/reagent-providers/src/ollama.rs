@@ -252,6 +252,15 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
     if let Some(s) = o.seed {
         options.insert("seed".into(), json!(s));
     }
+    if let Some(p) = o.top_p {
+        options.insert("top_p".into(), http::f32_json(p));
+    }
+    if let Some(p) = o.repeat_penalty {
+        options.insert("repeat_penalty".into(), http::f32_json(p));
+    }
+    if let Some(n) = o.repeat_last_n {
+        options.insert("repeat_last_n".into(), json!(n));
+    }
     if !options.is_empty() {
         body.insert("options".into(), Value::Object(options));
     }

@@ -195,6 +195,16 @@ pub(crate) fn request_body(request: &ChatRequest) -> Bytes {
     if let Some(s) = o.seed {
         body.insert("seed".into(), json!(s));
     }
+    if let Some(p) = o.top_p {
+        body.insert("top_p".into(), http::f32_json(p));
+    }
+    // llama-server and vLLM read these beside the OpenAI fields.
+    if let Some(p) = o.repeat_penalty {
+        body.insert("repeat_penalty".into(), http::f32_json(p));
+    }
+    if let Some(n) = o.repeat_last_n {
+        body.insert("repeat_last_n".into(), json!(n));
+    }
     if let Some(schema) = &request.response_schema {
         let format = match fallback::is_json_mode(schema) {
             true => json!({"type": "json_object"}),

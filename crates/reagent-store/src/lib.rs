@@ -36,6 +36,7 @@
 
 mod error;
 mod evals;
+mod experiments;
 mod kv;
 mod liveness;
 mod location;
@@ -49,6 +50,9 @@ use std::time::Duration;
 
 pub use error::StoreError;
 pub use evals::{EvalRecord, NewEvalResult, StoredEvalResult};
+pub use experiments::{
+    CycleEventRow, CycleRecord, ExperimentRecord, MemoryItem, NewExperiment, RatingRecord,
+};
 pub use kv::{MemoryEntry, Scope, SessionRecord, StoredSession};
 pub use location::{default_sqlite_path, Location, STORE_ENV};
 pub use page::RunPage;

@@ -13,7 +13,7 @@ static SQLITE_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/sqlite");
 static POSTGRES_MIGRATIONS: Migrator = sqlx::migrate!("./migrations/postgres");
 
 /// The tables a reagent store holds (sqlx's migration table included).
-const OUR_TABLES: [&str; 10] = [
+const OUR_TABLES: [&str; 15] = [
     "_sqlx_migrations",
     "sessions",
     "runs",
@@ -26,6 +26,12 @@ const OUR_TABLES: [&str; 10] = [
     "workers",
     // 0004_evals: `reagent eval` results.
     "eval_results",
+    // 0006_cycles: `reagent cycles` experiments.
+    "cycle_experiments",
+    "cycle_records",
+    "cycle_events",
+    "cycle_memory",
+    "cycle_ratings",
 ];
 
 /// The hub's tables (migration 0003, `reagent-hub`).

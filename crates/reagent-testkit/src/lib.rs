@@ -52,6 +52,7 @@
 #![deny(missing_docs)]
 
 mod anthropic;
+mod embed;
 mod gemini;
 mod invariants;
 mod ollama;

@@ -27,6 +27,7 @@ pub(crate) fn route(state: &State, req: &RecordedRequest) -> Routed {
         .to_owned();
     match (req.method.as_str(), req.path.as_str()) {
         ("POST", "/api/chat") => chat(state, req, &model),
+        ("POST", "/api/embed") => Routed::plain(crate::embed::ollama(state, req)),
         ("POST", "/api/show") => Routed::plain(match state.find_model(&model) {
             Some(spec) => Answer::json(200, &show(&spec)),
             None => not_found(&model),

@@ -23,6 +23,9 @@ fn error_body(status: u16, message: &str) -> Value {
 pub(crate) fn route(state: &State, req: &RecordedRequest) -> Routed {
     match (req.method.as_str(), req.path.as_str()) {
         ("POST", "/v1/chat/completions" | "/chat/completions") => chat(state, req),
+        ("POST", "/v1/embeddings" | "/embeddings") => {
+            Routed::plain(crate::embed::openai(state, req, error_body))
+        }
         ("GET", "/props") => {
             let spec = state
                 .script

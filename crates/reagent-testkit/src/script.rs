@@ -319,6 +319,7 @@ pub struct ScriptBuilder {
     pub(crate) turns: Vec<Turn>,
     pub(crate) models: Vec<ModelSpec>,
     pub(crate) only_json_format: bool,
+    pub(crate) embeddings: bool,
 }
 
 impl ScriptBuilder {
@@ -345,6 +346,15 @@ impl ScriptBuilder {
     /// HTTP 400 with that proxy's exact body, and uses no turn.
     pub fn only_json_format(mut self) -> Self {
         self.only_json_format = true;
+        self
+    }
+
+    /// Serve embeddings (Ollama `POST /api/embed`, OpenAI `POST /v1/embeddings`): each text's
+    /// vector counts its words hashed into 64 buckets, so texts sharing words are close. Without
+    /// it those routes answer as a server without embeddings does (Ollama 404, llama-server
+    /// started without `--embeddings` 501).
+    pub fn embeddings(mut self) -> Self {
+        self.embeddings = true;
         self
     }
 

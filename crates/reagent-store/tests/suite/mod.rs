@@ -1,4 +1,5 @@
 mod evals;
+mod experiments;
 mod faults;
 mod harness;
 mod kv;

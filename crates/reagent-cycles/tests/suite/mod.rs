@@ -1,0 +1,4 @@
+mod config;
+mod harness;
+mod report;
+mod runs;
