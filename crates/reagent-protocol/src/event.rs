@@ -14,7 +14,7 @@ use crate::message::ToolCall;
 
 /// The version of the event schema written into every event. Raised when a kind or field is
 /// added; old readers keep working because nothing is renamed or removed.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One event of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -78,11 +78,23 @@ pub enum Outcome {
     /// The model answered, but every tool call of the run failed: the answer rests on no
     /// tool result, so it is not reported as completed.
     NoProgress,
+    /// The model ended the run and every verification check passed.
+    Verified,
+    /// The model ended the run; after its retries some verification checks pass, not all.
+    PartialPass,
+    /// The model ended the run; after its retries no verification check passes.
+    VerificationFailed,
+    /// The model ended the run after changing files, and nothing checked the change: no
+    /// verification was asked for and no command succeeded after the last change.
+    Unchecked,
+    /// The model's answer only repeats the error a tool call gave: it reports a failure as
+    /// its result.
+    CopiedError,
 }
 
 impl Outcome {
     /// Every outcome, in declaration order.
-    pub const ALL: [Outcome; 8] = [
+    pub const ALL: [Outcome; 13] = [
         Outcome::Completed,
         Outcome::MaxIterations,
         Outcome::BudgetExhausted,
@@ -91,6 +103,11 @@ impl Outcome {
         Outcome::Cancelled,
         Outcome::Interrupted,
         Outcome::NoProgress,
+        Outcome::Verified,
+        Outcome::PartialPass,
+        Outcome::VerificationFailed,
+        Outcome::Unchecked,
+        Outcome::CopiedError,
     ];
 
     /// The snake_case name used in JSON.
@@ -104,7 +121,18 @@ impl Outcome {
             Outcome::Cancelled => "cancelled",
             Outcome::Interrupted => "interrupted",
             Outcome::NoProgress => "no_progress",
+            Outcome::Verified => "verified",
+            Outcome::PartialPass => "partial_pass",
+            Outcome::VerificationFailed => "verification_failed",
+            Outcome::Unchecked => "unchecked",
+            Outcome::CopiedError => "copied_error",
         }
+    }
+
+    /// Whether the run ended with the model's answer accepted: `completed` (nothing to check,
+    /// or a command succeeded after the last change) or `verified`.
+    pub fn is_success(self) -> bool {
+        matches!(self, Outcome::Completed | Outcome::Verified)
     }
 }
 
@@ -190,6 +218,12 @@ pub enum Guardrail {
     NoProgress,
     /// The final answer only copied the restated tool results: asked again, more narrowly.
     EchoedAnswer,
+    /// The run changed files and nothing checked the change (outcome `unchecked`).
+    Unchecked,
+    /// The final answer only repeats a tool's error (outcome `copied_error`).
+    CopiedError,
+    /// The workspace could not be recorded before the run's first change.
+    Checkpoint,
 }
 
 impl Guardrail {
@@ -210,6 +244,9 @@ impl Guardrail {
             Guardrail::DegenerateOutput => "degenerate_output",
             Guardrail::NoProgress => "no_progress",
             Guardrail::EchoedAnswer => "echoed_answer",
+            Guardrail::Unchecked => "unchecked",
+            Guardrail::CopiedError => "copied_error",
+            Guardrail::Checkpoint => "checkpoint",
         }
     }
 }
@@ -272,6 +309,9 @@ pub enum UserMessageReason {
     FinalAnswerRequest,
     /// A follow-up message given to a session after a run ended.
     FollowUp,
+    /// Verification checks failed after the model ended the run: their output, and a request
+    /// to fix what they report.
+    VerificationFailed,
 }
 
 /// The kinds of event, tagged by `type`.
@@ -477,6 +517,48 @@ pub enum EventKind {
         /// Every endpoint.
         endpoints: Vec<PoolEndpointState>,
     },
+    /// The workspace was recorded before the run's first change (`reagent runs undo` restores
+    /// it).
+    Checkpoint {
+        /// `git` (a commit on a private ref; the user's index, HEAD and branches untouched) or
+        /// `files` (copies of the files before the run first changed them).
+        method: String,
+        /// The workspace directory recorded.
+        workspace: String,
+        /// `git`: the private ref (`refs/reagent/checkpoints/<run_id>`); `files`: the
+        /// directory holding the copies and their manifest.
+        location: String,
+        /// `git`: the checkpoint commit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
+    },
+    /// One verification check ran after the model ended the run.
+    VerificationCheck {
+        /// Which round of checks (1 = when the model first ended the run, then one per retry).
+        round: u32,
+        /// The check as given (`file_exists:PATH`, `tests:CMD`, `git_clean`...).
+        check: String,
+        /// Whether it passed.
+        passed: bool,
+        /// What it found (a command's exit status and output), capped.
+        output: String,
+        /// How long it took.
+        duration_ms: u64,
+    },
+    /// The run is one attempt of several at the same task (`--attempts`): after a failed
+    /// verification the workspace is restored and the task tried again with a new seed.
+    Attempt {
+        /// This attempt's number, from 1.
+        number: u32,
+        /// Attempts allowed.
+        of: u32,
+        /// The first attempt's run id (absent on the first attempt itself).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_run_id: Option<String>,
+        /// The seed this attempt samples with, when one is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<i64>,
+    },
     /// The run ended; always the last event.
     RunFinished {
         /// How it ended.
@@ -528,6 +610,9 @@ impl EventKind {
             EventKind::ApprovalDecided { .. } => "approval_decided",
             EventKind::Retry { .. } => "retry",
             EventKind::PoolState { .. } => "pool_state",
+            EventKind::Checkpoint { .. } => "checkpoint",
+            EventKind::VerificationCheck { .. } => "verification_check",
+            EventKind::Attempt { .. } => "attempt",
             EventKind::RunFinished { .. } => "run_finished",
         }
     }
