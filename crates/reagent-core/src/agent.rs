@@ -58,6 +58,26 @@ impl Agent {
         }
     }
 
+    /// The same agent sampling with `seed` (another attempt at a task, [`crate::Attempts`]).
+    pub(crate) fn with_seed(&self, seed: Option<i64>) -> Agent {
+        let mut config = self.config.clone();
+        config.options.seed = seed;
+        let model_info = OnceLock::new();
+        if let Some(info) = self.model_info.get() {
+            let _ = model_info.set(info.clone());
+        }
+        Agent {
+            provider: self.provider.clone(),
+            tools: self.tools.clone(),
+            config,
+            approver: self.approver.clone(),
+            specs: self.specs.clone(),
+            read_first_specs: self.read_first_specs.clone(),
+            checker: ArgumentChecker::new(&self.specs),
+            model_info,
+        }
+    }
+
     /// Commands matching an `ask` rule go to `approver` (without one they are refused).
     pub fn with_approver(mut self, approver: Arc<dyn Approver>) -> Self {
         self.approver = Some(approver);

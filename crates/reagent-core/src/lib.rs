@@ -40,7 +40,9 @@
 mod agent;
 mod answer_focus;
 mod arguments;
+mod attempts;
 mod bus;
+pub mod checkpoint;
 mod config;
 pub mod degenerate;
 mod events;
@@ -58,12 +60,14 @@ pub mod spans;
 pub mod tool_mode;
 mod tool_retrieval;
 mod turn;
+pub mod verify;
 mod workspace_view;
 
 pub use agent::Agent;
 pub use arguments::ArgumentChecker;
+pub use attempts::{AttemptSummary, Attempts};
 pub use bus::{EventBus, Received, Subscription};
-pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode};
+pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode, VerifyConfig};
 pub use events::EventSink;
 pub use history::{digest_rounds, Compaction, History, DIGEST_PREFIX};
 pub use profiles::{profile_for, ModelProfile};

@@ -1,0 +1,215 @@
+//! Checkpoints before a run's first change, in a plain folder and in a git repository, and
+//! restoring them: the bytes come back and files the run created are deleted.
+
+use std::path::Path;
+use std::process::Command;
+
+use reagent_core::checkpoint::{Checkpoint, Method};
+use reagent_protocol::EventKind;
+use reagent_testkit::{ScriptBuilder, Turn};
+use serde_json::json;
+
+use super::harness::{files, run};
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs (install git for these tests)");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+/// The run's changes: edit a.txt, create new/b.txt, and a command creating c.txt.
+fn changes() -> ScriptBuilder {
+    ScriptBuilder::new()
+        .turn(Turn::tool_call(
+            "edit_file",
+            json!({"path": "a.txt", "old_string": "one", "new_string": "ONE"}),
+        ))
+        .turn(Turn::tool_call(
+            "write_file",
+            json!({"path": "new/b.txt", "content": "made\n"}),
+        ))
+        .turn(Turn::tool_call(
+            "run_command",
+            json!({"command": "echo made > c.txt && echo changed > keep.txt"}),
+        ))
+        .turn(Turn::text("Done."))
+}
+
+fn checkpoint_of(o: &super::harness::Outcome) -> Checkpoint {
+    let events: Vec<_> = o
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::Checkpoint { .. }))
+        .collect();
+    assert_eq!(events.len(), 1, "one checkpoint per run");
+    // Taken before the first change: before the first tool call started.
+    let first_call = o
+        .events
+        .iter()
+        .find(|e| matches!(e.kind, EventKind::ToolCallStarted { .. }))
+        .unwrap();
+    assert!(events[0].seq < first_call.seq);
+    let from_event = Checkpoint::from_event(&o.result.run_id, &events[0].kind).unwrap();
+    assert_eq!(Some(&from_event), o.result.checkpoint.as_ref());
+    from_event
+}
+
+#[tokio::test]
+async fn outside_git_the_changed_files_are_copied_and_restoring_deletes_created_ones() {
+    let o = run(
+        changes(),
+        |d| {
+            files(
+                d,
+                &[
+                    ("a.txt", "one\ntwo\n"),
+                    ("keep.txt", "kept\n"),
+                    ("sub/x.bin", "\u{1}\u{2}"),
+                ],
+            )
+        },
+        |c| c.verify.checkpoints = true,
+    )
+    .await;
+    assert_eq!(o.file("a.txt"), "ONE\ntwo\n");
+    assert_eq!(o.file("c.txt"), "made\n");
+    let checkpoint = checkpoint_of(&o);
+    let Method::Files { dir } = &checkpoint.method else {
+        panic!("not a git repository: {checkpoint:?}");
+    };
+    assert!(dir.starts_with(
+        o.dir
+            .path()
+            .canonicalize()
+            .unwrap()
+            .join(".reagent/checkpoints")
+    ));
+    let restored = checkpoint.restore().unwrap();
+    assert_eq!(o.file("a.txt"), "one\ntwo\n");
+    assert_eq!(o.file("keep.txt"), "kept\n");
+    assert_eq!(o.file("sub/x.bin"), "\u{1}\u{2}");
+    assert!(!o.dir.path().join("new/b.txt").exists());
+    assert!(!o.dir.path().join("c.txt").exists());
+    assert_eq!(restored.restored, ["a.txt", "keep.txt"]);
+    let mut deleted = restored.deleted.clone();
+    deleted.sort();
+    assert_eq!(deleted, ["c.txt", "new/b.txt"]);
+    // Restoring again finds nothing to do.
+    let again = checkpoint.restore().unwrap();
+    assert!(
+        again.restored.is_empty() && again.deleted.is_empty(),
+        "{again:?}"
+    );
+}
+
+#[tokio::test]
+async fn in_git_a_private_ref_keeps_the_state_and_the_user_s_index_head_and_branches_stay() {
+    let o = run(
+        changes(),
+        |d| {
+            git(d, &["init", "-q", "-b", "main"]);
+            files(
+                d,
+                &[
+                    ("a.txt", "one\n"),
+                    ("keep.txt", "kept\n"),
+                    (".gitignore", "*.log\n"),
+                ],
+            );
+            git(d, &["add", "a.txt", ".gitignore"]);
+            git(d, &["commit", "-qm", "first"]);
+            // Untracked, staged and ignored files the user has when the run starts.
+            files(d, &[("a.txt", "one\nstaged\n"), ("notes.log", "ignored\n")]);
+            git(d, &["add", "a.txt"]);
+        },
+        |c| c.verify.checkpoints = true,
+    )
+    .await;
+    let d = o.dir.path();
+    let head = git(d, &["rev-parse", "HEAD"]);
+    let staged = git(d, &["diff", "--cached"]);
+    let checkpoint = checkpoint_of(&o);
+    let Method::Git { reference, commit } = &checkpoint.method else {
+        panic!("a git repository: {checkpoint:?}");
+    };
+    assert_eq!(
+        reference,
+        &format!("refs/reagent/checkpoints/{}", o.result.run_id)
+    );
+    assert_eq!(git(d, &["rev-parse", reference]).trim(), commit);
+    assert_eq!(git(d, &["show", &format!("{commit}:keep.txt")]), "kept\n");
+    assert!(
+        !d.join(".reagent").exists(),
+        "no copies inside a repository"
+    );
+
+    let restored = checkpoint.restore().unwrap();
+    assert_eq!(o.file("a.txt"), "one\nstaged\n");
+    assert_eq!(o.file("keep.txt"), "kept\n");
+    assert_eq!(o.file("notes.log"), "ignored\n");
+    assert!(!d.join("new/b.txt").exists() && !d.join("new").exists());
+    assert!(!d.join("c.txt").exists());
+    assert_eq!(restored.restored, ["a.txt", "keep.txt"]);
+    assert_eq!(restored.deleted, ["c.txt", "new/b.txt"]);
+    // The user's HEAD, index and branches are as they were.
+    assert_eq!(git(d, &["rev-parse", "HEAD"]), head);
+    assert_eq!(git(d, &["diff", "--cached"]), staged);
+    assert_eq!(
+        git(d, &["branch", "--format=%(refname)"]).trim(),
+        "refs/heads/main"
+    );
+    assert_eq!(
+        git(d, &["status", "--porcelain"]),
+        "M  a.txt\n?? keep.txt\n"
+    );
+}
+
+#[tokio::test]
+async fn a_run_that_changes_nothing_takes_no_checkpoint() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
+            .turn(Turn::text("It says one.")),
+        |d| files(d, &[("a.txt", "one\n")]),
+        |c| c.verify.checkpoints = true,
+    )
+    .await;
+    assert!(o.result.checkpoint.is_none());
+    assert!(o.events_of("checkpoint").is_empty());
+    assert!(!o.dir.path().join(".reagent").exists());
+}
+
+#[test]
+fn a_library_user_checkpoints_a_turn_and_restores_it() {
+    let dir = tempfile::tempdir().unwrap();
+    files(dir.path(), &[("a.txt", "before\n")]);
+    let elsewhere = tempfile::tempdir().unwrap();
+    let checkpoint = Checkpoint::take(dir.path(), "turn-1", Some(elsewhere.path())).unwrap();
+    checkpoint.before_change(Some("a.txt")).unwrap();
+    checkpoint.before_change(Some("b.txt")).unwrap();
+    checkpoint.before_change(Some("../outside.txt")).unwrap();
+    std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
+    std::fs::write(dir.path().join("b.txt"), "new\n").unwrap();
+    let restored = checkpoint.restore().unwrap();
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "before\n"
+    );
+    assert!(!dir.path().join("b.txt").exists());
+    assert_eq!(
+        (restored.restored, restored.deleted),
+        (vec!["a.txt".to_owned()], vec!["b.txt".to_owned()])
+    );
+    assert!(!dir.path().join(".reagent").exists());
+    checkpoint.discard().unwrap();
+    assert!(!elsewhere.path().join("turn-1").exists());
+    assert!(Checkpoint::take(dir.path(), "../x", None).is_err());
+}
