@@ -173,12 +173,20 @@ fn inside(workspace: &Path, rel: &str) -> bool {
 
 /// Put the recorded files back, delete those recorded absent and, after a whole copy, every
 /// file not in it.
-pub(super) fn restore(workspace: &Path, dir: &Path) -> Result<Restored, CheckpointError> {
+pub(super) fn restore(
+    workspace: &Path,
+    dir: &Path,
+    apply: bool,
+) -> Result<Restored, CheckpointError> {
     let manifest = load(dir)?;
     let mut done = Restored::default();
     for rel in &manifest.saved {
         let (from, to) = (dir.join("files").join(rel), workspace.join(rel));
         if fs::read(&to).ok() == fs::read(&from).ok() {
+            continue;
+        }
+        if !apply {
+            done.restored.push(rel.clone());
             continue;
         }
         if !inside(workspace, rel) {
@@ -203,7 +211,9 @@ pub(super) fn restore(workspace: &Path, dir: &Path) -> Result<Restored, Checkpoi
     for rel in gone {
         let path = workspace.join(&rel);
         if fs::symlink_metadata(&path).is_ok() && inside(workspace, &rel) {
-            remove(&path)?;
+            if apply {
+                remove(&path)?;
+            }
             done.deleted.push(rel);
         }
     }

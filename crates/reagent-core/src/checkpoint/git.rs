@@ -107,8 +107,9 @@ impl Repo {
         Ok(Method::Git { reference, commit })
     }
 
-    /// Make the workspace's part of the work tree what `commit` holds.
-    pub(super) fn restore(&self, commit: &str) -> Result<Restored, CheckpointError> {
+    /// Make the workspace's part of the work tree what `commit` holds (with `apply` false,
+    /// only say what that would change).
+    pub(super) fn restore(&self, commit: &str, apply: bool) -> Result<Restored, CheckpointError> {
         let saved = format!("{commit}^{{tree}}");
         let now = self.tree_now(Some(commit))?;
         let diff = git(
@@ -134,7 +135,7 @@ impl Repo {
                 back.push(path.to_owned());
             }
         }
-        if !back.is_empty() {
+        if apply && !back.is_empty() {
             let index = TempIndex::new(&self.git_dir);
             git(&self.top, Some(&index.0), &["read-tree", commit], None)?;
             let list: String = back.iter().map(|p| format!("{p}\0")).collect();
@@ -145,7 +146,7 @@ impl Repo {
                 Some(&list),
             )?;
         }
-        for path in &created {
+        for path in created.iter().filter(|_| apply) {
             let full = self.top.join(path);
             std::fs::remove_file(&full)
                 .map_err(|e| CheckpointError(format!("cannot delete {}: {e}", full.display())))?;

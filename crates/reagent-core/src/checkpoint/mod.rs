@@ -127,9 +127,18 @@ impl Checkpoint {
     /// Put the workspace back as it was: files changed since are written back, files created
     /// since are deleted (outside git: among those recorded or, after a command, any).
     pub fn restore(&self) -> Result<Restored, CheckpointError> {
+        self.restore_or_preview(true)
+    }
+
+    /// What [`Checkpoint::restore`] would write back and delete, without doing it.
+    pub fn preview(&self) -> Result<Restored, CheckpointError> {
+        self.restore_or_preview(false)
+    }
+
+    fn restore_or_preview(&self, apply: bool) -> Result<Restored, CheckpointError> {
         match &self.method {
-            Method::Git { commit, .. } => git::Repo::open(&self.workspace)?.restore(commit),
-            Method::Files { dir } => files::restore(&self.workspace, dir),
+            Method::Git { commit, .. } => git::Repo::open(&self.workspace)?.restore(commit, apply),
+            Method::Files { dir } => files::restore(&self.workspace, dir, apply),
         }
     }
 

@@ -92,7 +92,13 @@ async fn outside_git_the_changed_files_are_copied_and_restoring_deletes_created_
             .unwrap()
             .join(".reagent/checkpoints")
     ));
+    let preview = checkpoint.preview().unwrap();
+    assert!(
+        o.dir.path().join("c.txt").exists(),
+        "a preview changes nothing"
+    );
     let restored = checkpoint.restore().unwrap();
+    assert_eq!(preview, restored);
     assert_eq!(o.file("a.txt"), "one\ntwo\n");
     assert_eq!(o.file("keep.txt"), "kept\n");
     assert_eq!(o.file("sub/x.bin"), "\u{1}\u{2}");
@@ -151,7 +157,14 @@ async fn in_git_a_private_ref_keeps_the_state_and_the_user_s_index_head_and_bran
         "no copies inside a repository"
     );
 
+    let preview = checkpoint.preview().unwrap();
+    assert_eq!(
+        o.file("a.txt"),
+        "ONE\nstaged\n",
+        "a preview changes nothing"
+    );
     let restored = checkpoint.restore().unwrap();
+    assert_eq!(preview, restored);
     assert_eq!(o.file("a.txt"), "one\nstaged\n");
     assert_eq!(o.file("keep.txt"), "kept\n");
     assert_eq!(o.file("notes.log"), "ignored\n");
