@@ -19,6 +19,12 @@
 //! [sandbox]
 //! mode = "workspace-write"     # read-only | workspace-write | full
 //! network = false
+//!
+//! [verify]
+//! checks = ["tests:pytest -q", "file_exists:README.md"]   # or ["auto"]
+//! retries = 2                  # failing checks back to the model (default 2)
+//! attempts = 1                 # best of N, restoring the workspace between attempts
+//! checkpoints = true           # record the workspace before the first change (default)
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -59,6 +65,24 @@ pub(crate) struct FileConfig {
     /// Model profiles, consulted before the built-in ones.
     #[serde(default)]
     pub(crate) profiles: Vec<ProfileConfig>,
+    #[serde(default)]
+    pub(crate) verify: VerifyFileConfig,
+}
+
+/// `[verify]`: checks when the model ends a run, attempts, checkpoints.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VerifyFileConfig {
+    /// Checks, as `--verify` takes them.
+    #[serde(default)]
+    pub(crate) checks: Vec<String>,
+    pub(crate) retries: Option<u32>,
+    pub(crate) attempts: Option<u32>,
+    /// Record the workspace before a run's first change (default true for `reagent run`).
+    pub(crate) checkpoints: Option<bool>,
+    /// Where checkpoints of workspaces outside git keep their copies (default: the
+    /// `checkpoints` folder beside the default store, `$XDG_DATA_HOME/reagent/checkpoints`).
+    pub(crate) checkpoint_dir: Option<PathBuf>,
 }
 
 /// One `[[profiles]]` entry: defaults for models whose name contains `match`.
@@ -208,6 +232,17 @@ mod tests {
         assert_eq!(c.options.num_ctx, Some(8192));
         assert_eq!(c.budgets.max_tool_calls, Some(10));
         assert_eq!(c.sandbox.rules[0].action, "forbid");
+        let c = FileConfig::parse(
+            "[verify]\nchecks = [\"tests:pytest -q\", \"git_clean\"]\nretries = 1\nattempts = 3\ncheckpoints = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.verify.checks, ["tests:pytest -q", "git_clean"]);
+        assert_eq!((c.verify.retries, c.verify.attempts), (Some(1), Some(3)));
+        assert_eq!(c.verify.checkpoints, Some(false));
+        let err = FileConfig::parse("[verify]\ncheck = []")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `check`"), "{err}");
     }
 
     #[test]

@@ -1,9 +1,11 @@
-//! `reagent runs list | show | events | export | replay | delete`: reading the run store.
+//! `reagent runs list | show | events | export | replay | delete | undo`: reading the run
+//! store (and, for `undo`, restoring a run's checkpoint).
 
 use std::io::Write;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use reagent_core::checkpoint::{Checkpoint, Method};
 use reagent_core::SessionSnapshot;
 use reagent_protocol::{Event, EventKind};
 use reagent_store::{RunFilter, RunRecord, Store, StoredEvent};
@@ -64,6 +66,10 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
             let (run, events) = load(&store, id).await?;
             return replay(&run, &events).await;
         }
+        RunsCommand::Undo { id, dry_run } => {
+            let (run, events) = load(&store, id).await?;
+            undo(&run, &events, *dry_run)?;
+        }
         RunsCommand::Delete { id } => {
             let id = store.resolve_id(id).await?;
             keep_session_whole(&store, &id).await?;
@@ -72,6 +78,56 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
         }
     }
     Ok(ExitCode::Completed)
+}
+
+/// `runs undo`: restore the checkpoint run `run` recorded before its first change; print
+/// each path restored (`restored PATH`) and deleted (`deleted PATH`) on stdout.
+fn undo(run: &RunRecord, events: &[StoredEvent], dry_run: bool) -> anyhow::Result<()> {
+    if run.outcome == reagent_store::RUNNING {
+        bail!(
+            "run {} is still running; undo it once it has finished (or stop it first)",
+            run.id
+        );
+    }
+    let checkpoint = events
+        .iter()
+        .filter(|e| e.kind == "checkpoint")
+        .filter_map(|e| serde_json::from_str::<Event>(&e.json).ok())
+        .find_map(|e| Checkpoint::from_event(&run.id, &e.kind))
+        .with_context(|| {
+            format!(
+                "run {} recorded no checkpoint: it changed no file, or ran with --no-checkpoint \
+                 (or `checkpoints = false`), or its checkpoint could not be taken",
+                run.id
+            )
+        })?;
+    let done = if dry_run {
+        checkpoint.preview()
+    } else {
+        checkpoint.restore()
+    }
+    .with_context(|| format!("cannot restore run {}'s checkpoint", run.id))?;
+    let mut out = std::io::stdout().lock();
+    for path in &done.restored {
+        writeln!(out, "restored {path}")?;
+    }
+    for path in &done.deleted {
+        writeln!(out, "deleted {path}")?;
+    }
+    let verb = if dry_run { "would restore" } else { "restored" };
+    eprintln!(
+        "reagent: run {}: {verb} {} file(s) and {} {} created file(s) in {} (checkpoint: {})",
+        run.id,
+        done.restored.len(),
+        if dry_run { "would delete" } else { "deleted" },
+        done.deleted.len(),
+        checkpoint.workspace.display(),
+        match &checkpoint.method {
+            Method::Git { reference, .. } => reference.clone(),
+            Method::Files { dir } => dir.display().to_string(),
+        }
+    );
+    Ok(())
 }
 
 /// Before run `id` is deleted: a saved session of it that leaves its messages to the events

@@ -1,4 +1,5 @@
-//! Best of N: when a run's verification fails after its retries, the workspace is restored
+//! Best of N: when a run's verification fails after its retries (`partial_pass`,
+//! `verification_failed`; any other ending is final), the workspace is restored
 //! from the run's checkpoint and the task is tried again, as a new run with a new seed; the
 //! workspace ends with the best attempt's files (by verification: `verified`, then the most
 //! checks passed, then the earliest).
@@ -16,7 +17,7 @@
 //!     let result = session.run("fix it so that `make test` passes", &sink, &Default::default()).await;
 //!     attempts.finished(result).expect("workspace restored");
 //! }
-//! let summary = attempts.finish().expect("best attempt's files kept");
+//! let summary = attempts.finish();
 //! println!("best: attempt {} ({:?})", summary.best + 1, summary.results[summary.best].outcome);
 //! # }
 //! ```
@@ -53,6 +54,9 @@ pub struct AttemptSummary {
     pub best: usize,
     /// What putting the best attempt's files back did, when it was not the last attempt.
     pub restored: Option<Restored>,
+    /// Why the best attempt's files could not be put back (the workspace then holds the
+    /// last attempt's, or the start's).
+    pub error: Option<CheckpointError>,
 }
 
 impl Attempts {
@@ -107,9 +111,12 @@ impl Attempts {
             .best
             .as_ref()
             .is_none_or(|(best, _)| score(&result) > score(&self.results[*best]));
-        let last = result.outcome == Outcome::Verified
-            || result.outcome == Outcome::Cancelled
-            || index + 1 >= self.max as usize;
+        // Only a failed verification is tried again.
+        let failed = matches!(
+            result.outcome,
+            Outcome::PartialPass | Outcome::VerificationFailed
+        );
+        let last = !failed || index + 1 >= self.max as usize;
         let checkpoint = result.checkpoint.clone();
         self.results.push(result);
         if last {
@@ -147,27 +154,32 @@ impl Attempts {
     }
 
     /// After the last attempt: when an earlier attempt was better, undo the last one and put
-    /// the best one's files back.
-    pub fn finish(mut self) -> Result<AttemptSummary, CheckpointError> {
+    /// the best one's files back (an error doing so is in the summary).
+    pub fn finish(mut self) -> AttemptSummary {
         let (best, kept) = self.best.take().unwrap_or((0, None));
         let last = self.results.len().saturating_sub(1);
-        let mut restored = None;
-        if best != last {
+        let put_back = || -> Result<Option<Restored>, CheckpointError> {
+            if best == last {
+                return Ok(None);
+            }
             if let Some(undo) = self.results.get(last).and_then(|r| r.checkpoint.as_ref()) {
                 undo.restore()?;
             }
-            if let Some(kept) = &kept {
-                restored = Some(kept.restore()?);
-            }
-        }
+            kept.as_ref().map(Checkpoint::restore).transpose()
+        };
+        let (restored, error) = match put_back() {
+            Ok(restored) => (restored, None),
+            Err(e) => (None, Some(e)),
+        };
         if let Some(kept) = kept {
             let _ = kept.discard();
         }
-        Ok(AttemptSummary {
+        AttemptSummary {
             results: self.results,
             best,
             restored,
-        })
+            error,
+        }
     }
 }
 

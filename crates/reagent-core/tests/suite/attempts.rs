@@ -52,7 +52,7 @@ async fn attempts(script: ScriptBuilder, max: u32, prepare: impl FnOnce(&std::pa
         runs.finished(result).unwrap();
     }
     Ran {
-        summary: runs.finish().unwrap(),
+        summary: runs.finish(),
         events,
         requests: server.requests(),
         dir,
@@ -154,6 +154,7 @@ async fn a_verified_attempt_ends_the_attempts_and_keeps_its_files() {
     .await;
     let outcomes: Vec<Outcome> = ran.summary.results.iter().map(|r| r.outcome).collect();
     assert_eq!(outcomes, [Outcome::VerificationFailed, Outcome::Verified]);
+    assert!(ran.summary.error.is_none());
     assert_eq!(ran.summary.best, 1);
     assert!(ran.summary.restored.is_none());
     assert_eq!(
