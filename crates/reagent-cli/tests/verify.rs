@@ -62,6 +62,13 @@ impl Dir {
     /// `reagent run --json` of `task` against `script` with `extra` flags, recorded in the
     /// folder's store.
     async fn run(&self, script: ScriptBuilder, task: &str, extra: &[&str]) -> Output {
+        let mut flags = vec!["--json"];
+        flags.extend_from_slice(extra);
+        self.run_text(script, task, &flags).await
+    }
+
+    /// [`Dir::run`] without `--json`.
+    async fn run_text(&self, script: ScriptBuilder, task: &str, extra: &[&str]) -> Output {
         let server = ScriptedOllama::start(script).await.unwrap();
         let mut args: Vec<String> = [
             "run",
@@ -73,7 +80,6 @@ impl Dir {
             &self.ws().display().to_string(),
             "--store",
             &self.store(),
-            "--json",
         ]
         .iter()
         .map(|s| s.to_string())
@@ -461,4 +467,35 @@ async fn attempts_are_runs_of_their_own_and_the_best_one_s_files_are_kept() {
     assert_eq!(attempt["number"], 3);
     assert_eq!(attempt["of"], 3);
     assert_eq!(attempt["parent_run_id"], ids[0].as_str());
+}
+
+#[tokio::test]
+async fn without_json_the_failed_checks_and_the_ending_are_said_on_stderr() {
+    let d = Dir::new(&[]);
+    let out = d
+        .run_text(
+            ScriptBuilder::new()
+                .turn(write("a.txt", "x\n"))
+                .turn(Turn::text("Done.")),
+            "write a.txt",
+            &[
+                "--quiet",
+                "--verify",
+                "tests:grep -q alpha a.txt",
+                "--verify-retries",
+                "0",
+            ],
+        )
+        .await;
+    assert_eq!(out.status.code(), Some(10));
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "Done.\n");
+    let err = stderr(&out);
+    assert!(
+        err.contains("reagent: check failed: tests:grep -q alpha a.txt (exit code 1)"),
+        "{err}"
+    );
+    assert!(
+        err.contains("reagent: run ended: verification_failed"),
+        "{err}"
+    );
 }

@@ -284,3 +284,68 @@ async fn an_answer_copied_from_a_tool_error_ends_copied_error() {
     assert_eq!(g.last().unwrap()["guardrail"], "copied_error", "{g:?}");
     assert_eq!(o.result.answer, "fatal: no config found");
 }
+
+#[tokio::test]
+async fn git_clean_passes_on_an_unchanged_work_tree_and_names_what_a_run_left() {
+    let git = |d: &std::path::Path, args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .current_dir(d)
+            .args(args)
+            .env("GIT_AUTHOR_NAME", "t")
+            .env("GIT_AUTHOR_EMAIL", "t@t")
+            .env("GIT_COMMITTER_NAME", "t")
+            .env("GIT_COMMITTER_EMAIL", "t@t")
+            .output()
+            .expect("git runs (install git for these tests)");
+        assert!(out.status.success(), "git {args:?}: {out:?}");
+    };
+    let repo = |d: &std::path::Path| {
+        files(d, &[("a.txt", "one\n")]);
+        git(d, &["init", "-q"]);
+        git(d, &["add", "a.txt"]);
+        git(d, &["commit", "-qm", "first"]);
+    };
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
+            .turn(Turn::text("It says one.")),
+        repo,
+        |c| checks(c, &["git_clean"], 0),
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Verified, "{:?}", o.result.checks);
+
+    let o = run(
+        ScriptBuilder::new()
+            .turn(write("junk.txt", "x\n"))
+            .turn(Turn::text("Done.")),
+        repo,
+        |c| checks(c, &["git_clean"], 0),
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::VerificationFailed);
+    assert!(
+        o.result.checks[0].output.contains("?? junk.txt"),
+        "{:?}",
+        o.result.checks
+    );
+
+    // Outside a repository the check fails and says why.
+    let o = run(
+        ScriptBuilder::new().turn(Turn::text("Nothing to do.")),
+        |_| {},
+        |c| checks(c, &["git_clean", "file_exists:missing.txt"], 0),
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::VerificationFailed);
+    assert!(
+        o.result.checks[0].output.contains("not in a git work tree"),
+        "{:?}",
+        o.result.checks
+    );
+    assert!(
+        o.result.checks[1].output.contains("missing.txt"),
+        "{:?}",
+        o.result.checks
+    );
+}
