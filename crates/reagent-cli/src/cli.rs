@@ -377,13 +377,17 @@ pub(crate) enum RunsCommand {
         id: String,
     },
     /// Put the workspace back as it was before the run's first change (files it changed are
-    /// written back, files it created deleted); prints what it restores.
+    /// written back, files it created deleted); prints what it restores. Refused when a file it
+    /// would touch changed after the run ended, unless --force.
     Undo {
         /// Run id (or a unique prefix).
         id: String,
         /// Only print what would be restored and deleted.
         #[arg(long)]
         dry_run: bool,
+        /// Restore even files that changed after the run ended (otherwise refused).
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -1,6 +1,7 @@
 //! `reagent runs list | show | events | export | replay | delete | undo`: reading the run
 //! store (and, for `undo`, restoring a run's checkpoint).
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
 
@@ -66,13 +67,24 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
             let (run, events) = load(&store, id).await?;
             return replay(&run, &events).await;
         }
-        RunsCommand::Undo { id, dry_run } => {
+        RunsCommand::Undo { id, dry_run, force } => {
             let (run, events) = load(&store, id).await?;
-            undo(&run, &events, *dry_run)?;
+            undo(&run, &events, *dry_run, *force)?;
         }
         RunsCommand::Delete { id } => {
-            let id = store.resolve_id(id).await?;
+            let (run, events) = load(&store, id).await?;
+            let id = run.id.clone();
             keep_session_whole(&store, &id).await?;
+            // Its checkpoints go with it (a ref, or a folder of copies).
+            let (start, end) = checkpoints(&run, &events);
+            for checkpoint in start.iter().chain(&end) {
+                if let Err(e) = checkpoint.discard() {
+                    eprintln!(
+                        "reagent: checkpoint {} of run {id} not deleted: {e}",
+                        checkpoint.id
+                    );
+                }
+            }
             store.delete_run(&id).await?;
             eprintln!("reagent: run {id} deleted from {}", store.location());
         }
@@ -81,32 +93,61 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
 }
 
 /// `runs undo`: restore the checkpoint run `run` recorded before its first change; print
-/// each path restored (`restored PATH`) and deleted (`deleted PATH`) on stdout.
-fn undo(run: &RunRecord, events: &[StoredEvent], dry_run: bool) -> anyhow::Result<()> {
+/// each path restored (`restored PATH`) and deleted (`deleted PATH`) on stdout. Refused (unless
+/// `force`) when a file it would write back or delete changed after the run ended.
+fn undo(run: &RunRecord, events: &[StoredEvent], dry_run: bool, force: bool) -> anyhow::Result<()> {
     if run.outcome == reagent_store::RUNNING {
         bail!(
             "run {} is still running; undo it once it has finished (or stop it first)",
             run.id
         );
     }
-    let checkpoint = events
-        .iter()
-        .filter(|e| e.kind == "checkpoint")
-        .filter_map(|e| serde_json::from_str::<Event>(&e.json).ok())
-        .find_map(|e| Checkpoint::from_event(&run.id, &e.kind))
-        .with_context(|| {
-            format!(
-                "run {} recorded no checkpoint: it changed no file, or ran with --no-checkpoint \
-                 (or `checkpoints = false`), or its checkpoint could not be taken",
-                run.id
-            )
-        })?;
-    let done = if dry_run {
-        checkpoint.preview()
-    } else {
-        checkpoint.restore()
+    let (start, end) = checkpoints(run, events);
+    let start = start.with_context(|| {
+        format!(
+            "run {} recorded no checkpoint: it changed no file, or ran with --no-checkpoint \
+             (or `checkpoints = false`), or its checkpoint could not be taken",
+            run.id
+        )
+    })?;
+    let pending = start
+        .preview()
+        .with_context(|| format!("cannot read run {}'s checkpoint", run.id))?;
+    match &end {
+        Some(end) => {
+            let since = end
+                .preview()
+                .with_context(|| format!("cannot read the state run {} left", run.id))?;
+            let touched: BTreeSet<&String> =
+                pending.restored.iter().chain(&pending.deleted).collect();
+            let clobbered: Vec<&str> = since
+                .restored
+                .iter()
+                .chain(&since.deleted)
+                .filter(|p| touched.contains(p))
+                .map(String::as_str)
+                .collect();
+            if !clobbered.is_empty() && !force && !dry_run {
+                bail!(
+                    "these files changed after run {} ended, and undo would overwrite or delete \
+                     them: {}; pass --force to restore anyway (--dry-run shows what it restores)",
+                    run.id,
+                    clobbered.join(", ")
+                );
+            }
+        }
+        None => eprintln!(
+            "reagent: run {} did not record the state it left; files changed since are not told apart",
+            run.id
+        ),
     }
-    .with_context(|| format!("cannot restore run {}'s checkpoint", run.id))?;
+    let done = if dry_run {
+        pending
+    } else {
+        start
+            .restore()
+            .with_context(|| format!("cannot restore run {}'s checkpoint", run.id))?
+    };
     let mut out = std::io::stdout().lock();
     for path in &done.restored {
         writeln!(out, "restored {path}")?;
@@ -121,13 +162,34 @@ fn undo(run: &RunRecord, events: &[StoredEvent], dry_run: bool) -> anyhow::Resul
         done.restored.len(),
         if dry_run { "would delete" } else { "deleted" },
         done.deleted.len(),
-        checkpoint.workspace.display(),
-        match &checkpoint.method {
+        start.workspace.display(),
+        match &start.method {
             Method::Git { reference, .. } => reference.clone(),
             Method::Files { dir } => dir.display().to_string(),
         }
     );
     Ok(())
+}
+
+/// The checkpoints run `run` recorded: before its first change, and as it left the workspace.
+fn checkpoints(
+    run: &RunRecord,
+    events: &[StoredEvent],
+) -> (Option<Checkpoint>, Option<Checkpoint>) {
+    let (mut start, mut end) = (None, None);
+    let found = events
+        .iter()
+        .filter(|e| e.kind == "checkpoint")
+        .filter_map(|e| serde_json::from_str::<Event>(&e.json).ok())
+        .filter_map(|e| Checkpoint::from_event(&run.id, &e.kind));
+    for (checkpoint, after) in found {
+        if after {
+            end = Some(checkpoint);
+        } else {
+            start.get_or_insert(checkpoint);
+        }
+    }
+    (start, end)
 }
 
 /// Before run `id` is deleted: a saved session of it that leaves its messages to the events

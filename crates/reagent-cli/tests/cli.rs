@@ -113,11 +113,12 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
             "llm_response",
             "assistant_message",
             "verification_check",
+            "checkpoint",
             "run_finished"
         ]
     );
     let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, (1..=13).collect::<Vec<u64>>(), "gapless from 1");
+    assert_eq!(seqs, (1..=14).collect::<Vec<u64>>(), "gapless from 1");
     assert!(lines
         .iter()
         .all(|e| e["schema_version"] == reagent_protocol::SCHEMA_VERSION));

@@ -387,7 +387,11 @@ async fn runs_undo_restores_a_git_work_tree_from_a_private_ref() {
         &ws,
         &["for-each-ref", "--format=%(refname)", "refs/reagent/"],
     );
-    assert_eq!(refs.lines().count(), 1, "{refs}");
+    assert_eq!(
+        refs.lines().count(),
+        2,
+        "before the first change and as the run left it: {refs}"
+    );
 }
 
 #[tokio::test]
@@ -497,5 +501,69 @@ async fn without_json_the_failed_checks_and_the_ending_are_said_on_stderr() {
     assert!(
         err.contains("reagent: run ended: verification_failed"),
         "{err}"
+    );
+}
+
+#[tokio::test]
+async fn runs_undo_refuses_to_clobber_a_file_changed_after_the_run_unless_forced() {
+    let d = Dir::new(&[("a.txt", "one\n"), ("keep.txt", "kept\n")]);
+    let out = d.run(changes(), "change things", &[]).await;
+    let id = json_of(&out)["run_id"].as_str().unwrap().to_owned();
+    // The person edits a file the run created, after the run.
+    d.write("c.txt", "my own notes\n");
+    let refused = d.runs(&["undo", &id]);
+    assert_eq!(refused.status.code(), Some(1));
+    let err = stderr(&refused);
+    assert!(
+        err.contains("changed after run") && err.contains("c.txt"),
+        "{err}"
+    );
+    assert!(
+        !err.contains("a.txt"),
+        "a.txt did not change after the run: {err}"
+    );
+    assert_eq!(
+        d.read("c.txt").as_deref(),
+        Some("my own notes\n"),
+        "nothing restored"
+    );
+    assert_eq!(d.read("a.txt").as_deref(), Some("ONE\n"));
+    let forced = d.runs(&["undo", &id, "--force"]);
+    assert_eq!(forced.status.code(), Some(0), "{}", stderr(&forced));
+    assert_eq!(d.read("a.txt").as_deref(), Some("one\n"));
+    assert!(d.read("c.txt").is_none());
+}
+
+#[tokio::test]
+async fn runs_delete_drops_the_run_s_checkpoints() {
+    let d = Dir::new(&[("a.txt", "one\n")]);
+    git(&d.ws(), &["init", "-q"]);
+    let out = d
+        .run(
+            ScriptBuilder::new()
+                .turn(write("a.txt", "two\n"))
+                .turn(Turn::text("Done.")),
+            "change a.txt",
+            &[],
+        )
+        .await;
+    let id = json_of(&out)["run_id"].as_str().unwrap().to_owned();
+    let refs = || {
+        git(
+            &d.ws(),
+            &["for-each-ref", "--format=%(refname)", "refs/reagent/"],
+        )
+    };
+    assert_eq!(
+        refs(),
+        format!("refs/reagent/checkpoints/{id}\nrefs/reagent/checkpoints/{id}-end\n")
+    );
+    let deleted = d.runs(&["delete", &id]);
+    assert_eq!(deleted.status.code(), Some(0), "{}", stderr(&deleted));
+    assert_eq!(refs(), "");
+    assert_eq!(
+        d.read("a.txt").as_deref(),
+        Some("two\n"),
+        "deleting never restores"
     );
 }

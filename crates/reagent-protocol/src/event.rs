@@ -38,6 +38,10 @@ fn first_schema_version() -> u32 {
     1
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl Event {
     /// Event number `seq` of `run_id`, stamped with the current time.
     pub fn new(run_id: &str, seq: u64, kind: EventKind) -> Self {
@@ -518,7 +522,7 @@ pub enum EventKind {
         endpoints: Vec<PoolEndpointState>,
     },
     /// The workspace was recorded before the run's first change (`reagent runs undo` restores
-    /// it).
+    /// it), or, with `after`, as the run left it.
     Checkpoint {
         /// `git` (a commit on a private ref; the user's index, HEAD and branches untouched) or
         /// `files` (copies of the files before the run first changed them).
@@ -531,6 +535,10 @@ pub enum EventKind {
         /// `git`: the checkpoint commit.
         #[serde(default, skip_serializing_if = "Option::is_none")]
         commit: Option<String>,
+        /// `true`: the workspace as the run left it (its last event but `run_finished`), so
+        /// `reagent runs undo` can tell what changed since; `false`: before its first change.
+        #[serde(default, skip_serializing_if = "is_false")]
+        after: bool,
     },
     /// One verification check ran after the model ended the run.
     VerificationCheck {

@@ -165,16 +165,22 @@ impl Checkpoint {
     /// Delete what keeps the checkpoint (the ref, or the folder of copies).
     pub fn discard(&self) -> Result<(), CheckpointError> {
         match &self.method {
-            Method::Git { reference, .. } => {
+            Method::Git { reference, .. } if reference.starts_with(git::REF_PREFIX) => {
                 git::Repo::open(&self.workspace)?.delete_ref(reference)
             }
-            Method::Files { dir } => std::fs::remove_dir_all(dir)
-                .map_err(|e| CheckpointError(format!("cannot delete {}: {e}", dir.display()))),
+            Method::Files { dir } if dir.join("manifest.json").is_file() => {
+                std::fs::remove_dir_all(dir)
+                    .map_err(|e| CheckpointError(format!("cannot delete {}: {e}", dir.display())))
+            }
+            _ => Err(CheckpointError(format!(
+                "{self:?} is not a checkpoint reagent made; left alone"
+            ))),
         }
     }
 
-    /// The `checkpoint` event announcing it.
-    pub fn event(&self) -> EventKind {
+    /// The `checkpoint` event announcing it: with `after` false, the workspace before the run's
+    /// first change; with `after` true, as the run left it.
+    pub fn event(&self, after: bool) -> EventKind {
         let (method, location, commit) = match &self.method {
             Method::Git { reference, commit } => ("git", reference.clone(), Some(commit.clone())),
             Method::Files { dir } => ("files", dir.display().to_string(), None),
@@ -184,16 +190,19 @@ impl Checkpoint {
             workspace: self.workspace.display().to_string(),
             location,
             commit,
+            after,
         }
     }
 
-    /// The checkpoint a `checkpoint` event of run `run_id` announced.
-    pub fn from_event(run_id: &str, kind: &EventKind) -> Option<Checkpoint> {
+    /// The checkpoint a `checkpoint` event of run `run_id` announced, and whether it is the
+    /// state the run left (`after`) rather than the one before its first change.
+    pub fn from_event(run_id: &str, kind: &EventKind) -> Option<(Checkpoint, bool)> {
         let EventKind::Checkpoint {
             method,
             workspace,
             location,
             commit,
+            after,
         } = kind
         else {
             return None;
@@ -208,11 +217,17 @@ impl Checkpoint {
             },
             _ => return None,
         };
-        Some(Checkpoint {
-            id: run_id.to_owned(),
+        let id = if *after {
+            format!("{run_id}-end")
+        } else {
+            run_id.to_owned()
+        };
+        let checkpoint = Checkpoint {
+            id,
             workspace: PathBuf::from(workspace),
             method,
-        })
+        };
+        Some((checkpoint, *after))
     }
 }
 

@@ -358,6 +358,7 @@ impl Session {
                 Step::Continue
             }
             std::ops::ControlFlow::Break(ending) => {
+                self.checkpoint_end(&run, events).await;
                 Step::Finished(Box::new(self.finish(run, ending, events)))
             }
         }

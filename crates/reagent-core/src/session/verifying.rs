@@ -66,13 +66,36 @@ impl Session {
         match work {
             Ok(Ok(checkpoint)) => {
                 if run.checkpoint.is_none() {
-                    events.emit(checkpoint.event());
+                    events.emit(checkpoint.event(false));
                 }
                 run.checkpoint = Some(checkpoint);
             }
             Ok(Err(e)) => self.checkpoint_failed(run, &e.to_string(), events),
             Err(e) => self.checkpoint_failed(run, &e.to_string(), events),
         }
+    }
+
+    /// At the end of a run that took a checkpoint: record the workspace as the run left it
+    /// (`<run_id>-end`), so an undo can tell what changed since.
+    pub(super) async fn checkpoint_end(&self, run: &RunState, events: &EventSink) {
+        let Some(start) = run.checkpoint.clone() else {
+            return;
+        };
+        let id = format!("{}-end", start.id);
+        let end = tokio::task::spawn_blocking(move || start.capture(&id)).await;
+        match end {
+            Ok(Ok(end)) => events.emit(end.event(true)),
+            Ok(Err(e)) => self.end_not_recorded(&e.to_string(), events),
+            Err(e) => self.end_not_recorded(&e.to_string(), events),
+        }
+    }
+
+    fn end_not_recorded(&self, why: &str, events: &EventSink) {
+        events.guardrail(
+            Guardrail::Checkpoint,
+            reagent_protocol::GuardrailAction::Warn,
+            format!("the workspace as the run left it was not recorded: {why}; `reagent runs undo` cannot tell what changed since"),
+        );
     }
 
     fn checkpoint_failed(&self, run: &mut RunState, why: &str, events: &EventSink) {

@@ -43,13 +43,18 @@ fn changes() -> ScriptBuilder {
         .turn(Turn::text("Done."))
 }
 
-fn checkpoint_of(o: &super::harness::Outcome) -> Checkpoint {
+/// The run's checkpoints: before its first change, and as it left the workspace.
+fn checkpoints_of(o: &super::harness::Outcome) -> (Checkpoint, Checkpoint) {
     let events: Vec<_> = o
         .events
         .iter()
         .filter(|e| matches!(e.kind, EventKind::Checkpoint { .. }))
         .collect();
-    assert_eq!(events.len(), 1, "one checkpoint per run");
+    assert_eq!(
+        events.len(),
+        2,
+        "one checkpoint before the first change, one at the end"
+    );
     // Taken before the first change: before the first tool call started.
     let first_call = o
         .events
@@ -57,9 +62,15 @@ fn checkpoint_of(o: &super::harness::Outcome) -> Checkpoint {
         .find(|e| matches!(e.kind, EventKind::ToolCallStarted { .. }))
         .unwrap();
     assert!(events[0].seq < first_call.seq);
-    let from_event = Checkpoint::from_event(&o.result.run_id, &events[0].kind).unwrap();
-    assert_eq!(Some(&from_event), o.result.checkpoint.as_ref());
-    from_event
+    let (start, after) = Checkpoint::from_event(&o.result.run_id, &events[0].kind).unwrap();
+    assert!(!after);
+    assert_eq!(Some(&start), o.result.checkpoint.as_ref());
+    // The end is recorded right before run_finished.
+    assert_eq!(events[1].seq + 1, o.events.last().unwrap().seq);
+    let (end, after) = Checkpoint::from_event(&o.result.run_id, &events[1].kind).unwrap();
+    assert!(after);
+    assert_eq!(end.id, format!("{}-end", o.result.run_id));
+    (start, end)
 }
 
 #[tokio::test]
@@ -81,7 +92,7 @@ async fn outside_git_the_changed_files_are_copied_and_restoring_deletes_created_
     .await;
     assert_eq!(o.file("a.txt"), "ONE\ntwo\n");
     assert_eq!(o.file("c.txt"), "made\n");
-    let checkpoint = checkpoint_of(&o);
+    let (checkpoint, end) = checkpoints_of(&o);
     let Method::Files { dir } = &checkpoint.method else {
         panic!("not a git repository: {checkpoint:?}");
     };
@@ -114,6 +125,26 @@ async fn outside_git_the_changed_files_are_copied_and_restoring_deletes_created_
         again.restored.is_empty() && again.deleted.is_empty(),
         "{again:?}"
     );
+    // The end state brings the run's work back (a redo).
+    end.restore().unwrap();
+    assert_eq!(o.file("a.txt"), "ONE\ntwo\n");
+    assert_eq!(o.file("new/b.txt"), "made\n");
+    assert_eq!(o.file("c.txt"), "made\n");
+    assert_eq!(o.file("keep.txt"), "changed\n");
+    end.discard().unwrap();
+    checkpoint.discard().unwrap();
+    assert!(!dir.exists());
+    let bogus = Checkpoint {
+        method: Method::Files {
+            dir: o.dir.path().to_path_buf(),
+        },
+        ..checkpoint.clone()
+    };
+    assert!(
+        bogus.discard().is_err(),
+        "a folder without a manifest is never deleted"
+    );
+    assert!(o.dir.path().join("a.txt").exists());
 }
 
 #[tokio::test]
@@ -142,7 +173,7 @@ async fn in_git_a_private_ref_keeps_the_state_and_the_user_s_index_head_and_bran
     let d = o.dir.path();
     let head = git(d, &["rev-parse", "HEAD"]);
     let staged = git(d, &["diff", "--cached"]);
-    let checkpoint = checkpoint_of(&o);
+    let (checkpoint, end) = checkpoints_of(&o);
     let Method::Git { reference, commit } = &checkpoint.method else {
         panic!("a git repository: {checkpoint:?}");
     };
@@ -183,6 +214,16 @@ async fn in_git_a_private_ref_keeps_the_state_and_the_user_s_index_head_and_bran
         git(d, &["status", "--porcelain"]),
         "M  a.txt\n?? keep.txt\n"
     );
+    // The end state is a commit too; restoring it redoes the run's work.
+    end.restore().unwrap();
+    assert_eq!(o.file("a.txt"), "ONE\nstaged\n");
+    assert_eq!(o.file("c.txt"), "made\n");
+    assert_eq!(git(d, &["diff", "--cached"]), staged);
+    let refs = git(d, &["for-each-ref", "--format=%(refname)", "refs/reagent/"]);
+    assert_eq!(refs.lines().count(), 2, "{refs}");
+    end.discard().unwrap();
+    checkpoint.discard().unwrap();
+    assert_eq!(git(d, &["for-each-ref", "refs/reagent/"]), "");
 }
 
 #[tokio::test]
