@@ -457,6 +457,39 @@ fn transcript_line(event: &Event) -> String {
             delay_ms,
             error,
         } => format!("  ↻ attempt {attempt} failed ({error}); retried after {delay_ms} ms\n"),
+        EventKind::VerificationCheck {
+            round,
+            check,
+            passed,
+            output,
+            ..
+        } => format!(
+            "  ✓ check {check} (round {round}): {}\n{}",
+            if *passed { "passed" } else { "failed" },
+            if *passed {
+                String::new()
+            } else {
+                indent(output, "    ")
+            }
+        ),
+        EventKind::Checkpoint {
+            method,
+            location,
+            after,
+            ..
+        } => format!(
+            "  ⚑ checkpoint ({method}, {}): {location}\n",
+            if *after { "as the run left it" } else { "before the first change" }
+        ),
+        EventKind::Attempt {
+            number,
+            of,
+            parent_run_id,
+            ..
+        } => match parent_run_id {
+            Some(parent) => format!("attempt {number} of {of} (first attempt: run {parent})\n"),
+            None => format!("attempt {number} of {of}\n"),
+        },
         EventKind::RunFinished {
             outcome,
             answer,

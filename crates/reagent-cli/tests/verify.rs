@@ -471,6 +471,29 @@ async fn attempts_are_runs_of_their_own_and_the_best_one_s_files_are_kept() {
     assert_eq!(attempt["number"], 3);
     assert_eq!(attempt["of"], 3);
     assert_eq!(attempt["parent_run_id"], ids[0].as_str());
+    // `runs show` tells the attempt, the checkpoints and each check.
+    let shown = String::from_utf8_lossy(&d.runs(&["show", &ids[2]]).stdout).into_owned();
+    assert!(
+        shown.contains(&format!("attempt 3 of 3 (first attempt: run {})", ids[0])),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("checkpoint (files, before the first change)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("checkpoint (files, as the run left it)"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("check file_contains:a.txt:alpha (round 1): failed"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("a.txt does not contain \"alpha\""),
+        "{shown}"
+    );
+    assert!(shown.contains("outcome: verification_failed"), "{shown}");
 }
 
 #[tokio::test]
