@@ -220,7 +220,10 @@ pub(super) fn dishonest_ending(
     if let Some(detail) = run.tally.only_failures() {
         return Some((Guardrail::NoProgress, Outcome::NoProgress, detail));
     }
-    if let Some(error) = copied_error(&ending.answer, &run.errors) {
+    let copied = (!asks_about_errors(&run.task))
+        .then(|| copied_error(&ending.answer, &run.errors))
+        .flatten();
+    if let Some(error) = copied {
         let detail = format!("the answer only repeats the error of a tool call: {error}");
         return Some((Guardrail::CopiedError, Outcome::CopiedError, detail));
     }
@@ -238,6 +241,33 @@ pub(super) fn dishonest_ending(
         return Some((Guardrail::Unchecked, Outcome::Unchecked, detail));
     }
     None
+}
+
+/// Words of a task that asks for an error itself ("what error does `make` give?"): then an
+/// answer that repeats one is the answer.
+const ERROR_WORDS: &[&str] = &[
+    "error",
+    "errors",
+    "fail",
+    "fails",
+    "failing",
+    "failed",
+    "failure",
+    "exception",
+    "traceback",
+    "stderr",
+    "warning",
+    "warnings",
+    "message",
+    "complain",
+    "complains",
+];
+
+/// Whether `task` asks about an error (see [`ERROR_WORDS`]).
+fn asks_about_errors(task: &str) -> bool {
+    task.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .any(|w| ERROR_WORDS.contains(&w))
 }
 
 /// Lower case, words only, single spaces.
@@ -289,5 +319,15 @@ mod tests {
         )
         .is_none());
         assert!(copied_error("anything at all here", &[]).is_none());
+    }
+
+    #[test]
+    fn a_task_that_asks_for_an_error_may_be_answered_with_it() {
+        assert!(asks_about_errors("What error does `make` print?"));
+        assert!(asks_about_errors("Why does the build fail?"));
+        assert!(!asks_about_errors(
+            "Build the project and tell me where the binary is."
+        ));
+        assert!(!asks_about_errors("Read terror.txt"), "whole words only");
     }
 }

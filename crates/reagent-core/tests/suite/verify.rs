@@ -349,3 +349,21 @@ async fn git_clean_passes_on_an_unchanged_work_tree_and_names_what_a_run_left() 
         o.result.checks
     );
 }
+
+#[tokio::test]
+async fn an_error_the_task_asks_for_is_an_answer() {
+    let o = super::harness::run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("list_directory", json!({"path": "."})))
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "echo 'fatal: no config found' >&2; exit 3"}),
+            ))
+            .turn(Turn::text("fatal: no config found")),
+        "Run the tool and tell me which error it gives.",
+        |d| files(d, &[("a.txt", "hi\n")]),
+        |_| {},
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+}
