@@ -91,7 +91,9 @@ fn record(
 /// Before a change of `path`: copy its file (or record that there is none) once.
 pub(super) fn save_one(workspace: &Path, dir: &Path, path: &str) -> Result<(), CheckpointError> {
     let Some(rel) = plain_relative(workspace, path) else {
-        return Ok(());
+        // A path that is not plainly beneath the workspace (an absolute one through another
+        // name of it, `..`): the tool may still resolve it inside, so copy everything.
+        return save_all(workspace, dir);
     };
     let rel = rel.to_string_lossy().into_owned();
     if SKIPPED

@@ -254,7 +254,7 @@ fn check_id(id: &str) -> Result<(), CheckpointError> {
 }
 
 /// `path` as a plain workspace-relative path (no `..`, not absolute outside the workspace),
-/// or `None`: such a path is refused by the tools anyway, so there is nothing to record.
+/// or `None`.
 pub(crate) fn plain_relative(workspace: &Path, path: &str) -> Option<PathBuf> {
     let p = Path::new(path);
     let rel = if p.is_absolute() {

@@ -249,18 +249,24 @@ fn a_library_user_checkpoints_a_turn_and_restores_it() {
     let checkpoint = Checkpoint::take(dir.path(), "turn-1", Some(elsewhere.path())).unwrap();
     checkpoint.before_change(Some("a.txt")).unwrap();
     checkpoint.before_change(Some("b.txt")).unwrap();
-    checkpoint.before_change(Some("../outside.txt")).unwrap();
     std::fs::write(dir.path().join("a.txt"), "after\n").unwrap();
     std::fs::write(dir.path().join("b.txt"), "new\n").unwrap();
+    // A path not plainly beneath the workspace: everything is copied (once).
+    checkpoint.before_change(Some("../outside.txt")).unwrap();
+    std::fs::write(dir.path().join("c.txt"), "also new\n").unwrap();
     let restored = checkpoint.restore().unwrap();
     assert_eq!(
         std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
         "before\n"
     );
     assert!(!dir.path().join("b.txt").exists());
+    assert!(!dir.path().join("c.txt").exists());
     assert_eq!(
         (restored.restored, restored.deleted),
-        (vec!["a.txt".to_owned()], vec!["b.txt".to_owned()])
+        (
+            vec!["a.txt".to_owned()],
+            vec!["b.txt".to_owned(), "c.txt".to_owned()]
+        )
     );
     assert!(!dir.path().join(".reagent").exists());
     checkpoint.discard().unwrap();
