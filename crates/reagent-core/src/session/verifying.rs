@@ -103,7 +103,11 @@ impl Session {
         events.guardrail(
             Guardrail::Checkpoint,
             reagent_protocol::GuardrailAction::Warn,
-            format!("no checkpoint of the workspace: {why}; `reagent runs undo` cannot restore this run"),
+            if run.checkpoint.is_some() {
+                format!("the checkpoint misses what this run changes from now on: {why}; `reagent runs undo` may not restore all of it")
+            } else {
+                format!("no checkpoint of the workspace: {why}; `reagent runs undo` cannot restore this run")
+            },
         );
     }
 
