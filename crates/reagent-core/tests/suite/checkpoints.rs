@@ -273,3 +273,38 @@ fn a_library_user_checkpoints_a_turn_and_restores_it() {
     assert!(!elsewhere.path().join("turn-1").exists());
     assert!(Checkpoint::take(dir.path(), "../x", None).is_err());
 }
+
+#[tokio::test]
+async fn a_checkpoint_that_cannot_be_taken_is_said_and_the_run_goes_on() {
+    let blocker = tempfile::NamedTempFile::new().unwrap();
+    let dir = blocker.path().to_path_buf();
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "x\n"}),
+            ))
+            .turn(Turn::text("Done.")),
+        |_| {},
+        move |c| {
+            c.verify.checkpoints = true;
+            // A file where the folder of copies should go.
+            c.verify.checkpoint_dir = Some(dir);
+        },
+    )
+    .await;
+    assert_eq!(o.file("a.txt"), "x\n");
+    assert!(o.result.checkpoint.is_none());
+    assert!(o.events_of("checkpoint").is_empty());
+    let warned: Vec<_> = o
+        .events_of("guardrail")
+        .into_iter()
+        .filter(|g| g["guardrail"] == "checkpoint")
+        .collect();
+    assert_eq!(warned.len(), 1, "said once: {warned:?}");
+    assert_eq!(warned[0]["action"], "warn");
+    assert!(warned[0]["detail"]
+        .as_str()
+        .unwrap()
+        .contains("cannot restore this run"));
+}
