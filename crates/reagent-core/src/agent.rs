@@ -37,6 +37,8 @@ pub struct Agent {
     /// What the server said about the model, asked by the first session that got an answer and
     /// reused by the others (one model per agent: no `/api/show` round trip per run).
     model_info: OnceLock<ModelInfo>,
+    /// Stands in for running the verification checks (a replay gives the recorded results).
+    pub(crate) check_runner: Option<Arc<crate::verify::CheckRunner>>,
 }
 
 impl Agent {
@@ -55,6 +57,7 @@ impl Agent {
             read_first_specs: read_first.into(),
             checker,
             model_info: OnceLock::new(),
+            check_runner: None,
         }
     }
 
@@ -75,6 +78,7 @@ impl Agent {
             read_first_specs: self.read_first_specs.clone(),
             checker: ArgumentChecker::new(&self.specs),
             model_info,
+            check_runner: self.check_runner.clone(),
         }
     }
 

@@ -171,17 +171,24 @@ impl Session {
         let cap = self.agent.config.verify.output_cap;
         let mut results = Vec::new();
         for check in &run.checks {
-            let (tools, ctx, check) = (self.agent.tools.clone(), ctx.clone(), check.clone());
-            let shown = check.to_string();
-            let result =
-                tokio::task::spawn_blocking(move || verify::run_check(&check, &tools, &ctx, cap))
+            let result = match &self.agent.check_runner {
+                Some(stand_in) => stand_in(check),
+                None => {
+                    let (tools, ctx, check) =
+                        (self.agent.tools.clone(), ctx.clone(), check.clone());
+                    let shown = check.to_string();
+                    tokio::task::spawn_blocking(move || {
+                        verify::run_check(&check, &tools, &ctx, cap)
+                    })
                     .await
                     .unwrap_or_else(|e| CheckResult {
                         check: shown,
                         passed: false,
                         output: format!("the check was stopped: {e}"),
                         duration: std::time::Duration::ZERO,
-                    });
+                    })
+                }
+            };
             events.emit(EventKind::VerificationCheck {
                 round: run.verify_rounds,
                 check: result.check.clone(),

@@ -20,6 +20,9 @@ pub use check::{auto_checks, resolve, Check};
 /// Time limit of a check's command (5 minutes; `run_command` may cap it lower).
 pub const CHECK_TIMEOUT_MS: u64 = 300_000;
 
+/// What stands in for running a check (a replay answers with the recorded result).
+pub(crate) type CheckRunner = dyn Fn(&Check) -> CheckResult + Send + Sync;
+
 /// What one check found.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CheckResult {

@@ -367,3 +367,45 @@ async fn an_error_the_task_asks_for_is_an_answer() {
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed);
 }
+
+/// Replay `o`'s recording through today's loop; the report.
+async fn replayed(o: &super::harness::Outcome) -> reagent_core::ReplayReport {
+    let specs = reagent_tools::ToolRegistry::workspace_tools(&Default::default()).specs();
+    let workspace = std::sync::Arc::new(reagent_tools::Workspace::open(o.dir.path()).unwrap());
+    let config = AgentConfig::new(super::harness::MODEL);
+    reagent_core::replay(&o.events, config, &specs, workspace)
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn a_verified_run_and_an_unchecked_one_replay_without_a_difference() {
+    let verified = run(
+        ScriptBuilder::new()
+            .turn(write("a.txt", "helo\n"))
+            .turn(Turn::text("Wrote a.txt."))
+            .turn(write("a.txt", "hello\n"))
+            .turn(Turn::text("Fixed the typo.")),
+        |_| {},
+        |c| checks(c, &["tests:grep hello a.txt", "file_exists:a.txt"], 2),
+    )
+    .await;
+    assert_eq!(verified.result.outcome, Outcome::Verified);
+    // The recorded results stand in for the checks: the workspace now passes them all, yet
+    // the replay fails the first round as the recording did.
+    let report = replayed(&verified).await;
+    assert_eq!(report.divergence, None, "{report:?}");
+    assert!(report.decisions >= 5, "{report:?}");
+
+    let unchecked = run(
+        ScriptBuilder::new()
+            .turn(write("a.txt", "x\n"))
+            .turn(Turn::text("Wrote a.txt.")),
+        |_| {},
+        |_| {},
+    )
+    .await;
+    assert_eq!(unchecked.result.outcome, Outcome::Unchecked);
+    let report = replayed(&unchecked).await;
+    assert_eq!(report.divergence, None, "{report:?}");
+}
