@@ -25,6 +25,7 @@
 //! retries = 2                  # failing checks back to the model (default 2)
 //! attempts = 1                 # best of N, restoring the workspace between attempts
 //! checkpoints = true           # record the workspace before the first change (default)
+//! timeout_secs = 300           # time limit of a check's command
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -78,6 +79,8 @@ pub(crate) struct VerifyFileConfig {
     pub(crate) checks: Vec<String>,
     pub(crate) retries: Option<u32>,
     pub(crate) attempts: Option<u32>,
+    /// Time limit of a check's command, in seconds (default 300).
+    pub(crate) timeout_secs: Option<f64>,
     /// Record the workspace before a run's first change (default true for `reagent run`).
     pub(crate) checkpoints: Option<bool>,
     /// Where checkpoints of workspaces outside git keep their copies (default: the

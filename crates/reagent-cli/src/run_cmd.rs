@@ -18,7 +18,7 @@ use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
 use crate::cli::RunArgs;
-use crate::config::FileConfig;
+use crate::config::{FileConfig, VerifyFileConfig};
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::setup;
@@ -134,7 +134,9 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             narrow_schema: p.narrow_schema,
         })
         .collect();
-    let attempts = verify_settings(args, file, &mut agent.verify)?;
+    // The config file's [verify] is `reagent run`'s own (see [`run`]): eval suites have their
+    // own checks, and queued tasks differ from one another.
+    let attempts = verify_settings(args, &VerifyFileConfig::default(), &mut agent.verify)?;
     agent.parse_format = args.format.clone().or_else(|| file.format.clone());
     if let Some(f) = &agent.parse_format {
         f.parse::<reagent_parse::Family>()
@@ -182,14 +184,13 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
     })
 }
 
-/// `--verify`, `--verify-retries`, `--attempts` and `[verify]` into `verify`; the number of
-/// attempts. Checkpoints stay off here: `reagent run` turns them on (see [`run`]).
+/// `--verify`, `--verify-retries`, `--attempts` and the file's `[verify]` (`v`) into `verify`;
+/// the number of attempts. Checkpoints are left as they are: `reagent run` turns them on.
 fn verify_settings(
     args: &RunArgs,
-    file: &FileConfig,
+    v: &VerifyFileConfig,
     verify: &mut reagent_core::VerifyConfig,
 ) -> anyhow::Result<u32> {
-    let v = &file.verify;
     let written = if args.verify.is_empty() {
         &v.checks
     } else {
@@ -198,12 +199,21 @@ fn verify_settings(
     verify.checks = written
         .iter()
         .map(|c| {
-            c.parse::<Check>()
-                .map_err(|e| anyhow::anyhow!("--verify: {e}"))
+            c.parse::<Check>().map_err(|e| {
+                let from = if args.verify.is_empty() {
+                    "[verify] checks"
+                } else {
+                    "--verify"
+                };
+                anyhow::anyhow!("{from}: {e}")
+            })
         })
         .collect::<anyhow::Result<_>>()?;
     if let Some(n) = args.verify_retries.or(v.retries) {
         verify.retries = n;
+    }
+    if let Some(limit) = v.timeout_secs {
+        verify.check_timeout = secs(limit).context("[verify] timeout_secs")?;
     }
     verify.checkpoint_dir = v.checkpoint_dir.clone().or_else(default_checkpoint_dir);
     let attempts = args.attempts.or(v.attempts).unwrap_or(1);
@@ -471,6 +481,8 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
     let mut args = args.clone();
     let resume = stored_session(&mut args, store.as_ref()).await?;
     let mut plan = plan(&args, file).map_err(crate::usage)?;
+    plan.attempts =
+        verify_settings(&args, &file.verify, &mut plan.agent.verify).map_err(crate::usage)?;
     plan.resume = resume;
     plan.recorder = store.as_ref().and_then(RunStore::recorder);
     plan.agent.verify.checkpoints = !args.no_checkpoint && file.verify.checkpoints.unwrap_or(true);

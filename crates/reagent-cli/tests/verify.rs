@@ -260,6 +260,27 @@ async fn verify_auto_and_the_config_file_s_verify_section() {
         .run(script(), "write a.txt", &["--verify", "file_exists:a.txt"])
         .await;
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    // A check's command stops at `timeout_secs`.
+    std::fs::write(
+        d.root().join("reagent.toml"),
+        "[verify]\nchecks = [\"command:sleep 5\"]\nretries = 0\ntimeout_secs = 0.3\n",
+    )
+    .unwrap();
+    let out = d.run(script(), "write a.txt", &[]).await;
+    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
+    let events = d.runs(&["events", json_of(&out)["run_id"].as_str().unwrap()]);
+    let check: Value = String::from_utf8_lossy(&events.stdout)
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|e| e["type"] == "verification_check")
+        .unwrap();
+    assert!(
+        check["output"]
+            .as_str()
+            .unwrap()
+            .contains("timed out after 300 ms"),
+        "{check}"
+    );
 }
 
 #[tokio::test]

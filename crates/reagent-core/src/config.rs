@@ -142,6 +142,8 @@ pub struct VerifyConfig {
     pub retries: u32,
     /// Bytes of one check's output kept in its event and shown to the model (default 4000).
     pub output_cap: usize,
+    /// Time limit of a check's command (default 5 minutes; `run_command`'s own maximum caps it).
+    pub check_timeout: Duration,
     /// Record the workspace before the run's first change (a library default of `false`; the
     /// CLI turns it on).
     pub checkpoints: bool,
@@ -156,6 +158,7 @@ impl Default for VerifyConfig {
             checks: Vec::new(),
             retries: 2,
             output_cap: 4000,
+            check_timeout: crate::verify::CHECK_TIMEOUT,
             checkpoints: false,
             checkpoint_dir: None,
         }

@@ -168,7 +168,11 @@ impl Session {
         cancel: &CancellationToken,
     ) -> Vec<CheckResult> {
         let ctx = self.tool_context(events, cancel);
-        let cap = self.agent.config.verify.output_cap;
+        let verify = &self.agent.config.verify;
+        let limits = verify::CheckLimits {
+            output_cap: verify.output_cap,
+            timeout: verify.check_timeout,
+        };
         let mut results = Vec::new();
         for check in &run.checks {
             let result = match &self.agent.check_runner {
@@ -178,7 +182,7 @@ impl Session {
                         (self.agent.tools.clone(), ctx.clone(), check.clone());
                     let shown = check.to_string();
                     tokio::task::spawn_blocking(move || {
-                        verify::run_check(&check, &tools, &ctx, cap)
+                        verify::run_check(&check, &tools, &ctx, limits)
                     })
                     .await
                     .unwrap_or_else(|e| CheckResult {

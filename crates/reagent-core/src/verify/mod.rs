@@ -2,8 +2,8 @@
 //! ([`CheckResult`]), and the outcome they give.
 //!
 //! Commands (`command:`, `tests:`) run through the agent's own `run_command` tool — the same
-//! sandbox, command rules and approvals as the model's commands — with a time limit of
-//! [`CHECK_TIMEOUT_MS`]. File checks read through the confined [`Workspace`]. `git_clean` asks
+//! sandbox, command rules and approvals as the model's commands — with the time limit
+//! [`crate::VerifyConfig::check_timeout`]. File checks read through the confined [`Workspace`]. `git_clean` asks
 //! `git status --porcelain` (hooks and fsmonitor off).
 
 use std::time::{Duration, Instant};
@@ -17,8 +17,8 @@ mod check;
 
 pub use check::{auto_checks, resolve, Check};
 
-/// Time limit of a check's command (5 minutes; `run_command` may cap it lower).
-pub const CHECK_TIMEOUT_MS: u64 = 300_000;
+/// Default time limit of a check's command ([`crate::VerifyConfig::check_timeout`]).
+pub const CHECK_TIMEOUT: Duration = Duration::from_secs(300);
 
 /// What stands in for running a check (a replay answers with the recorded result).
 pub(crate) type CheckRunner = dyn Fn(&Check) -> CheckResult + Send + Sync;
@@ -37,19 +37,28 @@ pub struct CheckResult {
     pub duration: Duration,
 }
 
-/// Run `check` in `ctx`'s workspace, commands through `tools`' `run_command`; the output is
-/// cut to `cap` bytes (head and tail). Blocking: commands run to their end.
+/// How checks run: the output cap (bytes, head and tail) and a command's time limit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct CheckLimits {
+    /// Bytes of output kept.
+    pub output_cap: usize,
+    /// Time limit of a command.
+    pub timeout: Duration,
+}
+
+/// Run `check` in `ctx`'s workspace, commands through `tools`' `run_command`, within
+/// `limits`. Blocking: commands run to their end.
 pub fn run_check(
     check: &Check,
     tools: &ToolRegistry,
     ctx: &ToolContext,
-    cap: usize,
+    limits: CheckLimits,
 ) -> CheckResult {
     let started = Instant::now();
     let (passed, output) = match check {
         Check::FileExists(path) => file_exists(&ctx.workspace, path),
         Check::FileContains { path, text } => file_contains(&ctx.workspace, path, text),
-        Check::Command(cmd) | Check::Tests(cmd) => command(tools, ctx, cmd),
+        Check::Command(cmd) | Check::Tests(cmd) => command(tools, ctx, cmd, limits.timeout),
         Check::GitClean => git_clean(ctx.workspace.root()),
         Check::Auto => (
             false,
@@ -61,7 +70,7 @@ pub fn run_check(
     CheckResult {
         check: check.to_string(),
         passed,
-        output: cap_middle(&output, cap),
+        output: cap_middle(&output, limits.output_cap),
         duration: started.elapsed(),
     }
 }
@@ -109,7 +118,12 @@ fn file_contains(workspace: &Workspace, path: &str, text: &str) -> (bool, String
     }
 }
 
-fn command(tools: &ToolRegistry, ctx: &ToolContext, cmd: &str) -> (bool, String) {
+fn command(
+    tools: &ToolRegistry,
+    ctx: &ToolContext,
+    cmd: &str,
+    timeout: Duration,
+) -> (bool, String) {
     let Some(tool) = tools.get("run_command") else {
         return (
             false,
@@ -118,7 +132,10 @@ fn command(tools: &ToolRegistry, ctx: &ToolContext, cmd: &str) -> (bool, String)
                 .to_owned(),
         );
     };
-    let args = json!({"command": cmd, "timeout_ms": CHECK_TIMEOUT_MS});
+    let timeout_ms = u64::try_from(timeout.as_millis())
+        .unwrap_or(u64::MAX)
+        .max(1);
+    let args = json!({"command": cmd, "timeout_ms": timeout_ms});
     match call_catching_panics(tool.as_ref(), "run_command", &args, ctx) {
         ToolResult::Ok { output, .. } => (true, text_of(output)),
         ToolResult::Err { error } => (false, error),
