@@ -308,3 +308,92 @@ async fn a_checkpoint_that_cannot_be_taken_is_said_and_the_run_goes_on() {
         .unwrap()
         .contains("cannot restore this run"));
 }
+
+/// What an interactive console's `/undo` does with the library: the session's snapshot before a
+/// turn and the turn's checkpoint give back the conversation and the files.
+#[tokio::test]
+async fn a_turn_is_undone_with_its_checkpoint_and_the_snapshot_before_it() {
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use reagent_core::{Agent, AgentConfig, Session};
+    use reagent_protocol::{CancellationToken, Outcome};
+    use reagent_providers::ollama::OllamaProvider;
+    use reagent_testkit::ScriptedOllama;
+    use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
+
+    use super::harness::{client, recording_sink, MODEL};
+
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "first\n"}),
+            ))
+            .turn(Turn::text("Wrote a.txt."))
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "a.txt", "content": "second\n"}),
+            ))
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "b.txt", "content": "new\n"}),
+            ))
+            .turn(Turn::text("Changed a.txt, added b.txt."))
+            .turn(Turn::text("Understood: a.txt stays first.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let provider =
+        OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
+    let mut config = AgentConfig::new(MODEL);
+    config.verify.checkpoints = true;
+    let tools = Arc::new(ToolRegistry::workspace_tools(&ToolsConfig::default()));
+    let agent = Arc::new(Agent::new(Arc::new(provider), tools, config));
+    let workspace = Arc::new(Workspace::open(dir.path()).unwrap());
+    let mut session = Session::new(agent.clone(), workspace.clone());
+    let cancel = CancellationToken::new();
+    let (sink, _) = recording_sink();
+    session.run("write a.txt", &sink, &cancel).await;
+
+    // The turn to undo.
+    let before = session.snapshot();
+    let messages_before = session.messages().len();
+    let (sink, _) = recording_sink();
+    let turn = session.run("now change it", &sink, &cancel).await;
+    assert_eq!(turn.outcome, Outcome::Unchecked);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("b.txt")).unwrap(),
+        "new\n"
+    );
+    assert!(session.messages().len() > messages_before);
+
+    // `/undo`: the files, then the conversation.
+    let restored = turn
+        .checkpoint
+        .expect("the turn changed files")
+        .restore()
+        .unwrap();
+    assert_eq!(
+        (restored.restored, restored.deleted),
+        (vec!["a.txt".to_owned()], vec!["b.txt".to_owned()])
+    );
+    let mut session = Session::resume(agent, workspace, before).unwrap();
+    assert_eq!(session.messages().len(), messages_before);
+    assert_eq!(
+        std::fs::read_to_string(dir.path().join("a.txt")).unwrap(),
+        "first\n"
+    );
+    assert!(!dir.path().join("b.txt").exists());
+
+    // The conversation goes on from before the undone turn.
+    let (sink, _) = recording_sink();
+    let next = session.run("keep a.txt as it is", &sink, &cancel).await;
+    assert_eq!(next.answer, "Understood: a.txt stays first.");
+    let sent = server.requests().last().unwrap()["messages"].to_string();
+    assert!(
+        !sent.contains("now change it"),
+        "the undone turn is gone: {sent}"
+    );
+}
