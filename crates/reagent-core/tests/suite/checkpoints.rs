@@ -397,3 +397,27 @@ async fn a_turn_is_undone_with_its_checkpoint_and_the_snapshot_before_it() {
         "the undone turn is gone: {sent}"
     );
 }
+
+#[test]
+fn a_workspace_below_the_top_of_a_repository_restores_only_its_own_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let top = dir.path();
+    files(top, &[("top.txt", "top\n"), ("sub/a.txt", "one\n")]);
+    git(top, &["init", "-q"]);
+    git(top, &["add", "."]);
+    git(top, &["commit", "-qm", "first"]);
+    let ws = top.join("sub");
+    let checkpoint = Checkpoint::take(&ws, "sub-run", None).unwrap();
+    files(&ws, &[("a.txt", "changed\n"), ("deep/new.txt", "new\n")]);
+    // The person changes a file outside the workspace meanwhile.
+    files(top, &[("top.txt", "mine\n")]);
+    let restored = checkpoint.restore().unwrap();
+    assert_eq!(restored.restored, ["a.txt"]);
+    assert_eq!(restored.deleted, ["deep/new.txt"]);
+    assert_eq!(std::fs::read_to_string(ws.join("a.txt")).unwrap(), "one\n");
+    assert!(!ws.join("deep").exists());
+    assert_eq!(
+        std::fs::read_to_string(top.join("top.txt")).unwrap(),
+        "mine\n"
+    );
+}
