@@ -12,6 +12,7 @@ use reagent_tools::ToolResult;
 use super::{Ending, RunState, Session};
 use crate::checkpoint::Checkpoint;
 use crate::events::EventSink;
+use crate::prompts;
 use crate::verify::{self, CheckResult};
 
 /// Failed tool calls whose errors are kept to compare the answer with.
@@ -147,7 +148,7 @@ impl Session {
         run.verify_rounds += 1;
         let results = self.run_checks(run, events, cancel).await;
         let outcome = verify::outcome_of(&results);
-        let failed = failure_report(&results);
+        let failed = prompts::verification_failed(&results);
         run.last_checks = results;
         if outcome == Outcome::Verified
             || run.verify_rounds > self.agent.config.verify.retries
@@ -204,25 +205,6 @@ impl Session {
         }
         results
     }
-}
-
-/// The message that gives failing checks back to the model.
-fn failure_report(results: &[CheckResult]) -> String {
-    let failed: Vec<&CheckResult> = results.iter().filter(|r| !r.passed).collect();
-    let mut text = format!(
-        "You ended the task, but {} of {} verification checks failed. Fix what they report, \
-         then finish again.\n",
-        failed.len(),
-        results.len()
-    );
-    for r in failed {
-        text.push_str(&format!(
-            "\nCheck `{}` failed:\n{}\n",
-            r.check,
-            r.output.trim_end()
-        ));
-    }
-    text
 }
 
 /// Why a run the model completed is not reported `completed`, if it is not: every call failed
