@@ -101,17 +101,10 @@ impl From<Check> for String {
 }
 
 /// Words around a quoted command that say it must succeed.
+#[rustfmt::skip]
 const MUST_PASS: &[&str] = &[
-    "pass",
-    "passes",
-    "succeed",
-    "succeeds",
-    "exit 0",
-    "exits 0",
-    "exits with 0",
-    "green",
-    "works",
-    "runs cleanly",
+    "pass", "passes", "succeed", "succeeds", "exit 0", "exits 0", "exits with 0", "green",
+    "works", "runs cleanly", "to check", "to verify", "to confirm",
 ];
 
 /// Programs a quoted test or build command starts with.
@@ -139,10 +132,24 @@ pub fn resolve(checks: &[Check], task: &str) -> Vec<Check> {
     out
 }
 
-/// Each command `task` quotes in backticks and says must pass ("so that `pytest
-/// tests/test_parser.py` passes", "make sure `cargo test` succeeds"), as a `tests` check.
+/// Each command `task` quotes (in backticks or double quotes) and says must pass ("so that
+/// `pytest tests/test_parser.py` passes", "make sure \"cargo test\" succeeds", "run `make
+/// test` to check"), as a `tests` check.
 pub fn auto_checks(task: &str) -> Vec<Check> {
-    let parts: Vec<&str> = task.split('`').collect();
+    let mut checks = Vec::new();
+    for quote in ['`', '"'] {
+        for check in quoted_commands(task, quote) {
+            if !checks.contains(&check) {
+                checks.push(check);
+            }
+        }
+    }
+    checks
+}
+
+/// [`auto_checks`] for one kind of quote.
+fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
+    let parts: Vec<&str> = task.split(quote).collect();
     let pairs = parts.len().saturating_sub(1) / 2;
     let mut checks = Vec::new();
     for i in (1..).step_by(2).take(pairs) {
@@ -161,10 +168,7 @@ pub fn auto_checks(task: &str) -> Vec<Check> {
             .unwrap_or_default();
         let around = format!("{before} {after}").to_lowercase();
         if MUST_PASS.iter().any(|w| contains_word(&around, w)) {
-            let check = Check::Tests(command.to_owned());
-            if !checks.contains(&check) {
-                checks.push(check);
-            }
+            checks.push(Check::Tests(command.to_owned()));
         }
     }
     checks
@@ -233,6 +237,10 @@ mod tests {
                 Check::Tests("cargo test -p foo".into()),
                 Check::Tests("make lint".into())
             ]
+        );
+        assert_eq!(
+            auto_checks("Fix the off-by-one. Run \"python3 -m pytest -q\" to check."),
+            vec![Check::Tests("python3 -m pytest -q".into())]
         );
         assert!(auto_checks("Rename `foo` to `bar` so it passes review").is_empty());
         assert!(auto_checks("Run `pytest` and tell me what it prints").is_empty());
