@@ -121,40 +121,34 @@ fn write(path: &str, content: &str) -> Turn {
 
 #[tokio::test]
 async fn each_verification_outcome_and_honest_ending_has_its_exit_code() {
-    // verified: exit 0.
-    let d = Dir::new(&[]);
-    let out = d
-        .run(
-            ScriptBuilder::new()
-                .turn(write("a.txt", "alpha beta\n"))
-                .turn(Turn::text("Done.")),
-            "write a.txt",
+    let written = |content: &str, answers: &[&str]| {
+        let mut script = ScriptBuilder::new().turn(write("a.txt", content));
+        for a in answers {
+            script = script.turn(Turn::text(*a));
+        }
+        script
+    };
+    // (what, script, flags, exit code, outcome, the checks in the JSON result)
+    let cases = [
+        (
+            "all checks pass",
+            written("alpha beta\n", &["Done."]),
             &[
                 "--verify",
                 "file_contains:a.txt:alpha",
                 "--verify",
                 "command:grep -q beta a.txt",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
-    let r = json_of(&out);
-    assert_eq!(r["outcome"], "verified");
-    assert_eq!(
-        r["checks"],
-        json!([
-            {"check": "file_contains:a.txt:alpha", "passed": true},
-            {"check": "command:grep -q beta a.txt", "passed": true}
-        ])
-    );
-
-    // partial_pass: 11 (no retry: --verify-retries 0).
-    let out = Dir::new(&[])
-        .run(
-            ScriptBuilder::new()
-                .turn(write("a.txt", "alpha\n"))
-                .turn(Turn::text("Done.")),
-            "write a.txt",
+            ][..],
+            0,
+            "verified",
+            json!([
+                {"check": "file_contains:a.txt:alpha", "passed": true},
+                {"check": "command:grep -q beta a.txt", "passed": true}
+            ]),
+        ),
+        (
+            "one of two passes, no retry",
+            written("alpha\n", &["Done."]),
             &[
                 "--verify",
                 "file_contains:a.txt:alpha",
@@ -162,52 +156,37 @@ async fn each_verification_outcome_and_honest_ending_has_its_exit_code() {
                 "file_contains:a.txt:beta",
                 "--verify-retries",
                 "0",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(11), "{}", stderr(&out));
-    assert_eq!(json_of(&out)["outcome"], "partial_pass");
-
-    // verification_failed: 10, after one retry the model did not use.
-    let out = Dir::new(&[])
-        .run(
-            ScriptBuilder::new()
-                .turn(write("a.txt", "x\n"))
-                .turn(Turn::text("Done."))
-                .turn(Turn::text("Really done.")),
-            "write a.txt",
+            ][..],
+            11,
+            "partial_pass",
+            json!([
+                {"check": "file_contains:a.txt:alpha", "passed": true},
+                {"check": "file_contains:a.txt:beta", "passed": false}
+            ]),
+        ),
+        (
+            "none passes after one retry the model did not use",
+            written("x\n", &["Done.", "Really done."]),
             &[
                 "--verify",
                 "tests:grep -q alpha a.txt",
                 "--verify-retries",
                 "1",
-            ],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(10), "{}", stderr(&out));
-    let r = json_of(&out);
-    assert_eq!(r["outcome"], "verification_failed");
-    assert_eq!(
-        r["checks"],
-        json!([{"check": "tests:grep -q alpha a.txt", "passed": false}])
-    );
-
-    // unchecked: 12 (an edit, no check, no command after it).
-    let out = Dir::new(&[])
-        .run(
-            ScriptBuilder::new()
-                .turn(write("a.txt", "x\n"))
-                .turn(Turn::text("Done.")),
-            "write a.txt",
-            &[],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(12), "{}", stderr(&out));
-    assert_eq!(json_of(&out)["outcome"], "unchecked");
-
-    // copied_error: 13.
-    let out = Dir::new(&[("a.txt", "hi\n")])
-        .run(
+            ][..],
+            10,
+            "verification_failed",
+            json!([{"check": "tests:grep -q alpha a.txt", "passed": false}]),
+        ),
+        (
+            "an edit, no check, no command after it",
+            written("x\n", &["Done."]),
+            &[][..],
+            12,
+            "unchecked",
+            json!([]),
+        ),
+        (
+            "the answer repeats a tool's error",
             ScriptBuilder::new()
                 .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
                 .turn(Turn::tool_call(
@@ -215,12 +194,21 @@ async fn each_verification_outcome_and_honest_ending_has_its_exit_code() {
                     json!({"command": "echo 'fatal: not a project folder' >&2; exit 2"}),
                 ))
                 .turn(Turn::text("fatal: not a project folder")),
-            "build it",
-            &[],
-        )
-        .await;
-    assert_eq!(out.status.code(), Some(13), "{}", stderr(&out));
-    assert_eq!(json_of(&out)["outcome"], "copied_error");
+            &[][..],
+            13,
+            "copied_error",
+            json!([]),
+        ),
+    ];
+    for (what, script, flags, code, outcome, checks) in cases {
+        let out = Dir::new(&[("a.txt", "hi\n")])
+            .run(script, "do it", flags)
+            .await;
+        assert_eq!(out.status.code(), Some(code), "{what}: {}", stderr(&out));
+        let r = json_of(&out);
+        assert_eq!(r["outcome"], outcome, "{what}");
+        assert_eq!(r["checks"], checks, "{what}");
+    }
 }
 
 #[tokio::test]

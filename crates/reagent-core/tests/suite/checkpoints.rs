@@ -1,29 +1,12 @@
 //! Checkpoints before a run's first change, in a plain folder and in a git repository, and
 //! restoring them: the bytes come back and files the run created are deleted.
 
-use std::path::Path;
-use std::process::Command;
-
 use reagent_core::checkpoint::{Checkpoint, Method};
 use reagent_protocol::EventKind;
 use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::json;
 
-use super::harness::{files, run};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@t")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@t")
-        .output()
-        .expect("git runs (install git for these tests)");
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
+use super::harness::{files, git, run};
 
 /// The run's changes: edit a.txt, create new/b.txt, and a command creating c.txt.
 fn changes() -> ScriptBuilder {

@@ -207,47 +207,36 @@ async fn auto_without_a_quoted_command_checks_nothing_and_an_edit_ends_unchecked
 }
 
 #[tokio::test]
-async fn an_edit_checked_by_a_command_the_model_ran_ends_completed() {
-    let o = run(
-        ScriptBuilder::new()
-            .turn(write("a.txt", "x\n"))
-            .turn(Turn::tool_call(
-                "run_command",
-                json!({"command": "grep -q x a.txt"}),
-            ))
-            .turn(Turn::text("Wrote and checked a.txt.")),
-        |_| {},
-        |_| {},
-    )
-    .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
-}
-
-#[tokio::test]
-async fn an_edit_after_the_last_command_ends_unchecked() {
-    let o = run(
-        ScriptBuilder::new()
-            .turn(Turn::tool_call("run_command", json!({"command": "true"})))
-            .turn(write("a.txt", "x\n"))
-            .turn(Turn::text("Done.")),
-        |_| {},
-        |_| {},
-    )
-    .await;
-    assert_eq!(o.result.outcome, Outcome::Unchecked);
-}
-
-#[tokio::test]
-async fn an_answer_without_edits_ends_completed() {
-    let o = run(
-        ScriptBuilder::new()
-            .turn(Turn::tool_call("read_file", json!({"path": "a.txt"})))
-            .turn(Turn::text("a.txt says hi.")),
-        |d| files(d, &[("a.txt", "hi\n")]),
-        |_| {},
-    )
-    .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
+async fn without_checks_an_edit_is_completed_only_when_a_later_command_checked_it() {
+    let command = |c: &str| Turn::tool_call("run_command", json!({"command": c}));
+    let read = || Turn::tool_call("read_file", json!({"path": "a.txt"}));
+    let cases = [
+        (
+            "an edit, then a command that succeeds",
+            vec![write("a.txt", "x\n"), command("grep -q x a.txt")],
+            Outcome::Completed,
+        ),
+        (
+            "a command, then an edit",
+            vec![command("true"), write("a.txt", "x\n")],
+            Outcome::Unchecked,
+        ),
+        (
+            "an edit, then a command that fails",
+            vec![write("a.txt", "x\n"), command("false")],
+            Outcome::Unchecked,
+        ),
+        ("no edit", vec![read()], Outcome::Completed),
+    ];
+    for (what, calls, outcome) in cases {
+        let o = run(
+            ScriptBuilder::new().turns(calls).turn(Turn::text("Done.")),
+            |d| files(d, &[("a.txt", "hi\n")]),
+            |_| {},
+        )
+        .await;
+        assert_eq!(o.result.outcome, outcome, "{what}");
+    }
 }
 
 #[tokio::test]
@@ -287,23 +276,11 @@ async fn an_answer_copied_from_a_tool_error_ends_copied_error() {
 
 #[tokio::test]
 async fn git_clean_passes_on_an_unchanged_work_tree_and_names_what_a_run_left() {
-    let git = |d: &std::path::Path, args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .current_dir(d)
-            .args(args)
-            .env("GIT_AUTHOR_NAME", "t")
-            .env("GIT_AUTHOR_EMAIL", "t@t")
-            .env("GIT_COMMITTER_NAME", "t")
-            .env("GIT_COMMITTER_EMAIL", "t@t")
-            .output()
-            .expect("git runs (install git for these tests)");
-        assert!(out.status.success(), "git {args:?}: {out:?}");
-    };
     let repo = |d: &std::path::Path| {
         files(d, &[("a.txt", "one\n")]);
-        git(d, &["init", "-q"]);
-        git(d, &["add", "a.txt"]);
-        git(d, &["commit", "-qm", "first"]);
+        super::harness::git(d, &["init", "-q"]);
+        super::harness::git(d, &["add", "a.txt"]);
+        super::harness::git(d, &["commit", "-qm", "first"]);
     };
     let o = run(
         ScriptBuilder::new()
