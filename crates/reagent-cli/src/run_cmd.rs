@@ -509,6 +509,12 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
             None => eprintln!("reagent: run {} saved in {}", result.run_id, s.location()),
             Some(e) => eprintln!("reagent: run {} not saved: {e}", result.run_id),
         }
+        if result.checkpoint.is_some() && store_error.is_none() && !plan.json {
+            eprintln!(
+                "reagent: to undo its changes: reagent runs undo {}",
+                result.run_id
+            );
+        }
     }
     Ok(ExitCode::from_outcome(result.outcome))
 }

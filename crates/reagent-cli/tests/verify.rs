@@ -534,6 +534,13 @@ async fn without_json_the_failed_checks_and_the_ending_are_said_on_stderr() {
         err.contains("reagent: run ended: verification_failed"),
         "{err}"
     );
+    let id = err
+        .lines()
+        .find_map(|l| l.strip_prefix("reagent: to undo its changes: reagent runs undo "))
+        .expect("the undo command is said");
+    let undone = d.runs(&["undo", id]);
+    assert_eq!(undone.status.code(), Some(0), "{}", stderr(&undone));
+    assert!(d.read("a.txt").is_none());
 }
 
 #[tokio::test]
