@@ -159,6 +159,17 @@ impl Repo {
         })
     }
 
+    /// Where copies of the ignored files a run writes are kept for checkpoint `id`: inside the
+    /// git folder, which the tools never write and git never tracks.
+    pub(super) fn copies(&self, id: &str) -> PathBuf {
+        self.git_dir.join("reagent-checkpoints").join(id)
+    }
+
+    /// Whether git ignores `rel` (relative to `workspace`), so a commit does not keep it.
+    pub(super) fn ignores(&self, workspace: &Path, rel: &str) -> bool {
+        git(workspace, None, &["check-ignore", "-q", "--", rel], None).is_ok()
+    }
+
     /// Delete a checkpoint ref.
     pub(super) fn delete_ref(&self, reference: &str) -> Result<(), CheckpointError> {
         git(&self.top, None, &["update-ref", "-d", reference], None).map(|_| ())

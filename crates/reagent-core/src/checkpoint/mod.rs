@@ -3,7 +3,8 @@
 //! In a git work tree a checkpoint is a commit of the work tree's state — tracked and
 //! untracked files, not ignored ones — on a private ref, `refs/reagent/checkpoints/<id>`, made
 //! through a temporary index (`GIT_INDEX_FILE`): the user's index, `HEAD` and branches are
-//! never touched. Elsewhere it is a folder of copies: each file is copied before the run first
+//! never touched; an ignored file the file tools write is copied into
+//! `.git/reagent-checkpoints/<id>` first. Elsewhere it is a folder of copies: each file is copied before the run first
 //! changes it (a file that did not exist is recorded, so restoring deletes it), and before a
 //! command (which may change anything) every file of the workspace is copied once.
 //!
@@ -113,10 +114,26 @@ impl Checkpoint {
 
     /// Before a change: outside git, copy the file at `path` (workspace-relative) unless it
     /// already is, or with `None` (a command, which may change anything) every file of the
-    /// workspace. Inside git there is nothing to do: the commit holds everything.
+    /// workspace. Inside git the commit holds every file but the ignored ones: an ignored file
+    /// at `path` is copied into the git folder (what commands do to ignored files, such as
+    /// build output, is not kept).
     pub fn before_change(&self, path: Option<&str>) -> Result<(), CheckpointError> {
         match &self.method {
-            Method::Git { .. } => Ok(()),
+            Method::Git { .. } => {
+                let Some(rel) = path.and_then(|p| plain_relative(&self.workspace, p)) else {
+                    return Ok(());
+                };
+                let rel = rel.to_string_lossy();
+                let repo = git::Repo::open(&self.workspace)?;
+                if !repo.ignores(&self.workspace, &rel) {
+                    return Ok(());
+                }
+                let copies = repo.copies(&self.id);
+                if !copies.join("manifest.json").is_file() {
+                    files::create(&copies)?;
+                }
+                files::save_one(&self.workspace, &copies, &rel)
+            }
             Method::Files { dir } => match path {
                 Some(path) => files::save_one(&self.workspace, dir, path),
                 None => files::save_all(&self.workspace, dir),
@@ -137,7 +154,17 @@ impl Checkpoint {
 
     fn restore_or_preview(&self, apply: bool) -> Result<Restored, CheckpointError> {
         match &self.method {
-            Method::Git { commit, .. } => git::Repo::open(&self.workspace)?.restore(commit, apply),
+            Method::Git { commit, .. } => {
+                let repo = git::Repo::open(&self.workspace)?;
+                let mut done = repo.restore(commit, apply)?;
+                let copies = repo.copies(&self.id);
+                if copies.join("manifest.json").is_file() {
+                    let ignored = files::restore(&self.workspace, &copies, apply)?;
+                    done.restored.extend(ignored.restored);
+                    done.deleted.extend(ignored.deleted);
+                }
+                Ok(done)
+            }
             Method::Files { dir } => files::restore(&self.workspace, dir, apply),
         }
     }
@@ -166,7 +193,14 @@ impl Checkpoint {
     pub fn discard(&self) -> Result<(), CheckpointError> {
         match &self.method {
             Method::Git { reference, .. } if reference.starts_with(git::REF_PREFIX) => {
-                git::Repo::open(&self.workspace)?.delete_ref(reference)
+                let repo = git::Repo::open(&self.workspace)?;
+                let copies = repo.copies(&self.id);
+                if copies.join("manifest.json").is_file() {
+                    std::fs::remove_dir_all(&copies).map_err(|e| {
+                        CheckpointError(format!("cannot delete {}: {e}", copies.display()))
+                    })?;
+                }
+                repo.delete_ref(reference)
             }
             Method::Files { dir } if dir.join("manifest.json").is_file() => {
                 std::fs::remove_dir_all(dir)

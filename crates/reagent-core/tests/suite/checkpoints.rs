@@ -48,8 +48,15 @@ fn checkpoints_of(o: &super::harness::Outcome) -> (Checkpoint, Checkpoint) {
     let (start, after) = Checkpoint::from_event(&o.result.run_id, &events[0].kind).unwrap();
     assert!(!after);
     assert_eq!(Some(&start), o.result.checkpoint.as_ref());
-    // The end is recorded right before run_finished.
-    assert_eq!(events[1].seq + 1, o.events.last().unwrap().seq);
+    // The end is recorded once the run's work is over: after its last tool result, before
+    // `run_finished` (and the guardrail event of an ending such as `unchecked`).
+    let last_result = o
+        .events
+        .iter()
+        .rev()
+        .find(|e| matches!(e.kind, EventKind::ToolResult { .. }))
+        .unwrap();
+    assert!(last_result.seq < events[1].seq && events[1].seq < o.events.last().unwrap().seq);
     let (end, after) = Checkpoint::from_event(&o.result.run_id, &events[1].kind).unwrap();
     assert!(after);
     assert_eq!(end.id, format!("{}-end", o.result.run_id));
@@ -403,4 +410,46 @@ fn a_workspace_below_the_top_of_a_repository_restores_only_its_own_files() {
         std::fs::read_to_string(top.join("top.txt")).unwrap(),
         "mine\n"
     );
+}
+
+#[tokio::test]
+async fn in_git_an_ignored_file_the_run_writes_is_copied_and_restored_too() {
+    let o = run(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "notes.log", "content": "overwritten\n"}),
+            ))
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "new.log", "content": "new\n"}),
+            ))
+            .turn(Turn::text("Done.")),
+        |d| {
+            files(d, &[(".gitignore", "*.log\n"), ("notes.log", "mine\n")]);
+            git(d, &["init", "-q"]);
+            git(d, &["add", ".gitignore"]);
+            git(d, &["commit", "-qm", "first"]);
+        },
+        |c| c.verify.checkpoints = true,
+    )
+    .await;
+    let (checkpoint, end) = checkpoints_of(&o);
+    let copies = o
+        .dir
+        .path()
+        .join(".git/reagent-checkpoints")
+        .join(&checkpoint.id);
+    assert!(copies.join("manifest.json").is_file());
+    let restored = checkpoint.restore().unwrap();
+    assert_eq!(o.file("notes.log"), "mine\n");
+    assert!(!o.dir.path().join("new.log").exists());
+    assert_eq!(
+        (restored.restored, restored.deleted),
+        (vec!["notes.log".to_owned()], vec!["new.log".to_owned()])
+    );
+    assert_eq!(git(o.dir.path(), &["status", "--porcelain"]), "");
+    checkpoint.discard().unwrap();
+    end.discard().unwrap();
+    assert!(!copies.exists());
 }
