@@ -60,11 +60,16 @@ impl Repo {
         }
     }
 
-    /// A tree of the work tree as it is now: `base` (a commit or `HEAD`; none: empty) outside
-    /// the workspace, the files on disk inside it (untracked included, ignored ones not).
+    /// A tree of the work tree as it is now: the user's index (else `base`, a commit or `HEAD`;
+    /// none: empty) outside the workspace, the files on disk inside it (untracked included,
+    /// ignored ones not).
     fn tree_now(&self, base: Option<&str>) -> Result<String, CheckpointError> {
         let index = TempIndex::new(&self.git_dir);
+        // A copy of the user's index keeps its file stat cache, so `add` hashes only the files
+        // that changed (a large repository stays quick); only the workspace's part is compared.
+        let copied = std::fs::copy(self.git_dir.join("index"), &index.0).is_ok();
         match base {
+            _ if copied => String::new(),
             Some(base) => git(&self.top, Some(&index.0), &["read-tree", base], None)?,
             None => git(&self.top, Some(&index.0), &["read-tree", "--empty"], None)?,
         };
@@ -123,6 +128,8 @@ impl Repo {
                 "--name-status",
                 &saved,
                 &now,
+                "--",
+                &self.pathspec(),
             ],
             None,
         )?;

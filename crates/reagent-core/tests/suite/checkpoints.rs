@@ -399,8 +399,9 @@ fn a_workspace_below_the_top_of_a_repository_restores_only_its_own_files() {
     let ws = top.join("sub");
     let checkpoint = Checkpoint::take(&ws, "sub-run", None).unwrap();
     files(&ws, &[("a.txt", "changed\n"), ("deep/new.txt", "new\n")]);
-    // The person changes a file outside the workspace meanwhile.
+    // The person changes (and stages) a file outside the workspace meanwhile.
     files(top, &[("top.txt", "mine\n")]);
+    git(top, &["add", "top.txt"]);
     let restored = checkpoint.restore().unwrap();
     assert_eq!(restored.restored, ["a.txt"]);
     assert_eq!(restored.deleted, ["deep/new.txt"]);
@@ -410,6 +411,7 @@ fn a_workspace_below_the_top_of_a_repository_restores_only_its_own_files() {
         std::fs::read_to_string(top.join("top.txt")).unwrap(),
         "mine\n"
     );
+    assert_eq!(git(top, &["status", "--porcelain"]), "M  top.txt\n");
 }
 
 #[tokio::test]
