@@ -15,8 +15,8 @@ use std::time::{Duration, Instant};
 
 use reagent_parse::ParseOptions;
 use reagent_protocol::{
-    CancellationToken, ErrorKind, EventKind, GuardrailAction, Message, ModelOptions, Outcome,
-    ProviderError, UserMessageReason, WireCache,
+    CancellationToken, ErrorKind, EventKind, Guardrail, GuardrailAction, Message, ModelOptions,
+    Outcome, ProviderError, UserMessageReason, WireCache,
 };
 use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
@@ -434,8 +434,20 @@ impl Session {
                 format!("the prompt (~{estimate} tokens) will not fit num_ctx={num_ctx}; raise --num-ctx"),
             );
         }
+        let asked = &self.agent.config.verify.checks;
+        if asked.contains(&crate::verify::Check::Auto)
+            && crate::verify::auto_checks(message).is_empty()
+        {
+            events.guardrail(
+                Guardrail::Unchecked,
+                GuardrailAction::Warn,
+                "verify auto: the task quotes no command it says must pass (as in \"so that \
+                 `pytest` passes\"), so auto checks nothing"
+                    .to_owned(),
+            );
+        }
         Ok(RunState {
-            checks: crate::verify::resolve(&self.agent.config.verify.checks, message),
+            checks: crate::verify::resolve(asked, message),
             ..RunState::new(events.run_id(), message)
         })
     }

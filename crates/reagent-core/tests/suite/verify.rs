@@ -199,6 +199,18 @@ async fn auto_without_a_quoted_command_checks_nothing_and_an_edit_ends_unchecked
     assert_eq!(o.result.outcome, Outcome::Unchecked);
     assert!(o.events_of("verification_check").is_empty());
     let g = o.events_of("guardrail");
+    assert_eq!(g.len(), 2, "{g:?}");
+    assert_eq!(
+        (&g[0]["guardrail"], &g[0]["action"]),
+        (&json!("unchecked"), &json!("warn"))
+    );
+    assert!(
+        g[0]["detail"]
+            .as_str()
+            .unwrap()
+            .contains("auto checks nothing"),
+        "{g:?}"
+    );
     assert_eq!(g.last().unwrap()["guardrail"], "unchecked", "{g:?}");
     assert!(g.last().unwrap()["detail"]
         .as_str()
