@@ -171,6 +171,22 @@ pub(crate) struct RunArgs {
     /// stored run's (the session's newest).
     #[arg(long, value_name = "ID", conflicts_with = "no_store")]
     pub(crate) resume: Option<String>,
+    /// Check the work when the model ends the run (repeatable; replaces `[verify] checks`):
+    /// file_exists:PATH, file_contains:PATH:TEXT, command:CMD, tests:CMD, git_clean, or auto
+    /// (the command the task says must pass). Failing checks go back to the model.
+    #[arg(long = "verify", value_name = "CHECK")]
+    pub(crate) verify: Vec<String>,
+    /// How many times failing checks go back to the model before the run ends (default 2).
+    #[arg(long, value_name = "N")]
+    pub(crate) verify_retries: Option<u32>,
+    /// When verification still fails, restore the workspace and try again with a new seed, up
+    /// to N attempts in all (each a run of its own); the best attempt's files are kept.
+    #[arg(long, value_name = "N")]
+    pub(crate) attempts: Option<u32>,
+    /// Do not record the workspace before the run's first change (`reagent runs undo` then
+    /// cannot restore it).
+    #[arg(long)]
+    pub(crate) no_checkpoint: bool,
 }
 
 /// Flags of `reagent tool`.
@@ -361,6 +377,19 @@ pub(crate) enum RunsCommand {
     Delete {
         /// Run id (or a unique prefix).
         id: String,
+    },
+    /// Put the workspace back as it was before the run's first change (files it changed are
+    /// written back, files it created deleted); prints what it restores. Refused when a file it
+    /// would touch changed after the run ended, unless --force.
+    Undo {
+        /// Run id (or a unique prefix).
+        id: String,
+        /// Only print what would be restored and deleted.
+        #[arg(long)]
+        dry_run: bool,
+        /// Restore even files that changed after the run ended (otherwise refused).
+        #[arg(long)]
+        force: bool,
     },
 }
 

@@ -23,6 +23,12 @@
 //! [serve]                      # reagent serve only
 //! base_urls = ["http://127.0.0.1:8000/v1"]  # a request's base_url may also name these
 //! max_concurrent_runs = 16
+//! [verify]
+//! checks = ["tests:pytest -q", "file_exists:README.md"]   # or ["auto"]
+//! retries = 2                  # failing checks back to the model (default 2)
+//! attempts = 1                 # best of N, restoring the workspace between attempts
+//! checkpoints = true           # record the workspace before the first change (default)
+//! timeout_secs = 300           # time limit of a check's command
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -66,6 +72,9 @@ pub(crate) struct FileConfig {
     /// `reagent serve`'s own settings.
     #[serde(default)]
     pub(crate) serve: ServeFileConfig,
+    /// `[verify]`: checks, retries, attempts and checkpoints of `reagent run`.
+    #[serde(default)]
+    pub(crate) verify: VerifyFileConfig,
 }
 
 /// `[serve]`: what clients of `reagent serve` may ask for.
@@ -79,6 +88,24 @@ pub(crate) struct ServeFileConfig {
     pub(crate) base_urls: Vec<String>,
     /// Runs in progress at once; past it new runs get 429 (default 16).
     pub(crate) max_concurrent_runs: Option<usize>,
+}
+
+/// `[verify]`: checks when the model ends a run, attempts, checkpoints.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub(crate) struct VerifyFileConfig {
+    /// Checks, as `--verify` takes them.
+    #[serde(default)]
+    pub(crate) checks: Vec<String>,
+    pub(crate) retries: Option<u32>,
+    pub(crate) attempts: Option<u32>,
+    /// Time limit of a check's command, in seconds (default 300).
+    pub(crate) timeout_secs: Option<f64>,
+    /// Record the workspace before a run's first change (default true for `reagent run`).
+    pub(crate) checkpoints: Option<bool>,
+    /// Where checkpoints of workspaces outside git keep their copies (default: the
+    /// `checkpoints` folder beside the default store, `$XDG_DATA_HOME/reagent/checkpoints`).
+    pub(crate) checkpoint_dir: Option<PathBuf>,
 }
 
 /// One `[[profiles]]` entry: defaults for models whose name contains `match`.
@@ -228,6 +255,17 @@ mod tests {
         assert_eq!(c.options.num_ctx, Some(8192));
         assert_eq!(c.budgets.max_tool_calls, Some(10));
         assert_eq!(c.sandbox.rules[0].action, "forbid");
+        let c = FileConfig::parse(
+            "[verify]\nchecks = [\"tests:pytest -q\", \"git_clean\"]\nretries = 1\nattempts = 3\ncheckpoints = false\n",
+        )
+        .unwrap();
+        assert_eq!(c.verify.checks, ["tests:pytest -q", "git_clean"]);
+        assert_eq!((c.verify.retries, c.verify.attempts), (Some(1), Some(3)));
+        assert_eq!(c.verify.checkpoints, Some(false));
+        let err = FileConfig::parse("[verify]\ncheck = []")
+            .unwrap_err()
+            .to_string();
+        assert!(err.contains("unknown field `check`"), "{err}");
     }
 
     #[test]

@@ -8,16 +8,17 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
+use reagent_core::verify::Check;
 use reagent_core::{
-    Agent, AgentConfig, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
+    Agent, AgentConfig, Attempts, Budgets, EventSink, RunResult, Session, SessionSnapshot, ToolMode,
 };
-use reagent_protocol::{CancellationToken, Event, Outcome, Provider};
+use reagent_protocol::{CancellationToken, Event, Provider};
 use reagent_store::{StoreError, StoredSession};
 use reagent_tools::{ToolRegistry, Workspace};
 use serde_json::json;
 
 use crate::cli::RunArgs;
-use crate::config::FileConfig;
+use crate::config::{FileConfig, VerifyFileConfig};
 use crate::exit::ExitCode;
 use crate::progress::Progress;
 use crate::setup;
@@ -39,6 +40,8 @@ pub(crate) struct RunPlan {
     pub(crate) recorder: Option<reagent_store::Recorder>,
     /// `--resume`: the stored session to continue (set by `reagent run`).
     pub(crate) resume: Option<Resume>,
+    /// `--attempts`: runs at most this many attempts (1: one run).
+    pub(crate) attempts: u32,
 }
 
 /// What `--resume` continues from (see `Session::from_stored`).
@@ -131,6 +134,9 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             narrow_schema: p.narrow_schema,
         })
         .collect();
+    // The config file's [verify] is `reagent run`'s own (see [`run`]): eval suites have their
+    // own checks, and queued tasks differ from one another.
+    let attempts = verify_settings(args, &VerifyFileConfig::default(), &mut agent.verify)?;
     agent.parse_format = args.format.clone().or_else(|| file.format.clone());
     if let Some(f) = &agent.parse_format {
         f.parse::<reagent_parse::Family>()
@@ -174,7 +180,67 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         local,
         recorder: None,
         resume: None,
+        attempts,
     })
+}
+
+/// `--verify`, `--verify-retries`, `--attempts` and the file's `[verify]` (`v`) into `verify`;
+/// the number of attempts. Checkpoints are left as they are: `reagent run` turns them on.
+fn verify_settings(
+    args: &RunArgs,
+    v: &VerifyFileConfig,
+    verify: &mut reagent_core::VerifyConfig,
+) -> anyhow::Result<u32> {
+    let written = if args.verify.is_empty() {
+        &v.checks
+    } else {
+        &args.verify
+    };
+    verify.checks = written
+        .iter()
+        .map(|c| {
+            c.parse::<Check>().map_err(|e| {
+                let from = if args.verify.is_empty() {
+                    "[verify] checks"
+                } else {
+                    "--verify"
+                };
+                anyhow::anyhow!("{from}: {e}")
+            })
+        })
+        .collect::<anyhow::Result<_>>()?;
+    if let Some(n) = args.verify_retries.or(v.retries) {
+        verify.retries = n;
+    }
+    if let Some(limit) = v.timeout_secs {
+        verify.check_timeout = secs(limit).context("[verify] timeout_secs")?;
+    }
+    verify.checkpoint_dir = v.checkpoint_dir.clone().or_else(default_checkpoint_dir);
+    let attempts = args.attempts.or(v.attempts).unwrap_or(1);
+    if attempts == 0 {
+        bail!("--attempts must be at least 1");
+    }
+    if attempts > 1 && verify.checks.is_empty() {
+        bail!("--attempts {attempts} needs checks to choose the best attempt by: add --verify CHECK (e.g. --verify auto or --verify \"tests:pytest -q\")");
+    }
+    if attempts > 1 && (args.no_checkpoint || v.checkpoints == Some(false)) {
+        bail!("--attempts {attempts} restores the workspace between attempts and needs checkpoints; drop --no-checkpoint (or `checkpoints = false` in [verify])");
+    }
+    if attempts > 1 && args.resume.is_some() {
+        bail!("--attempts starts new runs; it cannot be used with --resume");
+    }
+    Ok(attempts)
+}
+
+/// Where checkpoints of workspaces outside git keep their copies by default: beside the
+/// default store, `$XDG_DATA_HOME/reagent/checkpoints` (else `~/.local/share/…`); outside the
+/// workspace, where the run's commands cannot write.
+fn default_checkpoint_dir() -> Option<PathBuf> {
+    let data = std::env::var_os("XDG_DATA_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".local/share")))?;
+    Some(data.join("reagent").join("checkpoints"))
 }
 
 /// `--provider local` (with `--model-file`), or an error for `--model-file` without it.
@@ -238,42 +304,71 @@ pub(crate) async fn provider_for(
     Ok((provider, warm))
 }
 
+/// What the runs of a plan share: the agent, the workspace, where events go.
+struct Prepared {
+    agent: Arc<Agent>,
+    workspace: Arc<Workspace>,
+    progress: Arc<Progress>,
+    events_file: Option<Arc<EventsFile>>,
+    /// Kept until the runs end: dropping it starts the kept server's idle time.
+    _warm: Option<reagent_local::WarmServer>,
+}
+
+impl Prepared {
+    async fn new(plan: &RunPlan) -> anyhow::Result<Self> {
+        let workspace = Workspace::open(&plan.workspace).map_err(|e| {
+            anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display())
+        })?;
+        let (provider, warm) = provider_for(plan).await?;
+        let tools = ToolRegistry::workspace_tools(&plan.tools);
+        let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
+        if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {
+            agent = agent.with_approver(approver);
+        }
+        let events_file = plan
+            .events_file
+            .as_deref()
+            .map(EventsFile::create)
+            .transpose()?
+            .map(Arc::new);
+        Ok(Prepared {
+            agent: Arc::new(agent),
+            workspace: Arc::new(workspace),
+            progress: Arc::new(Progress::new(plan.quiet)),
+            events_file,
+            _warm: warm,
+        })
+    }
+
+    /// The sink of a new run: progress, the events file, the store.
+    fn sink(&self, plan: &RunPlan) -> EventSink {
+        let quiet = plan.quiet;
+        let shown = self.progress.clone();
+        let recorder = plan.recorder.clone();
+        let events_file = self.events_file.clone();
+        EventSink::new(
+            &reagent_core::new_run_id(),
+            Arc::new(move |event: Event| {
+                shown.show(&event, quiet);
+                if let Some(f) = &events_file {
+                    f.write(&event);
+                }
+                if let Some(r) = &recorder {
+                    r.record(event);
+                }
+            }),
+        )
+    }
+}
+
 /// Execute a plan; returns the run's result, the progress renderer and the session.
 pub(crate) async fn execute(
     plan: &RunPlan,
     cancel: &CancellationToken,
 ) -> anyhow::Result<(RunResult, Arc<Progress>, Session)> {
-    let workspace = Workspace::open(&plan.workspace)
-        .map_err(|e| anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display()))?;
-    // Kept until the run ends: dropping it starts the kept server's idle time.
-    let (provider, _warm) = provider_for(plan).await?;
-    let tools = ToolRegistry::workspace_tools(&plan.tools);
-    let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
-    if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {
-        agent = agent.with_approver(approver);
-    }
-    let events_file = plan
-        .events_file
-        .as_deref()
-        .map(EventsFile::create)
-        .transpose()?;
-    let progress = Arc::new(Progress::new(plan.quiet));
-    let quiet = plan.quiet;
-    let shown = progress.clone();
-    let recorder = plan.recorder.clone();
-    let sink = EventSink::new(
-        &reagent_core::new_run_id(),
-        Arc::new(move |event: Event| {
-            shown.show(&event, quiet);
-            if let Some(f) = &events_file {
-                f.write(&event);
-            }
-            if let Some(r) = &recorder {
-                r.record(event);
-            }
-        }),
-    );
-    let (agent, workspace) = (Arc::new(agent), Arc::new(workspace));
+    let prepared = Prepared::new(plan).await?;
+    let sink = prepared.sink(plan);
+    let (agent, workspace) = (prepared.agent.clone(), prepared.workspace.clone());
     let mut session = match &plan.resume {
         Some(StoredSession { snapshot, events }) => {
             Session::from_stored(agent, workspace, snapshot.clone(), events)
@@ -282,7 +377,65 @@ pub(crate) async fn execute(
         None => Session::new(agent, workspace),
     };
     let result = session.run(&plan.task, &sink, cancel).await;
-    Ok((result, progress, session))
+    Ok((result, prepared.progress, session))
+}
+
+/// `--attempts N`: run attempts until one is verified or N ran, each recorded as a run of its
+/// own; the workspace keeps the best attempt's files. Returns the best attempt's result, the
+/// progress renderer, every attempt's run id and the store's first error.
+async fn execute_attempts(
+    plan: &RunPlan,
+    cancel: &CancellationToken,
+    store: Option<&RunStore>,
+) -> anyhow::Result<(RunResult, Arc<Progress>, Vec<String>, Option<String>)> {
+    let prepared = Prepared::new(plan).await?;
+    let mut attempts = Attempts::new(
+        prepared.agent.clone(),
+        prepared.workspace.clone(),
+        plan.attempts,
+    );
+    let mut store_error = None;
+    let mut number = 0;
+    while let Some(mut session) = attempts.next_session() {
+        number += 1;
+        let result = session.run(&plan.task, &prepared.sink(plan), cancel).await;
+        if let Some(store) = store {
+            if let Some(e) = store.finish(&mut session).await {
+                store_error.get_or_insert(e);
+            }
+        }
+        if !plan.quiet {
+            eprintln!(
+                "reagent: attempt {number} of {}: run {} ended {} ({} of {} checks passed)",
+                plan.attempts,
+                result.run_id,
+                result.outcome.as_str(),
+                result.checks.iter().filter(|c| c.passed).count(),
+                result.checks.len()
+            );
+        }
+        if let Err(e) = attempts.finished(result) {
+            eprintln!("reagent: the workspace could not be restored after attempt {number}: {e}; no further attempt");
+        }
+    }
+    let summary = attempts.finish();
+    if let Some(e) = &summary.error {
+        eprintln!("reagent: the best attempt's files could not be put back: {e}");
+    }
+    let ids = summary.results.iter().map(|r| r.run_id.clone()).collect();
+    let best = summary
+        .results
+        .into_iter()
+        .nth(summary.best)
+        .context("internal: no attempt ran")?;
+    if !plan.quiet && plan.attempts > 1 {
+        eprintln!(
+            "reagent: best attempt: run {} ({})",
+            best.run_id,
+            best.outcome.as_str()
+        );
+    }
+    Ok((best, prepared.progress, ids, store_error))
 }
 
 /// `--resume ID`: the stored session of run ID (or of session ID, continued from its newest
@@ -328,20 +481,39 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
     let mut args = args.clone();
     let resume = stored_session(&mut args, store.as_ref()).await?;
     let mut plan = plan(&args, file).map_err(crate::usage)?;
+    plan.attempts =
+        verify_settings(&args, &file.verify, &mut plan.agent.verify).map_err(crate::usage)?;
     plan.resume = resume;
     plan.recorder = store.as_ref().and_then(RunStore::recorder);
+    plan.agent.verify.checkpoints = !args.no_checkpoint && file.verify.checkpoints.unwrap_or(true);
     let cancel = CancellationToken::new();
     crate::signals::cancel_on_stop(cancel.clone(), "reagent");
-    let (result, progress, mut session) = execute(&plan, &cancel).await?;
-    let store_error = match &store {
-        Some(s) => s.finish(&mut session).await,
-        None => None,
+    let (result, progress, attempt_ids, store_error) = if plan.attempts > 1 {
+        execute_attempts(&plan, &cancel, store.as_ref()).await?
+    } else {
+        let (result, progress, mut session) = execute(&plan, &cancel).await?;
+        let store_error = match &store {
+            Some(s) => s.finish(&mut session).await,
+            None => None,
+        };
+        let ids = vec![result.run_id.clone()];
+        (result, progress, ids, store_error)
     };
-    report_with(&result, &progress, plan.json, store_error.as_deref());
+    let extra = Extra {
+        store_error: store_error.as_deref(),
+        attempts: (attempt_ids.len() > 1).then_some(attempt_ids.as_slice()),
+    };
+    report_with(&result, &progress, plan.json, &extra);
     if let Some(s) = &store {
         match &store_error {
             None => eprintln!("reagent: run {} saved in {}", result.run_id, s.location()),
             Some(e) => eprintln!("reagent: run {} not saved: {e}", result.run_id),
+        }
+        if result.checkpoint.is_some() && store_error.is_none() && !plan.json {
+            eprintln!(
+                "reagent: to undo its changes: reagent runs undo {}",
+                result.run_id
+            );
         }
     }
     Ok(ExitCode::from_outcome(result.outcome))
@@ -349,12 +521,21 @@ pub(crate) async fn run(args: &RunArgs, file: &FileConfig) -> anyhow::Result<Exi
 
 /// Print the result: the answer (or one JSON object with `--json`) on stdout, errors on stderr.
 pub(crate) fn report(result: &RunResult, progress: &Progress, as_json: bool) {
-    report_with(result, progress, as_json, None);
+    report_with(result, progress, as_json, &Extra::default());
 }
 
-/// [`report`], with the store's error (if the run was recorded and the store failed) in the
-/// JSON result as `store_error`.
-fn report_with(result: &RunResult, progress: &Progress, as_json: bool, store_error: Option<&str>) {
+/// What `reagent run` reports beside a run's result.
+#[derive(Default)]
+struct Extra<'a> {
+    /// The store's error, if the run was recorded and the store failed (`store_error`).
+    store_error: Option<&'a str>,
+    /// With `--attempts`: every attempt's run id, in order (`attempts`).
+    attempts: Option<&'a [String]>,
+}
+
+/// [`report`], with what [`Extra`] holds in the JSON result.
+fn report_with(result: &RunResult, progress: &Progress, as_json: bool, extra: &Extra<'_>) {
+    let store_error = extra.store_error;
     if as_json {
         let out = json!({
             "outcome": result.outcome.as_str(),
@@ -372,6 +553,8 @@ fn report_with(result: &RunResult, progress: &Progress, as_json: bool, store_err
             "error": result.error.as_ref().map(|e| &e.message),
             "error_kind": result.error.as_ref().map(|e| e.kind),
             "store_error": store_error,
+            "checks": result.checks.iter().map(|c| json!({"check": c.check, "passed": c.passed})).collect::<Vec<_>>(),
+            "attempts": extra.attempts,
         });
         println!("{out}");
         return;
@@ -381,7 +564,11 @@ fn report_with(result: &RunResult, progress: &Progress, as_json: bool, store_err
     } else if !result.answer.is_empty() {
         println!("{}", result.answer);
     }
-    if result.outcome != Outcome::Completed {
+    for failed in result.checks.iter().filter(|c| !c.passed) {
+        let first = failed.output.lines().next().unwrap_or_default();
+        eprintln!("reagent: check failed: {} ({first})", failed.check);
+    }
+    if !result.outcome.is_success() {
         let why = result.error.as_ref().map_or("", |e| e.message.as_str());
         eprintln!("reagent: run ended: {} {why}", result.outcome.as_str());
     }

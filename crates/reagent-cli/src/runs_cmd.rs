@@ -1,9 +1,12 @@
-//! `reagent runs list | show | events | export | replay | delete`: reading the run store.
+//! `reagent runs list | show | events | export | replay | delete | undo`: reading the run
+//! store (and, for `undo`, restoring a run's checkpoint).
 
+use std::collections::BTreeSet;
 use std::io::Write;
 use std::time::Duration;
 
-use anyhow::Context;
+use anyhow::{bail, Context};
+use reagent_core::checkpoint::{Checkpoint, Method};
 use reagent_core::SessionSnapshot;
 use reagent_protocol::{Event, EventKind};
 use reagent_store::{RunFilter, RunRecord, Store, StoredEvent};
@@ -64,14 +67,129 @@ pub(crate) async fn run(args: &RunsArgs, file: &FileConfig) -> anyhow::Result<Ex
             let (run, events) = load(&store, id).await?;
             return replay(&run, &events).await;
         }
+        RunsCommand::Undo { id, dry_run, force } => {
+            let (run, events) = load(&store, id).await?;
+            undo(&run, &events, *dry_run, *force)?;
+        }
         RunsCommand::Delete { id } => {
-            let id = store.resolve_id(id).await?;
+            let (run, events) = load(&store, id).await?;
+            let id = run.id.clone();
             keep_session_whole(&store, &id).await?;
+            // Its checkpoints go with it (a ref, or a folder of copies).
+            let (start, end) = checkpoints(&run, &events);
+            for checkpoint in start.iter().chain(&end) {
+                if let Err(e) = checkpoint.discard() {
+                    eprintln!(
+                        "reagent: checkpoint {} of run {id} not deleted: {e}",
+                        checkpoint.id
+                    );
+                }
+            }
             store.delete_run(&id).await?;
             eprintln!("reagent: run {id} deleted from {}", store.location());
         }
     }
     Ok(ExitCode::Completed)
+}
+
+/// `runs undo`: restore the checkpoint run `run` recorded before its first change; print
+/// each path restored (`restored PATH`) and deleted (`deleted PATH`) on stdout. Refused (unless
+/// `force`) when a file it would write back or delete changed after the run ended.
+fn undo(run: &RunRecord, events: &[StoredEvent], dry_run: bool, force: bool) -> anyhow::Result<()> {
+    if run.outcome == reagent_store::RUNNING {
+        bail!(
+            "run {} is still running; undo it once it has finished (or stop it first)",
+            run.id
+        );
+    }
+    let (start, end) = checkpoints(run, events);
+    let start = start.with_context(|| {
+        format!(
+            "run {} recorded no checkpoint: it changed no file, or ran with --no-checkpoint \
+             (or `checkpoints = false`), or its checkpoint could not be taken",
+            run.id
+        )
+    })?;
+    let pending = start
+        .preview()
+        .with_context(|| format!("cannot read run {}'s checkpoint", run.id))?;
+    match &end {
+        Some(end) => {
+            let since = end
+                .preview()
+                .with_context(|| format!("cannot read the state run {} left", run.id))?;
+            let touched: BTreeSet<&String> =
+                pending.restored.iter().chain(&pending.deleted).collect();
+            let clobbered: Vec<&str> = since
+                .restored
+                .iter()
+                .chain(&since.deleted)
+                .filter(|p| touched.contains(p))
+                .map(String::as_str)
+                .collect();
+            if !clobbered.is_empty() && !force && !dry_run {
+                bail!(
+                    "these files changed after run {} ended, and undo would overwrite or delete \
+                     them: {}; pass --force to restore anyway (--dry-run shows what it restores)",
+                    run.id,
+                    clobbered.join(", ")
+                );
+            }
+        }
+        None => eprintln!(
+            "reagent: run {} did not record the state it left; files changed since are not told apart",
+            run.id
+        ),
+    }
+    let done = if dry_run {
+        pending
+    } else {
+        start
+            .restore()
+            .with_context(|| format!("cannot restore run {}'s checkpoint", run.id))?
+    };
+    let mut out = std::io::stdout().lock();
+    for path in &done.restored {
+        writeln!(out, "restored {path}")?;
+    }
+    for path in &done.deleted {
+        writeln!(out, "deleted {path}")?;
+    }
+    let verb = if dry_run { "would restore" } else { "restored" };
+    eprintln!(
+        "reagent: run {}: {verb} {} file(s) and {} {} created file(s) in {} (checkpoint: {})",
+        run.id,
+        done.restored.len(),
+        if dry_run { "would delete" } else { "deleted" },
+        done.deleted.len(),
+        start.workspace.display(),
+        match &start.method {
+            Method::Git { reference, .. } => reference.clone(),
+            Method::Files { dir } => dir.display().to_string(),
+        }
+    );
+    Ok(())
+}
+
+/// The checkpoints run `run` recorded: before its first change, and as it left the workspace.
+fn checkpoints(
+    run: &RunRecord,
+    events: &[StoredEvent],
+) -> (Option<Checkpoint>, Option<Checkpoint>) {
+    let (mut start, mut end) = (None, None);
+    let found = events
+        .iter()
+        .filter(|e| e.kind == "checkpoint")
+        .filter_map(|e| serde_json::from_str::<Event>(&e.json).ok())
+        .filter_map(|e| Checkpoint::from_event(&run.id, &e.kind));
+    for (checkpoint, after) in found {
+        if after {
+            end = Some(checkpoint);
+        } else {
+            start.get_or_insert(checkpoint);
+        }
+    }
+    (start, end)
 }
 
 /// Before run `id` is deleted: a saved session of it that leaves its messages to the events
@@ -339,6 +457,39 @@ fn transcript_line(event: &Event) -> String {
             delay_ms,
             error,
         } => format!("  ↻ attempt {attempt} failed ({error}); retried after {delay_ms} ms\n"),
+        EventKind::VerificationCheck {
+            round,
+            check,
+            passed,
+            output,
+            ..
+        } => format!(
+            "  ✓ check {check} (round {round}): {}\n{}",
+            if *passed { "passed" } else { "failed" },
+            if *passed {
+                String::new()
+            } else {
+                indent(output, "    ")
+            }
+        ),
+        EventKind::Checkpoint {
+            method,
+            location,
+            after,
+            ..
+        } => format!(
+            "  ⚑ checkpoint ({method}, {}): {location}\n",
+            if *after { "as the run left it" } else { "before the first change" }
+        ),
+        EventKind::Attempt {
+            number,
+            of,
+            parent_run_id,
+            ..
+        } => match parent_run_id {
+            Some(parent) => format!("attempt {number} of {of} (first attempt: run {parent})\n"),
+            None => format!("attempt {number} of {of}\n"),
+        },
         EventKind::RunFinished {
             outcome,
             answer,

@@ -67,6 +67,8 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
             "--events".into(),
             events.display().to_string(),
             "--json".into(),
+            "--verify".into(),
+            "file_contains:hello.txt:hi".into(),
             "create hello.txt".into(),
         ],
         dir.path().to_path_buf(),
@@ -79,7 +81,7 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
         String::from_utf8_lossy(&out.stderr)
     );
     let r = stdout_json(&out);
-    assert_eq!(r["outcome"], "completed");
+    assert_eq!(r["outcome"], "verified");
     assert_eq!(r["answer"], "Created hello.txt.");
     assert_eq!(r["iterations"], 2);
     assert_eq!(r["tool_calls"], 1);
@@ -103,18 +105,23 @@ async fn run_json_reports_the_result_and_writes_the_events_file() {
             "llm_request",
             "llm_response",
             "assistant_message",
+            "checkpoint",
             "tool_call_started",
             "tool_call",
             "tool_result",
             "llm_request",
             "llm_response",
             "assistant_message",
+            "verification_check",
+            "checkpoint",
             "run_finished"
         ]
     );
     let seqs: Vec<u64> = lines.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
-    assert_eq!(seqs, (1..=11).collect::<Vec<u64>>(), "gapless from 1");
-    assert!(lines.iter().all(|e| e["schema_version"] == 2));
+    assert_eq!(seqs, (1..=14).collect::<Vec<u64>>(), "gapless from 1");
+    assert!(lines
+        .iter()
+        .all(|e| e["schema_version"] == reagent_protocol::SCHEMA_VERSION));
     for e in &lines {
         assert_eq!(e["run_id"], r["run_id"]);
         assert!(e["ts"].as_str().unwrap().ends_with('Z'));

@@ -241,7 +241,9 @@ async fn anthropic_messages_run_ends_cleanly() {
             "max_iterations",
             "budget_exhausted",
             "guardrail_stop",
-            "no_progress"
+            "no_progress",
+            "unchecked",
+            "copied_error"
         ]
         .contains(&outcome),
         "outcome {outcome}: {result}\nstderr: {}",

@@ -37,6 +37,8 @@ pub struct Agent {
     /// What the server said about the model, asked by the first session that got an answer and
     /// reused by the others (one model per agent: no `/api/show` round trip per run).
     model_info: OnceLock<ModelInfo>,
+    /// Stands in for running the verification checks (a replay gives the recorded results).
+    pub(crate) check_runner: Option<Arc<crate::verify::CheckRunner>>,
 }
 
 impl Agent {
@@ -55,6 +57,28 @@ impl Agent {
             read_first_specs: read_first.into(),
             checker,
             model_info: OnceLock::new(),
+            check_runner: None,
+        }
+    }
+
+    /// The same agent sampling with `seed` (another attempt at a task, [`crate::Attempts`]).
+    pub(crate) fn with_seed(&self, seed: Option<i64>) -> Agent {
+        let mut config = self.config.clone();
+        config.options.seed = seed;
+        let model_info = OnceLock::new();
+        if let Some(info) = self.model_info.get() {
+            let _ = model_info.set(info.clone());
+        }
+        Agent {
+            provider: self.provider.clone(),
+            tools: self.tools.clone(),
+            config,
+            approver: self.approver.clone(),
+            specs: self.specs.clone(),
+            read_first_specs: self.read_first_specs.clone(),
+            checker: ArgumentChecker::new(&self.specs),
+            model_info,
+            check_runner: self.check_runner.clone(),
         }
     }
 

@@ -1,5 +1,6 @@
 //! Run configuration: the model, how tools are offered, and every guardrail's setting.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use reagent_protocol::ModelOptions;
@@ -123,6 +124,45 @@ pub struct AgentConfig {
     /// A tool's output is copied into its `tool_result` event up to this many bytes (the rest is
     /// cut and the event marked `truncated`); default 256 KiB.
     pub event_output_cap: usize,
+    /// Checks run when the model ends a run, and the workspace checkpoint before its first
+    /// change.
+    pub verify: VerifyConfig,
+}
+
+/// What is checked when the model ends a run, and whether the workspace is recorded before the
+/// run's first change (see [`crate::verify`] and [`crate::checkpoint`]).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct VerifyConfig {
+    /// Checks run when the model ends the run (`file_exists:PATH`, `tests:CMD`, `auto`...).
+    /// With none, a run that changed files and ran no command after its last change ends
+    /// `unchecked`.
+    pub checks: Vec<crate::verify::Check>,
+    /// How many times failing checks go back to the model before the run ends (default 2).
+    pub retries: u32,
+    /// Bytes of one check's output kept in its event and shown to the model (default 4000).
+    pub output_cap: usize,
+    /// Time limit of a check's command (default 5 minutes; `run_command`'s own maximum caps it).
+    pub check_timeout: Duration,
+    /// Record the workspace before the run's first change (a library default of `false`; the
+    /// CLI turns it on).
+    pub checkpoints: bool,
+    /// Where a workspace outside git keeps its checkpoint copies (one folder per run); default
+    /// `<workspace>/.reagent/checkpoints` (a path the tools never write).
+    pub checkpoint_dir: Option<PathBuf>,
+}
+
+impl Default for VerifyConfig {
+    fn default() -> Self {
+        VerifyConfig {
+            checks: Vec::new(),
+            retries: 2,
+            output_cap: 4000,
+            check_timeout: crate::verify::CHECK_TIMEOUT,
+            checkpoints: false,
+            checkpoint_dir: None,
+        }
+    }
 }
 
 impl Default for AgentConfig {
@@ -154,6 +194,7 @@ impl AgentConfig {
             parse_format: None,
             profiles: Vec::new(),
             event_output_cap: 256 * 1024,
+            verify: VerifyConfig::default(),
         }
     }
 }

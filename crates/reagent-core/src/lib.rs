@@ -9,7 +9,12 @@
 //! (natively, in a constrained JSON shape, or buried in text), runs them, feeds the results back
 //! and repeats, under guardrails: max iterations, repetition (hint, then stop), nudges for empty
 //! or narrating replies, one retry of truncated replies, token/time/tool-call budgets (ending with
-//! a final answer), and context-window compaction. Every step is an
+//! a final answer), and context-window compaction. When the model ends a run, the configured
+//! [`verify`] checks run (failures go back to the model, then the run ends `verified`,
+//! `partial_pass` or `verification_failed`); a run that changed files nothing checked ends
+//! `unchecked`, one whose answer only repeats a tool error `copied_error`. With checkpoints on,
+//! the workspace is recorded before a run's first change ([`checkpoint`]) and [`Attempts`]
+//! retries a failed verification from it. Every step is an
 //! [`Event`](reagent_protocol::Event) delivered to an [`EventSink`]; the events are complete
 //! ([`rebuild_transcript`] rebuilds the conversation from them) and an [`EventBus`] fans them out
 //! to live subscribers.
@@ -40,7 +45,9 @@
 mod agent;
 mod answer_focus;
 mod arguments;
+mod attempts;
 mod bus;
+pub mod checkpoint;
 mod config;
 pub mod degenerate;
 mod events;
@@ -58,12 +65,14 @@ pub mod spans;
 pub mod tool_mode;
 mod tool_retrieval;
 mod turn;
+pub mod verify;
 mod workspace_view;
 
 pub use agent::Agent;
 pub use arguments::ArgumentChecker;
+pub use attempts::{AttemptSummary, Attempts};
 pub use bus::{EventBus, Received, Subscription};
-pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode};
+pub use config::{AgentConfig, Budgets, CompactionConfig, ToolMode, VerifyConfig};
 pub use events::EventSink;
 pub use history::{digest_rounds, Compaction, History, DIGEST_PREFIX};
 pub use profiles::{profile_for, ModelProfile};

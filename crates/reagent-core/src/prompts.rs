@@ -87,6 +87,25 @@ pub(crate) fn repetition_hint(detail: &str) -> String {
     )
 }
 
+/// The message that gives failing checks back to the model.
+pub(crate) fn verification_failed(results: &[crate::verify::CheckResult]) -> String {
+    let failed: Vec<&crate::verify::CheckResult> = results.iter().filter(|r| !r.passed).collect();
+    let mut text = format!(
+        "You ended the task, but {} of {} verification checks failed. Fix what they report, \
+         then finish again.\n",
+        failed.len(),
+        results.len()
+    );
+    for r in failed {
+        text.push_str(&format!(
+            "\nCheck `{}` failed:\n{}\n",
+            r.check,
+            r.output.trim_end()
+        ));
+    }
+    text
+}
+
 /// The message carrying a tool result back: a `tool` message with the JSON result in native
 /// mode; in the text modes a user message with the result in plain text under a one-line
 /// label (see [`plain_tool_result`]), since small models answer from plain text and not from

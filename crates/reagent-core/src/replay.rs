@@ -20,6 +20,7 @@ use reagent_tools::{Tool, ToolContext, ToolRegistry, ToolResult, Workspace};
 use serde_json::Value;
 
 use crate::config::{AgentConfig, ToolMode};
+use crate::verify::{Check, CheckResult};
 use crate::{Agent, EventSink, Session};
 
 /// One decision of the loop that a replay compares.
@@ -126,7 +127,26 @@ pub async fn replay(
             results: results.clone(),
         }));
     }
-    let agent = Arc::new(Agent::new(provider, Arc::new(tools), config));
+    // The recording's checks, answered with their recorded results in the order they ran.
+    let (checks, results, rounds) = recorded_checks(events)?;
+    config.verify.checks = checks;
+    config.verify.retries = rounds.saturating_sub(1);
+    config.verify.checkpoints = false;
+    let mut agent = Agent::new(provider, Arc::new(tools), config);
+    let results = Mutex::new(results);
+    agent.check_runner = Some(Arc::new(move |check: &Check| {
+        let next = results.lock().ok().and_then(|mut r| r.pop_front());
+        match next {
+            Some(result) if result.check == check.to_string() => result,
+            _ => CheckResult {
+                check: check.to_string(),
+                passed: false,
+                output: "replay: the recording ran no such check here".into(),
+                duration: Duration::ZERO,
+            },
+        }
+    }));
+    let agent = Arc::new(agent);
     let replayed = Arc::new(Mutex::new(Vec::new()));
     let seen = replayed.clone();
     let sink = EventSink::new(
@@ -142,6 +162,40 @@ pub async fn replay(
         .await;
     let replayed = replayed.lock().map(|e| e.clone()).unwrap_or_default();
     Ok(compare(&decisions(events), &decisions(&replayed)))
+}
+
+/// The checks a recording ran (each once, in the order of its first round), every result in
+/// the order it was given, and the number of rounds.
+fn recorded_checks(
+    events: &[Event],
+) -> Result<(Vec<Check>, VecDeque<CheckResult>, u32), ReplayError> {
+    let (mut checks, mut results, mut rounds) = (Vec::new(), VecDeque::new(), 0);
+    for event in events {
+        let EventKind::VerificationCheck {
+            round,
+            check,
+            passed,
+            output,
+            duration_ms,
+        } = &event.kind
+        else {
+            continue;
+        };
+        rounds = rounds.max(*round);
+        let parsed: Check = check
+            .parse()
+            .map_err(|e| ReplayError(format!("verification_check {}: {e}", event.seq)))?;
+        if !checks.contains(&parsed) {
+            checks.push(parsed);
+        }
+        results.push_back(CheckResult {
+            check: check.clone(),
+            passed: *passed,
+            output: output.clone(),
+            duration: Duration::from_millis(*duration_ms),
+        });
+    }
+    Ok((checks, results, rounds))
 }
 
 /// The decisions of a run, each with the iteration it was made in.
@@ -327,6 +381,9 @@ impl Provider for RecordedModel {
     }
 }
 
+/// The tools whose success changed the file at their `path`.
+const WRITERS: &[&str] = &["write_file", "edit_file"];
+
 /// A tool that answers with the recorded results, in order.
 struct RecordedTool {
     spec: ToolSpec,
@@ -342,9 +399,17 @@ impl Tool for RecordedTool {
         false
     }
 
-    fn call(&self, _args: &Value, _ctx: &ToolContext) -> ToolResult {
+    fn call(&self, args: &Value, _ctx: &ToolContext) -> ToolResult {
         let next = self.results.lock().ok().and_then(|mut r| r.pop_front());
         match next {
+            // A recorded result does not say which files it changed: a write or an edit
+            // changed its `path` (what the endings and the narrowed schema follow).
+            Some((name, ToolResult::Ok { output, .. }))
+                if name == self.spec.name && WRITERS.contains(&name.as_str()) =>
+            {
+                let path = args.get("path").and_then(Value::as_str);
+                ToolResult::ok_changed(output, path.map(str::to_owned).into_iter().collect())
+            }
             Some((name, result)) if name == self.spec.name => result,
             Some((name, _)) => ToolResult::err(format!(
                 "replay: the recording ran {name} here, today's loop {}",

@@ -57,4 +57,11 @@ pub struct RunResult {
     pub wall_time: Duration,
     /// Time spent waiting for the model.
     pub model_time: Duration,
+    /// What the last round of verification checks found (none when no check ran).
+    #[serde(default)]
+    pub checks: Vec<crate::verify::CheckResult>,
+    /// The workspace as it was before the run's first change, when checkpoints are on and the
+    /// run changed something (restore it with [`crate::checkpoint::Checkpoint::restore`]).
+    #[serde(default)]
+    pub checkpoint: Option<crate::checkpoint::Checkpoint>,
 }

@@ -11,10 +11,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::message::ToolCall;
+pub use crate::outcome::{ErrorKind, Guardrail, GuardrailAction, Outcome};
 
 /// The version of the event schema written into every event. Raised when a kind or field is
 /// added; old readers keep working because nothing is renamed or removed.
-pub const SCHEMA_VERSION: u32 = 2;
+pub const SCHEMA_VERSION: u32 = 3;
 
 /// One event of a run.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
@@ -38,6 +39,10 @@ fn first_schema_version() -> u32 {
     1
 }
 
+fn is_false(b: &bool) -> bool {
+    !*b
+}
+
 impl Event {
     /// Event number `seq` of `run_id`, stamped with the current time.
     pub fn new(run_id: &str, seq: u64, kind: EventKind) -> Self {
@@ -56,94 +61,6 @@ impl Event {
     }
 }
 
-/// How a run ended.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum Outcome {
-    /// The model answered without a tool call or called `task_complete`.
-    Completed,
-    /// `max_iterations` reached.
-    MaxIterations,
-    /// A token, time or tool-call budget ran out (a final answer was still asked for).
-    BudgetExhausted,
-    /// A guardrail (repetition...) stopped the run.
-    GuardrailStop,
-    /// The model server failed or could not be reached.
-    ProviderError,
-    /// Cancelled by the user (Ctrl-C) or the caller.
-    Cancelled,
-    /// The process running it died or was stopped before the run finished (set by the store
-    /// when it finds a run that never wrote `run_finished`).
-    Interrupted,
-    /// The model answered, but every tool call of the run failed: the answer rests on no
-    /// tool result, so it is not reported as completed.
-    NoProgress,
-}
-
-impl Outcome {
-    /// Every outcome, in declaration order.
-    pub const ALL: [Outcome; 8] = [
-        Outcome::Completed,
-        Outcome::MaxIterations,
-        Outcome::BudgetExhausted,
-        Outcome::GuardrailStop,
-        Outcome::ProviderError,
-        Outcome::Cancelled,
-        Outcome::Interrupted,
-        Outcome::NoProgress,
-    ];
-
-    /// The snake_case name used in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Outcome::Completed => "completed",
-            Outcome::MaxIterations => "max_iterations",
-            Outcome::BudgetExhausted => "budget_exhausted",
-            Outcome::GuardrailStop => "guardrail_stop",
-            Outcome::ProviderError => "provider_error",
-            Outcome::Cancelled => "cancelled",
-            Outcome::Interrupted => "interrupted",
-            Outcome::NoProgress => "no_progress",
-        }
-    }
-}
-
-impl std::str::FromStr for Outcome {
-    type Err = String;
-    fn from_str(s: &str) -> Result<Self, Self::Err> {
-        Outcome::ALL
-            .into_iter()
-            .find(|o| o.as_str() == s)
-            .ok_or_else(|| {
-                let names: Vec<&str> = Outcome::ALL.iter().map(|o| o.as_str()).collect();
-                format!(
-                    "unknown outcome '{s}' (expected one of {})",
-                    names.join(", ")
-                )
-            })
-    }
-}
-
-/// Why a run that ended in error failed, as a type a program can act on.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-pub enum ErrorKind {
-    /// Nothing answered at the server's address, or it did not answer in time.
-    ServerUnreachable,
-    /// The server does not have the model.
-    ModelNotFound,
-    /// The prompt did not fit the server's context window, even after compaction.
-    ContextOverflow,
-    /// The server refused the request (an HTTP 4xx other than the above).
-    RefusedRequest,
-    /// The server failed (HTTP 5xx) or sent a reply that could not be read.
-    ServerError,
-    /// The run was cancelled.
-    Cancelled,
-    /// Anything else: bad configuration, a bug.
-    Internal,
-}
-
 /// State of one endpoint of a pool.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, JsonSchema)]
 pub struct PoolEndpointState {
@@ -155,108 +72,6 @@ pub struct PoolEndpointState {
     pub in_flight: u32,
     /// Consecutive failures.
     pub failures: u32,
-}
-
-/// Which guardrail fired. Serialized as the snake_case names events always carried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum Guardrail {
-    /// `max_iterations` reached.
-    MaxIterations,
-    /// The same call again and again, or an A→B→A→B cycle.
-    Repetition,
-    /// A reply cut off by the generation limit.
-    Truncation,
-    /// The token budget ran out.
-    BudgetTokens,
-    /// The wall-time budget ran out.
-    BudgetTime,
-    /// The tool-call budget ran out.
-    BudgetToolCalls,
-    /// The prompt approached or passed the context window.
-    ContextWindow,
-    /// The server refused the prompt as too long, or it still does not fit after compaction.
-    ContextOverflow,
-    /// Asking for the final answer failed.
-    FinalAnswer,
-    /// The server refused a feature (JSON Schema, tools, think): the request stepped down.
-    FeatureFallback,
-    /// A streamed reply broke off: the text so far is kept as the partial result.
-    StreamCut,
-    /// A reply degenerated into a repeating character or phrase and was cut.
-    DegenerateOutput,
-    /// The model answered, but every tool call of the run had failed.
-    NoProgress,
-    /// The final answer only copied the restated tool results: asked again, more narrowly.
-    EchoedAnswer,
-}
-
-impl Guardrail {
-    /// The name used in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Guardrail::MaxIterations => "max_iterations",
-            Guardrail::Repetition => "repetition",
-            Guardrail::Truncation => "truncation",
-            Guardrail::BudgetTokens => "budget_tokens",
-            Guardrail::BudgetTime => "budget_time",
-            Guardrail::BudgetToolCalls => "budget_tool_calls",
-            Guardrail::ContextWindow => "context_window",
-            Guardrail::ContextOverflow => "context_overflow",
-            Guardrail::FinalAnswer => "final_answer",
-            Guardrail::FeatureFallback => "feature_fallback",
-            Guardrail::StreamCut => "stream_cut",
-            Guardrail::DegenerateOutput => "degenerate_output",
-            Guardrail::NoProgress => "no_progress",
-            Guardrail::EchoedAnswer => "echoed_answer",
-        }
-    }
-}
-
-/// What a guardrail did. Serialized as the snake_case names events always carried.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
-#[serde(rename_all = "snake_case")]
-#[non_exhaustive]
-pub enum GuardrailAction {
-    /// Told the model what went wrong and let it go on.
-    Hint,
-    /// Ended the run.
-    Stop,
-    /// Sent the request again.
-    Retry,
-    /// Compacted the history.
-    Compact,
-    /// Asked for the final answer without tools.
-    FinalAnswer,
-    /// Only warned.
-    Warn,
-    /// The guardrail's own step failed.
-    Failed,
-    /// Stepped down to a feature the server accepts.
-    Fallback,
-    /// Kept what arrived as the partial result.
-    PartialResult,
-    /// Cut the text.
-    Cut,
-}
-
-impl GuardrailAction {
-    /// The name used in JSON.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            GuardrailAction::Hint => "hint",
-            GuardrailAction::Stop => "stop",
-            GuardrailAction::Retry => "retry",
-            GuardrailAction::Compact => "compact",
-            GuardrailAction::FinalAnswer => "final_answer",
-            GuardrailAction::Warn => "warn",
-            GuardrailAction::Failed => "failed",
-            GuardrailAction::Fallback => "fallback",
-            GuardrailAction::PartialResult => "partial_result",
-            GuardrailAction::Cut => "cut",
-        }
-    }
 }
 
 /// Why the loop added a user message of its own (not a tool result).
@@ -272,6 +87,9 @@ pub enum UserMessageReason {
     FinalAnswerRequest,
     /// A follow-up message given to a session after a run ended.
     FollowUp,
+    /// Verification checks failed after the model ended the run: their output, and a request
+    /// to fix what they report.
+    VerificationFailed,
 }
 
 /// The kinds of event, tagged by `type`.
@@ -477,6 +295,52 @@ pub enum EventKind {
         /// Every endpoint.
         endpoints: Vec<PoolEndpointState>,
     },
+    /// The workspace was recorded before the run's first change (`reagent runs undo` restores
+    /// it), or, with `after`, as the run left it.
+    Checkpoint {
+        /// `git` (a commit on a private ref; the user's index, HEAD and branches untouched) or
+        /// `files` (copies of the files before the run first changed them).
+        method: String,
+        /// The workspace directory recorded.
+        workspace: String,
+        /// `git`: the private ref (`refs/reagent/checkpoints/<run_id>`); `files`: the
+        /// directory holding the copies and their manifest.
+        location: String,
+        /// `git`: the checkpoint commit.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        commit: Option<String>,
+        /// `true`: the workspace as the run left it (its last event but `run_finished`), so
+        /// `reagent runs undo` can tell what changed since; `false`: before its first change.
+        #[serde(default, skip_serializing_if = "is_false")]
+        after: bool,
+    },
+    /// One verification check ran after the model ended the run.
+    VerificationCheck {
+        /// Which round of checks (1 = when the model first ended the run, then one per retry).
+        round: u32,
+        /// The check as given (`file_exists:PATH`, `tests:CMD`, `git_clean`...).
+        check: String,
+        /// Whether it passed.
+        passed: bool,
+        /// What it found (a command's exit status and output), capped.
+        output: String,
+        /// How long it took.
+        duration_ms: u64,
+    },
+    /// The run is one attempt of several at the same task (`--attempts`): after a failed
+    /// verification the workspace is restored and the task tried again with a new seed.
+    Attempt {
+        /// This attempt's number, from 1.
+        number: u32,
+        /// Attempts allowed.
+        of: u32,
+        /// The first attempt's run id (absent on the first attempt itself).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        parent_run_id: Option<String>,
+        /// The seed this attempt samples with, when one is set.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        seed: Option<i64>,
+    },
     /// The run ended; always the last event.
     RunFinished {
         /// How it ended.
@@ -528,6 +392,9 @@ impl EventKind {
             EventKind::ApprovalDecided { .. } => "approval_decided",
             EventKind::Retry { .. } => "retry",
             EventKind::PoolState { .. } => "pool_state",
+            EventKind::Checkpoint { .. } => "checkpoint",
+            EventKind::VerificationCheck { .. } => "verification_check",
+            EventKind::Attempt { .. } => "attempt",
             EventKind::RunFinished { .. } => "run_finished",
         }
     }

@@ -23,6 +23,7 @@
 
 mod event;
 mod message;
+mod outcome;
 mod provider;
 mod wire;
 

@@ -145,6 +145,11 @@ pub(crate) const OUTCOMES: &[(&str, i32)] = &[
     ("provider_error", 6),
     ("cancelled", 7),
     ("no_progress", 8),
+    ("verified", 0),
+    ("verification_failed", 10),
+    ("partial_pass", 11),
+    ("unchecked", 12),
+    ("copied_error", 13),
 ];
 
 /// The exit code documented for `outcome`; fails on an undocumented outcome.

@@ -45,13 +45,22 @@ impl Session {
             Continue(Reply { calls, .. }) => match self.run_calls(run, calls, events, cancel).await
             {
                 Continue(Some(repetition)) => {
-                    return self.on_repetition(run, repetition, events, cancel).await
+                    // Its ending (if any) is already the final one: it is only verified.
+                    match self.on_repetition(run, repetition, events, cancel).await {
+                        Break(ending) => {
+                            return self.verify_ending(run, ending, events, cancel).await
+                        }
+                        Continue(()) => return Continue(()),
+                    }
                 }
                 other => other.map_continue(|_| ()),
             },
         };
         match flow {
-            Break(ending) => self.answered_plainly(run, ending, events, cancel).await,
+            Break(ending) => match self.answered_plainly(run, ending, events, cancel).await {
+                Break(ending) => self.verify_ending(run, ending, events, cancel).await,
+                Continue(()) => Continue(()),
+            },
             Continue(()) => Continue(()),
         }
     }
@@ -268,6 +277,7 @@ impl Session {
         let mode = self.mode();
         let mut repeated = None;
         for call in calls {
+            self.checkpoint_before(run, &call, events).await;
             let started = Instant::now();
             let span = spans::tool_span(&call.name, &call.id);
             let (args, result) = self
@@ -276,6 +286,7 @@ impl Session {
                 .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
+            Self::note_result(run, &call, &result);
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
                 if !changed.is_empty() {

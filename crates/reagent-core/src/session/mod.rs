@@ -37,6 +37,7 @@ mod follow;
 mod iteration;
 mod snapshot;
 mod steps;
+mod verifying;
 
 pub use snapshot::{SessionSnapshot, SNAPSHOT_VERSION};
 
@@ -117,6 +118,28 @@ pub(crate) struct RunState {
     pub(crate) overflow_retried: bool,
     /// Work calls made and how many succeeded (an answer on failures only is no progress).
     pub(crate) tally: CallTally,
+    /// The checks the run is verified by (`auto` resolved against the task).
+    #[serde(default)]
+    pub(crate) checks: Vec<crate::verify::Check>,
+    /// Rounds of checks run so far.
+    #[serde(default)]
+    pub(crate) verify_rounds: u32,
+    /// What the last round of checks found.
+    #[serde(default)]
+    pub(crate) last_checks: Vec<crate::verify::CheckResult>,
+    /// A file changed after the last command that succeeded (an edit nothing checked).
+    #[serde(default)]
+    pub(crate) unchecked_change: bool,
+    /// The errors of the run's failed tool calls (the last few, cut), to tell an answer that
+    /// only repeats one.
+    #[serde(default)]
+    pub(crate) errors: Vec<String>,
+    /// The workspace as it was before the run's first change, once taken.
+    #[serde(default)]
+    pub(crate) checkpoint: Option<crate::checkpoint::Checkpoint>,
+    /// Taking the checkpoint failed (said once; not tried again in this run).
+    #[serde(default)]
+    pub(crate) checkpoint_failed: bool,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -140,6 +163,13 @@ impl RunState {
             repetition_hinted: false,
             overflow_retried: false,
             tally: CallTally::default(),
+            checks: Vec::new(),
+            verify_rounds: 0,
+            last_checks: Vec::new(),
+            unchecked_change: false,
+            errors: Vec::new(),
+            checkpoint: None,
+            checkpoint_failed: false,
             span: Span::none(),
         }
     }
@@ -210,6 +240,8 @@ pub struct Session {
     run: Option<RunState>,
     /// See [`SessionSnapshot`]'s field of the same name.
     events_whole: bool,
+    /// The `attempt` event the next run emits after `run_started` (see [`crate::Attempts`]).
+    attempt: Option<EventKind>,
 }
 
 impl Session {
@@ -227,7 +259,13 @@ impl Session {
             pending: VecDeque::new(),
             run: None,
             events_whole: true,
+            attempt: None,
         }
+    }
+
+    /// The `attempt` event the next run emits after `run_started`.
+    pub(crate) fn set_attempt(&mut self, attempt: EventKind) {
+        self.attempt = Some(attempt);
     }
 
     /// The session's id.
@@ -320,6 +358,7 @@ impl Session {
                 Step::Continue
             }
             std::ops::ControlFlow::Break(ending) => {
+                self.checkpoint_end(&run, events).await;
                 Step::Finished(Box::new(self.finish(run, ending, events)))
             }
         }
@@ -381,6 +420,9 @@ impl Session {
             system_prompt: settings.system_prompt.clone(),
             follow_up,
         });
+        if let Some(attempt) = self.attempt.take() {
+            events.emit(attempt);
+        }
         if follow_up {
             self.push_loop_message(UserMessageReason::FollowUp, message.to_owned(), events);
         }
@@ -392,7 +434,22 @@ impl Session {
                 format!("the prompt (~{estimate} tokens) will not fit num_ctx={num_ctx}; raise --num-ctx"),
             );
         }
-        Ok(RunState::new(events.run_id(), message))
+        let asked = &self.agent.config.verify.checks;
+        if asked.contains(&crate::verify::Check::Auto)
+            && crate::verify::auto_checks(message).is_empty()
+        {
+            events.guardrail(
+                Guardrail::Unchecked,
+                GuardrailAction::Warn,
+                "verify auto: the task quotes no command it says must pass (as in \"so that \
+                 `pytest` passes\"), so auto checks nothing"
+                    .to_owned(),
+            );
+        }
+        Ok(RunState {
+            checks: crate::verify::resolve(asked, message),
+            ..RunState::new(events.run_id(), message)
+        })
     }
 
     /// Append a user message of the loop's own (nudge, hint, final-answer request, follow-up)
@@ -413,9 +470,9 @@ impl Session {
     /// Wrap up a run: emit `run_finished` and build its result.
     fn finish(&mut self, run: RunState, mut ending: Ending, events: &EventSink) -> RunResult {
         if ending.outcome == Outcome::Completed {
-            if let Some(detail) = run.tally.only_failures() {
-                events.guardrail(Guardrail::NoProgress, GuardrailAction::Stop, detail);
-                ending.outcome = Outcome::NoProgress;
+            if let Some((guardrail, outcome, detail)) = verifying::dishonest_ending(&run, &ending) {
+                events.guardrail(guardrail, GuardrailAction::Stop, detail);
+                ending.outcome = outcome;
             }
         }
         let span = run.span.clone();
@@ -473,6 +530,8 @@ impl Session {
                 .map_or(self.agent.config.tool_mode, |s| s.settings.mode),
             wall_time,
             model_time: run.model_time,
+            checks: run.last_checks,
+            checkpoint: run.checkpoint,
         }
     }
 

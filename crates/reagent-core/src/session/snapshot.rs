@@ -137,6 +137,7 @@ impl Session {
             pending: snapshot.pending.into(),
             run: None,
             events_whole: snapshot.events_whole,
+            attempt: None,
         };
         session.run = snapshot.run.map(|mut run| {
             run.resumed_at = Instant::now();

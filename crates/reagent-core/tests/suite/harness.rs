@@ -236,3 +236,19 @@ pub(crate) fn files(dir: &Path, files: &[(&str, &str)]) {
         std::fs::write(p, content).unwrap();
     }
 }
+
+/// `git ARGS` in `dir` with a fixed identity; its stdout. Fails the test when git is missing
+/// or the command fails.
+pub(crate) fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@t")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@t")
+        .output()
+        .expect("git runs (install git for these tests)");
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}

@@ -1,5 +1,7 @@
 //! Test modules and the shared harness.
 
+mod attempts;
+mod checkpoints;
 mod errors;
 mod guardrails;
 mod harness;
@@ -7,3 +9,4 @@ mod loop_basics;
 mod sessions;
 mod small_model;
 mod snapshots_over_events;
+mod verify;

@@ -478,7 +478,8 @@ async fn the_tool_the_task_names_is_listed_and_shown_first_and_the_run_ends_once
         smollm2_constrained,
     )
     .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
+    // The edits are right, but nothing checked them (no --verify, no command after them).
+    assert_eq!(o.result.outcome, Outcome::Unchecked);
     assert_eq!(o.result.answer, "Both files now say final.");
     assert_eq!(o.file("one.txt"), "status: final\n");
     assert_eq!(o.file("two.txt"), "this final\n");
@@ -544,7 +545,8 @@ async fn a_new_file_s_path_is_one_the_task_names_and_the_run_ends_once_it_is_wri
         smollm2_constrained,
     )
     .await;
-    assert_eq!(o.result.outcome, Outcome::Completed);
+    // Nothing checked the new file (no --verify, no command after it).
+    assert_eq!(o.result.outcome, Outcome::Unchecked);
     assert_eq!(o.file("src/notes.txt"), "checked");
     let system = content(&o.messages(0)[0]).to_owned();
     assert!(system.contains("You can use these tools:\n- write_file: "));
