@@ -99,6 +99,15 @@ impl Progress {
             EventKind::Retry { attempt, delay_ms, error } => {
                 self.line(&format!("  .. retry after attempt {attempt} in {delay_ms} ms: {error}"));
             }
+            EventKind::Checkpoint { method, location, .. } => {
+                self.line(&format!("  .. checkpoint ({method}) at {location}"));
+            }
+            EventKind::VerificationCheck { round, check, passed, output, .. } => {
+                let mark = if *passed { "passed" } else { "FAILED" };
+                let first = output.lines().next().unwrap_or_default();
+                self.line(&format!("  == check {check} (round {round}): {mark} {}", one_line(first, 100)));
+            }
+            EventKind::Attempt { number, of, .. } => self.line(&format!("reagent: attempt {number} of {of}")),
             _ => {}
         }
     }

@@ -102,7 +102,8 @@ function runsPage() {
     h('h2', { id: 'approvals-title' }, 'Waiting for your answer'), h('ul', { class: 'plain' }));
   const outcome = h('select', { id: 'filter-outcome' },
     ['', 'running', 'completed', 'cancelled', 'interrupted', 'max_iterations', 'budget_exhausted',
-      'guardrail_stop', 'provider_error', 'no_progress'].map((o) => h('option', { value: o }, o ? o.replace(/_/g, ' ') : 'all')));
+      'guardrail_stop', 'provider_error', 'no_progress', 'verified', 'partial_pass',
+      'verification_failed', 'unchecked', 'copied_error'].map((o) => h('option', { value: o }, o ? o.replace(/_/g, ' ') : 'all')));
   const body = h('tbody');
   const status = h('p', { class: 'muted', 'aria-live': 'polite' });
   const table = h('table', { class: 'runs' },

@@ -85,9 +85,10 @@ export function shortId(id) {
 
 /** The status badge of an outcome (`running`, `completed`, `cancelled`...). */
 export function badge(outcome) {
-  const kind = outcome === 'completed' ? 'ok'
+  const kind = ['completed', 'verified'].includes(outcome) ? 'ok'
     : outcome === 'running' ? 'live'
-      : ['cancelled', 'interrupted', 'max_iterations', 'budget_exhausted'].includes(outcome) ? 'warn'
+      : ['cancelled', 'interrupted', 'max_iterations', 'budget_exhausted', 'partial_pass',
+        'unchecked'].includes(outcome) ? 'warn'
         : 'bad';
   return h('span', { class: `badge ${kind}`, dataset: { outcome } }, outcome.replace(/_/g, ' '));
 }

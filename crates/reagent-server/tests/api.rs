@@ -30,14 +30,15 @@ async fn a_run_is_started_streamed_listed_and_shown() {
     assert_eq!(events[0].data["session_id"], created["session_id"]);
     let kinds: Vec<&str> = events.iter().map(|e| e.event.as_str()).collect();
     assert!(kinds.contains(&"tool_call"), "{kinds:?}");
-    assert_eq!(events.last().unwrap().data["outcome"], "completed");
+    // The run wrote a.txt and nothing checked it: an honest ending is `unchecked`.
+    assert_eq!(events.last().unwrap().data["outcome"], "unchecked");
     assert_eq!(
         std::fs::read_to_string(server.workspace.join("a.txt")).unwrap(),
         "hi"
     );
 
     let detail = server.wait_finished(id).await;
-    assert_eq!(detail["run"]["outcome"], "completed");
+    assert_eq!(detail["run"]["outcome"], "unchecked");
     assert_eq!(detail["run"]["id"], id);
     assert_eq!(detail["result"]["answer"], "wrote a.txt");
     assert_eq!(detail["result"]["files_changed"], json!(["a.txt"]));

@@ -115,7 +115,10 @@ impl TaskRunner for SessionRunner {
         });
         let why = result.error.as_ref().map_or("", |e| e.message.as_str());
         match result.outcome {
-            Outcome::Completed => Attempt::Completed(summary),
+            // An unchecked edit is done for the queue: a goal's own verification checks it.
+            Outcome::Completed | Outcome::Verified | Outcome::Unchecked => {
+                Attempt::Completed(summary)
+            }
             Outcome::Cancelled => Attempt::Stopped,
             // The model server failing is worth another attempt (maybe on another worker);
             // a bad request or a missing model is not.
