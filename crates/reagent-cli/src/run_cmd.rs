@@ -287,7 +287,7 @@ pub(crate) async fn execute(
 
 /// `--resume ID`: the stored session of run ID (or of session ID, continued from its newest
 /// run), with that run's model and workspace as defaults for the flags not given.
-async fn stored_session(
+pub(crate) async fn stored_session(
     args: &mut RunArgs,
     store: Option<&RunStore>,
 ) -> anyhow::Result<Option<Resume>> {
