@@ -24,7 +24,7 @@ pub enum AppEvent {
     /// Bracketed paste: inserted whole, never sent by its line breaks.
     Paste(String),
     /// An event of the running turn.
-    Run(Event),
+    Run(Box<Event>),
     /// A tool call waits for an answer.
     Approval(ApprovalRequest),
     /// The turn ended: its outcome (`completed`, `cancelled`, `provider_error`...) and error.
@@ -180,7 +180,7 @@ impl App {
                 Vec::new()
             }
             AppEvent::Run(event) => {
-                self.run_event(event);
+                self.run_event(*event);
                 Vec::new()
             }
             AppEvent::Approval(request) => {

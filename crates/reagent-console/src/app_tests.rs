@@ -51,7 +51,7 @@ impl Typist {
     fn run(&mut self, kind: EventKind) {
         assert!(self
             .app
-            .update(AppEvent::Run(Event::new("r", 1, kind)))
+            .update(AppEvent::Run(Box::new(Event::new("r", 1, kind))))
             .is_empty());
     }
 

@@ -17,6 +17,7 @@
 
 pub mod app;
 pub mod approval;
+pub mod clipboard;
 pub mod commands;
 pub mod editor;
 pub mod history;

@@ -52,7 +52,7 @@ pub fn entry_lines(entry: &Entry, width: u16, theme: Theme) -> Vec<Line<'static>
     let width = usize::from(width.max(10));
     let mut out = Vec::new();
     let mut block = |prefix: &str, text: &str, style: Style| {
-        let first = format!("{prefix}");
+        let first = prefix.to_owned();
         let indent = " ".repeat(first.chars().count());
         for (i, line) in wrap(text, width - indent.len()).into_iter().enumerate() {
             let lead = if i == 0 {

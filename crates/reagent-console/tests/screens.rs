@@ -71,13 +71,13 @@ fn streaming_with_a_queued_message() {
         KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),
         Instant::now() + std::time::Duration::from_secs(1),
     ));
-    app.update(AppEvent::Run(Event::new(
+    app.update(AppEvent::Run(Box::new(Event::new(
         "r",
         1,
         EventKind::TextDelta {
             text: "Reading the parser first, then the tests.".into(),
         },
-    )));
+    ))));
     typed(&mut app, "and the docs");
     app.update(AppEvent::Key(
         KeyEvent::new(KeyCode::Enter, KeyModifiers::NONE),

@@ -28,6 +28,10 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             say(format!("new session {}", chat.session.id()))
         }
         Command::Help => say(reagent_console::help_text()),
+        Command::Approvals { mode } => say(match mode {
+            Some(mode) => format!("approvals: {}", mode.as_str()),
+            None => "approvals: see the status line".to_owned(),
+        }),
         Command::Workflow { name, message } => {
             chat.workflow(&name)?;
             Ok(Acted::Send(if message.is_empty() {

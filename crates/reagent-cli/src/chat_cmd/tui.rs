@@ -144,7 +144,6 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
     let turn_cancel = Arc::new(Mutex::new(CancellationToken::new()));
     let (work_tx, work_rx) = unbounded_channel();
     let worker = tokio::spawn(worker(chat, work_rx, ui_tx.clone(), turn_cancel.clone()));
-    spawn_reader(ui_tx);
 
     enable_raw_mode()?;
     let guard = TerminalGuard;
@@ -156,6 +155,8 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
             viewport: Viewport::Inline(inline_height(rows)),
         },
     )?;
+    // After the viewport asked where the cursor is: the reader must not take that answer.
+    spawn_reader(ui_tx);
     let theme = Theme::from_env();
     let mut last_draw = Instant::now() - FRAME;
     loop {
@@ -203,6 +204,10 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
                     }
                     approver.refuse_all();
                 }
+                Effect::Command(Command::Copy) => {
+                    let said = copy(&app.last_answer);
+                    app.update(said);
+                }
                 Effect::Command(command) => {
                     let _ = work_tx.send(Work::Command(command));
                 }
@@ -228,18 +233,64 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
     Ok(ExitCode::Completed)
 }
 
+/// `/copy`: the last answer to the clipboard through the terminal (OSC 52, so it works over
+/// SSH), and to a file as a fallback (`~/.cache/reagent/last-answer.md`).
+fn copy(answer: &str) -> AppEvent {
+    use std::io::Write as _;
+    if answer.is_empty() {
+        return AppEvent::Failure("/copy: no answer yet".into());
+    }
+    let mut out = std::io::stdout();
+    let _ = out
+        .write_all(reagent_console::clipboard::osc52(answer).as_bytes())
+        .and_then(|()| out.flush());
+    let file = std::env::var_os("HOME")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_default()
+        .join(".cache/reagent/last-answer.md");
+    let saved = file
+        .parent()
+        .map_or(Ok(()), std::fs::create_dir_all)
+        .and_then(|()| std::fs::write(&file, answer));
+    AppEvent::Notice(match saved {
+        Ok(()) => format!(
+            "copied the last answer to the clipboard (OSC 52) and to {}",
+            file.display()
+        ),
+        Err(e) => format!(
+            "copied to the clipboard (OSC 52); {} not written: {e}",
+            file.display()
+        ),
+    })
+}
+
 /// The live area's height for a terminal of `rows` rows: about half, 6 to 14 rows.
 fn inline_height(rows: u16) -> u16 {
     (rows / 2).clamp(6, 14).min(rows.max(1))
 }
 
+/// How long the reader waits for input before letting go of crossterm's input lock, so that
+/// ratatui can ask for the cursor position (the inline viewport does after a resize).
+const READ_SLICE: Duration = Duration::from_millis(100);
+
 /// Read the terminal on a thread of its own: every event stamped with when it arrived.
 fn spawn_reader(ui: UnboundedSender<UiMsg>) {
-    std::thread::spawn(move || {
-        while let Ok(event) = term::read() {
-            if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
-                break;
+    std::thread::spawn(move || loop {
+        match term::poll(READ_SLICE) {
+            Ok(false) => {
+                if ui.is_closed() {
+                    break;
+                }
             }
+            Ok(true) => match term::read() {
+                Ok(event) => {
+                    if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
+                        break;
+                    }
+                }
+                Err(_) => break,
+            },
+            Err(_) => break,
         }
     });
 }
@@ -283,7 +334,7 @@ async fn worker(
         }
         let events = ui.clone();
         let on_event: super::OnEvent = Arc::new(move |event| {
-            let _ = events.send(UiMsg::App(AppEvent::Run(event.clone())));
+            let _ = events.send(UiMsg::App(AppEvent::Run(Box::new(event.clone()))));
         });
         let (result, store_error) = chat.turn(&message, on_event, &cancel).await;
         if let Some(e) = store_error {
