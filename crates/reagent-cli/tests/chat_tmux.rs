@@ -68,6 +68,21 @@ impl Drop for Tmux {
     }
 }
 
+/// `reagent chat` against `server` in a tmux pane, with `config` as reagent.toml.
+fn chat_in_tmux(dir: &Path, server: &ScriptedOllama, config: &str) -> (Tmux, std::path::PathBuf) {
+    let ws = dir.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(dir.join("reagent.toml"), config).unwrap();
+    let command = format!(
+        "{} chat --model m --host {} --workspace {} --store {}",
+        env!("CARGO_BIN_EXE_reagent"),
+        server.base_url(),
+        ws.display(),
+        dir.join("store.db").display(),
+    );
+    (start(dir, &command), ws)
+}
+
 fn start(dir: &Path, command: &str) -> Tmux {
     let tmux = Tmux {
         socket: dir.join("tmux.sock").display().to_string(),
@@ -110,21 +125,11 @@ async fn a_conversation_with_an_approval_in_a_real_terminal() {
     .await
     .unwrap();
     let dir = tempfile::tempdir().unwrap();
-    let ws = dir.path().join("ws");
-    std::fs::create_dir(&ws).unwrap();
-    std::fs::write(
-        dir.path().join("reagent.toml"),
+    let (tmux, ws) = chat_in_tmux(
+        dir.path(),
+        &server,
         "[[sandbox.rules]]\nprefix = \"touch\"\naction = \"ask\"\n",
-    )
-    .unwrap();
-    let command = format!(
-        "{} chat --model m --host {} --workspace {} --store {}",
-        env!("CARGO_BIN_EXE_reagent"),
-        server.base_url(),
-        ws.display(),
-        dir.path().join("store.db").display(),
     );
-    let tmux = start(dir.path(), &command);
     let welcome = tmux.wait_for("Type a message").await;
     assert!(welcome.contains("sent to the ollama provider"), "{welcome}");
     assert!(welcome.contains("a server on this machine"), "{welcome}");
@@ -162,4 +167,66 @@ async fn a_conversation_with_an_approval_in_a_real_terminal() {
     let screen = tmux.wait_for("CHAT-EXITED 0").await;
     // The conversation stayed in the terminal's scrollback, as text.
     assert!(screen.contains("Hello from the model."), "{screen}");
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_new_and_a_server_that_drops_mid_reply() {
+    let slow = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(
+                Turn::text(slow)
+                    .with_chunk_chars(4)
+                    .with_chunk_delay(Duration::from_millis(300)),
+            )
+            .turn(Turn::text("Fresh start.").with_chunk_chars(3))
+            .turn(
+                Turn::text("This reply breaks off here")
+                    .with_chunk_chars(5)
+                    .with_cut_after(2),
+            )
+            .turn(Turn::text("Recovered after the retry.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, _) = chat_in_tmux(dir.path(), &server, "max_retries = 0\n");
+    tmux.wait_for("Type a message").await;
+
+    // Ctrl-C while the reply streams: the turn ends, the partial reply stays, the chat goes on.
+    tmux.line("count slowly").await;
+    tmux.wait_for("one two").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("turn cancelled").await;
+    assert!(screen.contains("[reply cut short]"), "{screen}");
+    assert!(!screen.contains("thirteen"), "it was cut: {screen}");
+
+    tmux.line("/new").await;
+    tmux.wait_for("new session").await;
+    tmux.line("hello again").await;
+    tmux.wait_for("Fresh start.").await;
+    let sent = server.requests();
+    let users: Vec<&str> = sent[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["hello again"], "/new started a new conversation");
+
+    // The server drops mid-reply: a dialog offers retry; the partial reply is kept.
+    tmux.line("go on").await;
+    let screen = tmux.wait_for("server failed").await;
+    assert!(screen.contains("[r] retry"), "{screen}");
+    tmux.keys(&["r"]);
+    let screen = tmux.wait_for("Recovered after the retry.").await;
+    assert!(
+        screen.contains("This reply"),
+        "the partial reply was kept: {screen}"
+    );
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
 }

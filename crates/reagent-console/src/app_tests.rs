@@ -71,10 +71,11 @@ impl Typist {
         }))
     }
 
-    /// The renderer showed the prompt now.
+    /// The renderer showed the prompt now; the person reads it before answering.
     fn shown(&mut self) {
         let at = self.tick();
         self.app.prompt_shown(at);
+        self.clock += crate::approval::ANSWER_GRACE;
     }
 }
 
@@ -224,12 +225,16 @@ fn keys_typed_before_an_approval_appeared_are_not_an_answer() {
     // Typed ahead: arrives after the request but before the prompt reached the screen.
     assert!(t.press(KeyCode::Char('y')).is_empty());
     t.shown();
-    let typed_ahead = t.clock - Duration::from_millis(50);
+    // Stamped right after the prompt appeared: too soon to be an answer.
+    let typed_ahead = t.clock - crate::approval::ANSWER_GRACE + Duration::from_millis(20);
     let early = t.app.update(AppEvent::Key(
         KeyEvent::new(KeyCode::Char('y'), KeyModifiers::NONE),
         typed_ahead,
     ));
-    assert!(early.is_empty(), "stamped before the prompt was shown");
+    assert!(
+        early.is_empty(),
+        "stamped within the grace after the prompt was shown"
+    );
     assert_eq!(t.app.prompt.as_ref().map(|p| p.ignored_keys), Some(2));
     assert_eq!(
         t.press(KeyCode::Char('a')),

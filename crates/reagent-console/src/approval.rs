@@ -4,7 +4,12 @@
 //! keys typed before the prompt was on screen are not an answer.
 
 use std::collections::BTreeSet;
-use std::time::Instant;
+use std::time::{Duration, Instant};
+
+/// How long after a prompt reached the screen before a key answers it: a key that arrives
+/// sooner was typed before the person could have read the question (no one reacts that fast),
+/// so it is ignored like the keys from before the prompt.
+pub const ANSWER_GRACE: Duration = Duration::from_millis(250);
 
 /// What needs approval.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -154,9 +159,11 @@ impl Prompt {
         }
     }
 
-    /// Whether a key pressed at `at` may answer: only after the prompt was on screen.
+    /// Whether a key pressed at `at` may answer: only once the prompt has been on screen for
+    /// [`ANSWER_GRACE`].
     pub fn accepts_key_at(&self, at: Instant) -> bool {
-        self.shown_at.is_some_and(|shown| at >= shown)
+        self.shown_at
+            .is_some_and(|shown| at >= shown + ANSWER_GRACE)
     }
 
     /// The lines of the text under review (the command, or the diff), complete.
@@ -243,7 +250,11 @@ mod tests {
         let shown = typed_ahead + Duration::from_millis(5);
         p.shown_at = Some(shown);
         assert!(!p.accepts_key_at(typed_ahead));
-        assert!(p.accepts_key_at(shown + Duration::from_millis(1)));
+        assert!(
+            !p.accepts_key_at(shown + Duration::from_millis(1)),
+            "too soon after it appeared to have been read"
+        );
+        assert!(p.accepts_key_at(shown + ANSWER_GRACE));
     }
 
     #[test]
