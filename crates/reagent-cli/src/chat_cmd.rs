@@ -187,9 +187,53 @@ impl Chat {
         self.session = Session::new(self.agent(), self.workspace.clone());
     }
 
+    /// `/resume ID`: continue the stored session ID (or the session of run ID) in place of
+    /// this one, which stays stored.
+    pub(crate) async fn resume(&mut self, id: &str) -> anyhow::Result<usize> {
+        let id = match self.store() {
+            Some(store) => sessions::resolve(store, id).await,
+            None => id.to_owned(),
+        };
+        let mut args = RunArgs {
+            resume: Some(id),
+            ..RunArgs::default()
+        };
+        let stored = run_cmd::stored_session(&mut args, self.store.as_ref())
+            .await?
+            .context("no session to resume")?;
+        self.agentic = None;
+        self.session = Session::from_stored(
+            self.agent(),
+            self.workspace.clone(),
+            stored.snapshot,
+            &stored.events,
+        )
+        .map_err(|e| anyhow::anyhow!("the stored session cannot be continued: {e}"))?;
+        Ok(self.session.messages().len())
+    }
+
+    /// `/model NAME`, `/mode MODE`: change the agent's configuration and go on with the same
+    /// conversation (the tool mode and window are settled again at the next turn).
+    pub(crate) fn reconfigure(
+        &mut self,
+        change: impl FnOnce(&mut reagent_core::AgentConfig) -> anyhow::Result<()>,
+    ) -> anyhow::Result<()> {
+        change(&mut self.plan.agent)?;
+        let mut snapshot = self.session.snapshot();
+        snapshot.settings = None;
+        self.session = Session::resume(self.agent(), self.workspace.clone(), snapshot)
+            .map_err(|e| anyhow::anyhow!("the conversation cannot go on with the change: {e}"))?;
+        Ok(())
+    }
+
     /// The model's name.
     pub(crate) fn model(&self) -> &str {
         &self.plan.agent.model
+    }
+
+    /// The configured tool mode.
+    pub(crate) fn tool_mode(&self) -> &'static str {
+        self.plan.agent.tool_mode.as_str()
     }
 
     /// The provider's name.

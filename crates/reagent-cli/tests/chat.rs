@@ -289,3 +289,52 @@ async fn a_server_that_drops_mid_reply_ends_only_that_turn() {
     assert_eq!(turns[1]["outcome"], "completed");
     assert_eq!(turns[1]["answer"], "Back again.");
 }
+
+#[tokio::test]
+async fn model_and_resume_commands_keep_or_switch_the_conversation() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("First."))
+            .turn(Turn::text("Second, from the other model."))
+            .turn(Turn::text("Third, after /resume.")),
+    )
+    .await
+    .unwrap();
+    let setup = Setup::new();
+    let first = setup
+        .chat(
+            &server,
+            &["--json"],
+            "remember 7\n/model other\nwhat number?\n",
+        )
+        .await;
+    assert!(
+        first.status.success(),
+        "{}",
+        String::from_utf8_lossy(&first.stderr)
+    );
+    let turns = turns(&first);
+    assert_eq!(turns.len(), 2);
+    assert_eq!(
+        turns[0]["session_id"], turns[1]["session_id"],
+        "same conversation"
+    );
+    let requests = server.requests();
+    assert_eq!(requests[0]["model"], "m");
+    assert_eq!(requests[1]["model"], "other", "/model switched the model");
+    let (_, users) = system_and_users(&requests[1]);
+    assert_eq!(users, ["remember 7", "what number?"]);
+
+    let session = turns[0]["session_id"].as_str().unwrap().to_owned();
+    let input = format!("/resume {}\nand now?\n", &session[..10]);
+    let second = setup.chat(&server, &["--json"], &input).await;
+    let stderr = String::from_utf8_lossy(&second.stderr);
+    assert!(
+        stderr.contains(&format!("resumed session {session}")),
+        "{stderr}"
+    );
+    let turn = &self::turns(&second)[0];
+    assert_eq!(turn["session_id"], session.as_str());
+    let (_, users) = system_and_users(&server.requests()[2]);
+    assert_eq!(users, ["remember 7", "what number?", "and now?"]);
+}

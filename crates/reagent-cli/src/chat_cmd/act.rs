@@ -40,6 +40,35 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
                 message
             }))
         }
+        Command::Resume { id } => {
+            let messages = chat.resume(&id).await?;
+            say(format!(
+                "resumed session {} ({messages} messages)",
+                chat.session.id()
+            ))
+        }
+        Command::Model { name: Some(name) } => {
+            chat.reconfigure(|config| {
+                config.model.clone_from(&name);
+                Ok(())
+            })?;
+            say(format!("model: {name} (the conversation goes on)"))
+        }
+        Command::Mode { mode: Some(mode) } => {
+            chat.reconfigure(|config| {
+                config.tool_mode = mode.parse().map_err(anyhow::Error::msg)?;
+                Ok(())
+            })?;
+            say(format!("tool mode: {mode}"))
+        }
+        Command::Model { name: None } => say(format!(
+            "model: {} (/model NAME to switch; the conversation goes on)",
+            chat.model()
+        )),
+        Command::Mode { mode: None } => say(format!(
+            "tool mode: {} (/mode auto|native|constrained|prompt)",
+            chat.tool_mode()
+        )),
         Command::Sessions { filter } => say(sessions::list(store(chat)?, &filter).await?),
         Command::Search { text } => say(sessions::search(store(chat)?, &text).await?),
         Command::Delete { id } => {

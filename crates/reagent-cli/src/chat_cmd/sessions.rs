@@ -116,23 +116,38 @@ pub(crate) async fn search(store: &Store, text: &str) -> anyhow::Result<String> 
     Ok(out.trim_end().to_owned())
 }
 
-/// `/delete ID`: delete every run of the session whose id starts with ID (it must be one).
-pub(crate) async fn delete(store: &Store, id: &str, current: &str) -> anyhow::Result<String> {
-    let matching: Vec<(SessionRow, Vec<RunRecord>)> = session_rows(store)
+/// The one stored session whose id starts with `prefix`, with its runs.
+async fn find(store: &Store, prefix: &str) -> anyhow::Result<(SessionRow, Vec<RunRecord>)> {
+    let mut matching: Vec<(SessionRow, Vec<RunRecord>)> = session_rows(store)
         .await?
         .into_iter()
-        .filter(|(row, _)| row.id.starts_with(id.trim()))
+        .filter(|(row, _)| row.id.starts_with(prefix.trim()))
         .collect();
-    let [(row, runs)] = matching.as_slice() else {
+    if matching.len() != 1 {
         anyhow::bail!(
-            "{} stored sessions start with '{id}': give more of the id (/sessions lists them)",
+            "{} stored sessions start with '{prefix}': give more of the id (/sessions lists them)",
             matching.len()
         );
-    };
+    }
+    Ok(matching.remove(0))
+}
+
+/// The full id of the stored session whose id starts with `prefix`, else `prefix` as it is
+/// (it may be a run's id).
+pub(crate) async fn resolve(store: &Store, prefix: &str) -> String {
+    match find(store, prefix).await {
+        Ok((row, _)) => row.id,
+        Err(_) => prefix.trim().to_owned(),
+    }
+}
+
+/// `/delete ID`: delete every run of the session whose id starts with ID (it must be one).
+pub(crate) async fn delete(store: &Store, id: &str, current: &str) -> anyhow::Result<String> {
+    let (row, runs) = find(store, id).await?;
     if row.id == current {
         anyhow::bail!("session {} is this one: /new first, then delete it", row.id);
     }
-    for run in runs {
+    for run in &runs {
         store.delete_run(&run.id).await?;
     }
     Ok(format!("deleted session {} ({} turns)", row.id, runs.len()))
