@@ -119,3 +119,68 @@ pub(crate) fn editing_key(app: &mut App, key: KeyEvent, at: Instant) -> Vec<Effe
     }
     Vec::new()
 }
+
+impl App {
+    /// A key while the failure dialog is open: retry, another provider or model, cancel.
+    pub(crate) fn failure_key(&mut self, key: KeyEvent) -> Vec<Effect> {
+        match key.code {
+            KeyCode::Char('r') => {
+                self.phase = Phase::Working;
+                vec![Effect::Send(self.last_sent.clone())]
+            }
+            KeyCode::Char('p') => {
+                self.phase = Phase::Idle;
+                self.editor.set("/provider ");
+                Vec::new()
+            }
+            KeyCode::Char('m') => {
+                self.phase = Phase::Idle;
+                self.editor.set("/model");
+                Vec::new()
+            }
+            KeyCode::Esc | KeyCode::Char('c') => {
+                self.phase = Phase::Idle;
+                Vec::new()
+            }
+            _ => Vec::new(),
+        }
+    }
+
+    /// A key during Ctrl-R: refine, older match, leave, or take the match and go on.
+    pub(crate) fn search_key(&mut self, key: KeyEvent, at: Instant) -> Vec<Effect> {
+        let Some((query, found)) = &mut self.search else {
+            return Vec::new();
+        };
+        match key.code {
+            KeyCode::Char('r') if key.modifiers.contains(KeyModifiers::CONTROL) => {
+                *found = self
+                    .history
+                    .search(query, *found)
+                    .map(|(i, _)| i)
+                    .or(*found);
+            }
+            KeyCode::Char(c) => {
+                query.push(c);
+                *found = self.history.search(query, None).map(|(i, _)| i);
+            }
+            KeyCode::Backspace => {
+                query.pop();
+                *found = self.history.search(query, None).map(|(i, _)| i);
+            }
+            KeyCode::Esc => self.search = None,
+            _ => {
+                // Any other key takes the match into the editor, then acts there.
+                let text = found.and_then(|i| self.history.get(i)).map(str::to_owned);
+                self.search = None;
+                if let Some(text) = text {
+                    self.editor.set(&text);
+                }
+                if key.code == KeyCode::Enter {
+                    return Vec::new();
+                }
+                return crate::keys::editing_key(self, key, at);
+            }
+        }
+        Vec::new()
+    }
+}
