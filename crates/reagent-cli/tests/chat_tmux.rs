@@ -215,6 +215,30 @@ async fn a_cancelled_turn_new_and_a_server_that_drops_mid_reply() {
         .collect();
     assert_eq!(users, ["hello again"], "/new started a new conversation");
 
+    // Shrink, then grow: the live area is laid out again at once, with no stale copy.
+    for (cols, rows) in [("60", "16"), ("100", "30")] {
+        assert!(tmux
+            .cmd(&["resize-window", "-t", "chat", "-x", cols, "-y", rows])
+            .status
+            .success());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = tmux.cmd(&["capture-pane", "-p", "-t", "chat"]);
+        let visible = String::from_utf8_lossy(&out.stdout).into_owned();
+        let statuses: Vec<&str> = visible
+            .lines()
+            .filter(|l| l.contains("m @ ollama"))
+            .collect();
+        assert_eq!(
+            statuses.len(),
+            1,
+            "{cols}x{rows}: one status line: {visible}"
+        );
+        assert!(
+            statuses[0].trim_end().chars().count() <= cols.parse().unwrap(),
+            "{visible}"
+        );
+    }
+
     // The server drops mid-reply: a dialog offers retry; the partial reply is kept.
     tmux.line("go on").await;
     let screen = tmux.wait_for("server failed").await;

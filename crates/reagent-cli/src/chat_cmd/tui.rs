@@ -93,14 +93,51 @@ impl ConsoleApprover {
     }
 }
 
-/// Puts the terminal back however the console ends.
-struct TerminalGuard;
+/// Puts the terminal back however the console ends, stderr included.
+struct TerminalGuard {
+    /// The terminal's stderr while it is pointed at the log file (see [`stderr_to_file`]).
+    saved_stderr: Option<i32>,
+}
 
 impl Drop for TerminalGuard {
     fn drop(&mut self) {
         let _ = execute!(std::io::stdout(), DisableBracketedPaste);
         let _ = disable_raw_mode();
+        if let Some(fd) = self.saved_stderr.take() {
+            // SAFETY: `fd` is the duplicate of stderr made by `stderr_to_file`, still open.
+            unsafe {
+                libc::dup2(fd, 2);
+                libc::close(fd);
+            }
+        }
         eprintln!();
+    }
+}
+
+/// While the console owns the screen, diagnostics (log lines on stderr) would scribble over it:
+/// stderr goes to `~/.cache/reagent/chat.log` instead. Returns the terminal's stderr, to put
+/// back, and the log file's path; `None` if the file cannot be opened (stderr stays).
+fn stderr_to_file() -> Option<(i32, std::path::PathBuf)> {
+    use std::os::fd::AsRawFd;
+    let path = std::path::PathBuf::from(std::env::var_os("HOME")?).join(".cache/reagent/chat.log");
+    std::fs::create_dir_all(path.parent()?).ok()?;
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(&path)
+        .ok()?;
+    // SAFETY: plain fd calls on descriptors this process owns; `file` stays open until dup2
+    // has made fd 2 its copy.
+    unsafe {
+        let saved = libc::dup(2);
+        if saved < 0 {
+            return None;
+        }
+        if libc::dup2(file.as_raw_fd(), 2) < 0 {
+            libc::close(saved);
+            return None;
+        }
+        Some((saved, path))
     }
 }
 
@@ -145,8 +182,17 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
     let (work_tx, work_rx) = unbounded_channel();
     let worker = tokio::spawn(worker(chat, work_rx, ui_tx.clone(), turn_cancel.clone()));
 
+    let redirected = stderr_to_file();
+    if let Some((_, log)) = &redirected {
+        app.push_entry(Entry::Notice(format!(
+            "(diagnostics go to {})",
+            log.display()
+        )));
+    }
+    let guard = TerminalGuard {
+        saved_stderr: redirected.map(|(fd, _)| fd),
+    };
     enable_raw_mode()?;
-    let guard = TerminalGuard;
     execute!(std::io::stdout(), EnableBracketedPaste)?;
     let (_, rows) = reagent_console::ratatui::crossterm::terminal::size()?;
     let mut terminal = Terminal::with_options(
@@ -156,7 +202,8 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
         },
     )?;
     // After the viewport asked where the cursor is: the reader must not take that answer.
-    spawn_reader(ui_tx);
+    let (resume_reader, resumed) = std::sync::mpsc::channel();
+    spawn_reader(ui_tx, resumed);
     let theme = Theme::from_env();
     let mut last_draw = Instant::now() - FRAME;
     loop {
@@ -184,9 +231,14 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
             UiMsg::Term(term::Event::Key(key), at) => app.update(AppEvent::Key(key, at)),
             UiMsg::Term(term::Event::Paste(text), _) => app.update(AppEvent::Paste(text)),
             UiMsg::Term(term::Event::Resize(..), _) => {
-                // The next draw sees the new size: the inline viewport is placed again and
-                // cleared from its top (ratatui's autoresize), so no stale layout stays.
+                // Drawn at once: the inline viewport is placed again and cleared from its top
+                // (ratatui's autoresize asks where the cursor is while the reader stands
+                // aside), so no stale layout stays.
                 app.dirty = true;
+                let drawn = render::frame(&mut terminal, &mut app, theme);
+                last_draw = Instant::now();
+                let _ = resume_reader.send(());
+                drawn?;
                 Vec::new()
             }
             UiMsg::Term(..) => Vec::new(),
@@ -270,11 +322,17 @@ fn inline_height(rows: u16) -> u16 {
 }
 
 /// How long the reader waits for input before letting go of crossterm's input lock, so that
-/// ratatui can ask for the cursor position (the inline viewport does after a resize).
-const READ_SLICE: Duration = Duration::from_millis(100);
+/// ratatui can ask where the cursor is (its inline viewport does when the size changed). Long,
+/// so an idle console wakes once a second at most; after a resize event the reader stands
+/// aside until the loop has drawn (see [`spawn_reader`]), so the new layout is immediate.
+const READ_SLICE: Duration = Duration::from_secs(1);
 
-/// Read the terminal on a thread of its own: every event stamped with when it arrived.
-fn spawn_reader(ui: UnboundedSender<UiMsg>) {
+/// How long the reader stands aside after a resize at most.
+const RESIZE_PAUSE: Duration = Duration::from_secs(2);
+
+/// Read the terminal on a thread of its own: every event stamped with when it arrived. After
+/// a resize it waits for `resumed` (the loop drew the new layout) before reading on.
+fn spawn_reader(ui: UnboundedSender<UiMsg>, resumed: std::sync::mpsc::Receiver<()>) {
     std::thread::spawn(move || loop {
         match term::poll(READ_SLICE) {
             Ok(false) => {
@@ -284,8 +342,12 @@ fn spawn_reader(ui: UnboundedSender<UiMsg>) {
             }
             Ok(true) => match term::read() {
                 Ok(event) => {
+                    let resize = matches!(event, term::Event::Resize(..));
                     if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
                         break;
+                    }
+                    if resize {
+                        let _ = resumed.recv_timeout(RESIZE_PAUSE);
                     }
                 }
                 Err(_) => break,
