@@ -183,7 +183,14 @@ fn draw_live(frame: &mut Frame<'_>, app: &App, area: Rect, theme: Theme) {
         let last = thinking.last().cloned().unwrap_or_default();
         lines.push(Line::styled(format!("thinking… {last}"), theme.dim()));
     }
-    lines.extend(wrap(&app.live_text, width).into_iter().map(Line::from));
+    lines.extend(
+        wrap(
+            tail(&app.live_text, width * usize::from(area.height) * 4),
+            width,
+        )
+        .into_iter()
+        .map(Line::from),
+    );
     if app.phase == Phase::Working && app.live_text.is_empty() && app.live_thinking.is_empty() {
         lines.push(Line::styled("working…", theme.dim()));
     }
@@ -233,6 +240,16 @@ fn draw_input(frame: &mut Frame<'_>, app: &App, area: Rect, theme: Theme) {
             frame.set_cursor_position((x, y));
         }
     }
+}
+
+/// The end of `text` that can fill `cells` cells at most: only it is wrapped at each frame,
+/// so a frame costs the same however long the reply grows.
+fn tail(text: &str, cells: usize) -> &str {
+    let mut start = text.len().saturating_sub(cells);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
 }
 
 /// What happens now, or the keys of the moment while a turn runs.

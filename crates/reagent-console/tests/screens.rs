@@ -159,3 +159,19 @@ fn the_server_failure_dialog() {
         "│[r] retry · [p] another provider · [m] another model · [Esc] cancel           │"
     );
 }
+
+#[test]
+fn a_long_reply_shows_its_end() {
+    let mut app = app();
+    let long: String = (0..20_000).map(|i| format!("w{i} ")).collect();
+    app.update(AppEvent::Run(Box::new(Event::new(
+        "r",
+        1,
+        EventKind::TextDelta {
+            text: long + "é the end",
+        },
+    ))));
+    let rows = screen(&app, 40, 6);
+    assert_eq!(rows[3], "the end", "{rows:#?}");
+    assert_eq!(rows[2], "w19995 w19996 w19997 w19998 w19999 é", "{rows:#?}");
+}
