@@ -431,7 +431,7 @@ impl App {
     fn command(&mut self, command: Command) -> Vec<Effect> {
         match &command {
             Command::Quit => return vec![Effect::Quit],
-            Command::New => {
+            Command::New | Command::Resume { .. } => {
                 self.status.agentic = None;
                 self.status.session_tokens = 0;
                 self.status.context_used = 0;
