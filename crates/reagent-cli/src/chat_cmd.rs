@@ -231,6 +231,37 @@ impl Chat {
         &self.plan.agent.model
     }
 
+    /// `/tools`: every workspace tool, and whether it is offered.
+    pub(crate) fn tools_list(&self) -> String {
+        let all = ToolRegistry::workspace_tools(&reagent_tools::ToolsConfig {
+            disabled: Vec::new(),
+            ..self.plan.tools.clone()
+        })
+        .names();
+        let on = self.tools.names();
+        all.iter()
+            .map(|name| {
+                let state = if on.contains(name) { "on " } else { "off" };
+                format!("{state} {name}")
+            })
+            .collect::<Vec<_>>()
+            .join("\n")
+    }
+
+    /// `/tools enable|disable NAME`: offer the tool or not from the next turn on; the
+    /// conversation goes on.
+    pub(crate) fn set_tool(&mut self, name: &str, enabled: bool) -> anyhow::Result<()> {
+        if !self.tools_list().lines().any(|l| l.get(4..) == Some(name)) {
+            anyhow::bail!("no tool named '{name}' (/tools lists them)");
+        }
+        self.plan.tools.disabled.retain(|d| d != name);
+        if !enabled {
+            self.plan.tools.disabled.push(name.to_owned());
+        }
+        self.tools = Arc::new(ToolRegistry::workspace_tools(&self.plan.tools));
+        self.reconfigure(|_| Ok(()))
+    }
+
     /// The configured tool mode.
     pub(crate) fn tool_mode(&self) -> &'static str {
         self.plan.agent.tool_mode.as_str()

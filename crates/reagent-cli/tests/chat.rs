@@ -305,7 +305,7 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
         .chat(
             &server,
             &["--json"],
-            "remember 7\n/model other\nwhat number?\n",
+            "remember 7\n/model other\n/tools disable run_command\n/tools enable nosuch\n/tools\nwhat number?\n",
         )
         .await;
     assert!(
@@ -324,6 +324,34 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
     assert_eq!(requests[1]["model"], "other", "/model switched the model");
     let (_, users) = system_and_users(&requests[1]);
     assert_eq!(users, ["remember 7", "what number?"]);
+    let offered = |r: &Value| -> Vec<String> {
+        r["tools"]
+            .as_array()
+            .map(|t| {
+                t.iter()
+                    .map(|t| t["function"]["name"].as_str().unwrap().to_owned())
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert!(
+        offered(&requests[0]).contains(&"run_command".to_owned()),
+        "{}",
+        requests[0]
+    );
+    assert!(
+        !offered(&requests[1]).contains(&"run_command".to_owned()),
+        "/tools disable: {:?}\n{}",
+        offered(&requests[1]),
+        String::from_utf8_lossy(&first.stderr)
+    );
+    assert!(!offered(&requests[1]).is_empty(), "the other tools stay");
+    let stderr = String::from_utf8_lossy(&first.stderr);
+    assert!(stderr.contains("no tool named 'nosuch'"), "{stderr}");
+    assert!(
+        stderr.contains("off run_command") && stderr.contains("on  read_file"),
+        "{stderr}"
+    );
 
     let session = turns[0]["session_id"].as_str().unwrap().to_owned();
     let input = format!("/resume {}\nand now?\n", &session[..10]);

@@ -69,6 +69,16 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             "tool mode: {} (/mode auto|native|constrained|prompt)",
             chat.tool_mode()
         )),
+        Command::Tools { action: None } => say(chat.tools_list()),
+        Command::Tools {
+            action: Some((enabled, name)),
+        } => {
+            chat.set_tool(&name, enabled)?;
+            say(format!(
+                "{name} {} from the next turn",
+                if enabled { "offered" } else { "not offered" }
+            ))
+        }
         Command::Sessions { filter } => say(sessions::list(store(chat)?, &filter).await?),
         Command::Search { text } => say(sessions::search(store(chat)?, &text).await?),
         Command::Delete { id } => {
