@@ -159,13 +159,30 @@ async fn plain_line_mode_writes_replies_to_stdout_and_tool_calls_to_stderr() {
     .await
     .unwrap();
     let setup = Setup::new();
-    let out = setup.chat(&server, &[], "read the notes\n").await;
+    let out = setup
+        .chat(
+            &server,
+            &[],
+            "read the notes\n/export html report.html\n/export md notes.md\n",
+        )
+        .await;
     assert!(out.status.success());
     let (stdout, stderr) = (
         String::from_utf8_lossy(&out.stdout),
         String::from_utf8_lossy(&out.stderr),
     );
     assert_eq!(stdout, "It says 42.\n", "only the reply on stdout");
+    let html = std::fs::read_to_string(setup.dir.path().join("report.html"))
+        .unwrap_or_else(|e| panic!("report.html: {e}; stderr: {stderr}"));
+    assert!(
+        html.contains("<html") && html.contains("read_file"),
+        "{html}"
+    );
+    let md = std::fs::read_to_string(setup.dir.path().join("notes.md")).unwrap();
+    assert!(
+        md.contains("## You\n\nread the notes") && md.contains("It says 42."),
+        "{md}"
+    );
     assert!(stderr.contains("[tool] read_file"), "{stderr}");
     assert!(
         stderr.contains("sent to the ollama provider at http://127.0.0.1")

@@ -86,17 +86,15 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             say(sessions::delete(store(chat)?, &id, &current).await?)
         }
         Command::Export { format, file } => {
-            if format == ExportFormat::Html {
-                anyhow::bail!(
-                    "/export html: use `reagent runs export` on this session's runs for now (session {})",
-                    chat.session.id()
-                );
-            }
-            let text = sessions::markdown(
-                &format!("reagent chat {}", chat.session.id()),
-                chat.session.messages(),
-            );
-            let path = file.unwrap_or_else(|| format!("reagent-chat-{}.md", chat.session.id()));
+            let id = chat.session.id().to_owned();
+            let (text, ext) = match format {
+                ExportFormat::Markdown => (
+                    sessions::markdown(&format!("reagent chat {id}"), chat.session.messages()),
+                    "md",
+                ),
+                ExportFormat::Html => (sessions::html(store(chat)?, &id).await?, "html"),
+            };
+            let path = file.unwrap_or_else(|| format!("reagent-chat-{id}.{ext}"));
             std::fs::write(&path, text).map_err(|e| anyhow::anyhow!("cannot write {path}: {e}"))?;
             say(format!("exported to {path}"))
         }

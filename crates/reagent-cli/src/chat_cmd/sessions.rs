@@ -153,6 +153,18 @@ pub(crate) async fn delete(store: &Store, id: &str, current: &str) -> anyhow::Re
     Ok(format!("deleted session {} ({} turns)", row.id, runs.len()))
 }
 
+/// `/export html`: the HTML report of `reagent runs export`, over every turn of the session
+/// (its runs' events, in order), headed by its newest run.
+pub(crate) async fn html(store: &Store, session_id: &str) -> anyhow::Result<String> {
+    store.flush().await;
+    let run = store
+        .last_run_of_session(session_id)
+        .await?
+        .ok_or_else(|| anyhow::anyhow!("session {session_id} has no stored turn yet"))?;
+    let events = store.session_events(session_id).await?;
+    Ok(crate::runs_html::page(&run, &events))
+}
+
 /// The conversation as Markdown (`/export`): user messages, answers, tool calls and results.
 pub(crate) fn markdown(title: &str, messages: &[std::sync::Arc<Message>]) -> String {
     let mut out = format!("# {title}\n\n");
