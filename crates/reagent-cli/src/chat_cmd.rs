@@ -262,6 +262,14 @@ impl Chat {
         self.reconfigure(|_| Ok(()))
     }
 
+    /// `/approvals MODE`: read-only takes the tools that change things away from the next turn
+    /// on (asking for each write is not there yet); ask and auto offer them again.
+    pub(crate) fn set_read_only(&mut self, read_only: bool) -> anyhow::Result<()> {
+        self.plan.tools.read_only = read_only;
+        self.tools = Arc::new(ToolRegistry::workspace_tools(&self.plan.tools));
+        self.reconfigure(|_| Ok(()))
+    }
+
     /// The configured tool mode.
     pub(crate) fn tool_mode(&self) -> &'static str {
         self.plan.agent.tool_mode.as_str()

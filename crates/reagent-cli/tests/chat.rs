@@ -313,6 +313,7 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
         ScriptBuilder::new()
             .turn(Turn::text("First."))
             .turn(Turn::text("Second, from the other model."))
+            .turn(Turn::text("Read-only now."))
             .turn(Turn::text("Third, after /resume.")),
     )
     .await
@@ -322,7 +323,7 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
         .chat(
             &server,
             &["--json"],
-            "remember 7\n/model other\n/tools disable run_command\n/tools enable nosuch\n/tools\nwhat number?\n",
+            "remember 7\n/model other\n/tools disable run_command\n/tools enable nosuch\n/tools\nwhat number?\n/approvals read-only\nand now?\n",
         )
         .await;
     assert!(
@@ -331,7 +332,7 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
         String::from_utf8_lossy(&first.stderr)
     );
     let turns = turns(&first);
-    assert_eq!(turns.len(), 2);
+    assert_eq!(turns.len(), 3);
     assert_eq!(
         turns[0]["session_id"], turns[1]["session_id"],
         "same conversation"
@@ -380,6 +381,9 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
     );
     let turn = &self::turns(&second)[0];
     assert_eq!(turn["session_id"], session.as_str());
-    let (_, users) = system_and_users(&server.requests()[2]);
-    assert_eq!(users, ["remember 7", "what number?", "and now?"]);
+    let (_, users) = system_and_users(&server.requests()[3]);
+    assert_eq!(
+        users,
+        ["remember 7", "what number?", "and now?", "and now?"]
+    );
 }

@@ -1,7 +1,7 @@
 //! Slash commands and `@role`, carried out on a [`Chat`] — the same for the console and line
 //! mode.
 
-use reagent_console::commands::{Command, ExportFormat};
+use reagent_console::commands::{ApprovalMode, Command, ExportFormat};
 
 use super::{sessions, Chat};
 
@@ -28,10 +28,16 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             say(format!("new session {}", chat.session.id()))
         }
         Command::Help => say(reagent_console::help_text()),
-        Command::Approvals { mode } => say(match mode {
-            Some(mode) => format!("approvals: {}", mode.as_str()),
-            None => "approvals: see the status line".to_owned(),
-        }),
+        Command::Approvals { mode: Some(mode) } => {
+            let read_only = mode == ApprovalMode::ReadOnly;
+            chat.set_read_only(read_only)?;
+            say(if read_only {
+                "approvals: read-only — the tools that write or run commands are not offered from the next turn".to_owned()
+            } else {
+                format!("approvals: {}", mode.as_str())
+            })
+        }
+        Command::Approvals { mode: None } => say("approvals: see the status line".to_owned()),
         Command::Workflow { name, message } => {
             chat.workflow(&name)?;
             Ok(Acted::Send(if message.is_empty() {
