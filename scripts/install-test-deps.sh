@@ -19,7 +19,7 @@ declare -A PKG=(
   [python3]=python3 [perl]=perl [xxd]=xxd [gdb]=gdb [curl]=curl [wget]=wget
   [nc]=netcat-openbsd [ssh]=openssh-client [dig]=dnsutils [git]=git
   [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap [ip]=iproute2
-  [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm
+  [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm [tmux]=tmux
 )
 
 missing=()

@@ -41,6 +41,10 @@ pub(crate) struct Cli {
 pub(crate) enum Command {
     /// Hand a task to a model and let it act on a workspace.
     Run(RunArgs),
+    /// Talk with the model in a terminal console while it reads, edits, searches and runs
+    /// things in the workspace (a stored session; without a terminal: line mode on stdin).
+    #[command(mut_arg("task", |a| a.required(false).hide(true).default_value("")))]
+    Chat(crate::chat_cmd::ChatArgs),
     /// Run one tool under exactly the confinement it has inside a run; print its JSON result.
     Tool(ToolArgs),
     /// Parse a raw model output from stdin and show the tool calls found.

@@ -5,6 +5,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod approve;
+mod chat_cmd;
 mod cli;
 mod config;
 mod cycles_cmd;
@@ -100,6 +101,7 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let file = || config::FileConfig::load(config).map_err(usage);
     match cli.command {
         Command::Run(args) => run_cmd::run(&args, &file()?).await,
+        Command::Chat(args) => chat_cmd::run(&args, &file()?).await,
         Command::Tool(args) => tool_cmd::run(&args, &file()?).await,
         Command::Parse(args) => parse_cmd::run(&args),
         Command::Doctor(args) => doctor_cmd::run(&args).await,

@@ -440,7 +440,7 @@ async fn execute_attempts(
 
 /// `--resume ID`: the stored session of run ID (or of session ID, continued from its newest
 /// run), with that run's model and workspace as defaults for the flags not given.
-async fn stored_session(
+pub(crate) async fn stored_session(
     args: &mut RunArgs,
     store: Option<&RunStore>,
 ) -> anyhow::Result<Option<Resume>> {

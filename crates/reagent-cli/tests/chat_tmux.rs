@@ -1,0 +1,256 @@
+//! `reagent chat` in a real terminal: tmux runs it in an 80×24 pane (send-keys types,
+//! capture-pane reads the screen) against a scripted Ollama: the welcome names the provider,
+//! a reply lands in the conversation, a command the rules mark `ask` shows an inline approval
+//! whose early keys are ignored and whose answer runs it, Ctrl-C cancels nothing when idle and
+//! quits when pressed twice, leaving the terminal usable.
+#![allow(clippy::unwrap_used, clippy::expect_used)]
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
+use serde_json::json;
+
+/// A tmux server of its own (its socket in the test's directory), killed at the end.
+struct Tmux {
+    socket: String,
+}
+
+impl Tmux {
+    fn cmd(&self, args: &[&str]) -> std::process::Output {
+        Command::new("tmux")
+            .args(["-S", &self.socket])
+            .args(args)
+            .output()
+            .expect("tmux is needed for this test (scripts/install-test-deps.sh installs it)")
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        let mut args = vec!["send-keys", "-t", "chat"];
+        args.extend(keys);
+        assert!(self.cmd(&args).status.success());
+    }
+
+    /// Type `text`, then Enter as a person would: not within the paste-burst gap (an Enter
+    /// right after a character is a pasted new line).
+    async fn line(&self, text: &str) {
+        self.keys(&["-l", text]);
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        self.keys(&["Enter"]);
+    }
+
+    fn screen(&self) -> String {
+        let out = self.cmd(&["capture-pane", "-p", "-J", "-t", "chat", "-S", "-200"]);
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Wait until the pane (with its scrollback) shows `text`.
+    async fn wait_for(&self, text: &str) -> String {
+        let start = Instant::now();
+        loop {
+            let screen = self.screen();
+            if screen.contains(text) {
+                return screen;
+            }
+            assert!(
+                start.elapsed() < Duration::from_secs(30),
+                "the pane never showed {text:?}:\n{screen}"
+            );
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = self.cmd(&["kill-server"]);
+    }
+}
+
+/// `reagent chat` against `server` in a tmux pane, with `config` as reagent.toml.
+fn chat_in_tmux(dir: &Path, server: &ScriptedOllama, config: &str) -> (Tmux, std::path::PathBuf) {
+    let ws = dir.join("ws");
+    std::fs::create_dir(&ws).unwrap();
+    std::fs::write(dir.join("reagent.toml"), config).unwrap();
+    let command = format!(
+        "{} chat --model m --host {} --workspace {} --store {}",
+        env!("CARGO_BIN_EXE_reagent"),
+        server.base_url(),
+        ws.display(),
+        dir.join("store.db").display(),
+    );
+    (start(dir, &command), ws)
+}
+
+fn start(dir: &Path, command: &str) -> Tmux {
+    let tmux = Tmux {
+        socket: dir.join("tmux.sock").display().to_string(),
+    };
+    let out = tmux.cmd(&[
+        "new-session",
+        "-d",
+        "-s",
+        "chat",
+        "-x",
+        "80",
+        "-y",
+        "24",
+        "-c",
+        &dir.display().to_string(),
+        &format!(
+            "env HOME={} NO_COLOR=1 {command}; echo CHAT-EXITED $?; sleep 30",
+            dir.display()
+        ),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    tmux
+}
+
+#[tokio::test]
+async fn a_conversation_with_an_approval_in_a_real_terminal() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::text("Hello from the model."))
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "touch approved"}),
+            ))
+            .turn(Turn::text("The file is made.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, ws) = chat_in_tmux(
+        dir.path(),
+        &server,
+        "[[sandbox.rules]]\nprefix = \"touch\"\naction = \"ask\"\n",
+    );
+    let welcome = tmux.wait_for("Type a message").await;
+    assert!(welcome.contains("sent to the ollama provider"), "{welcome}");
+    assert!(welcome.contains("a server on this machine"), "{welcome}");
+    assert!(welcome.contains("m @ ollama"), "the status line: {welcome}");
+
+    tmux.line("hi there").await;
+    let screen = tmux.wait_for("Hello from the model.").await;
+    assert!(screen.contains("› hi there"), "{screen}");
+
+    // Keys typed before the prompt appears are not the answer.
+    tmux.line("make the file").await;
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("run this command?").await;
+    assert!(
+        screen.contains("touch approved"),
+        "the exact command: {screen}"
+    );
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    assert!(
+        !ws.join("approved").exists(),
+        "the key typed ahead did not approve"
+    );
+    assert!(tmux.screen().contains("run this command?"), "still asking");
+    tmux.keys(&["y"]);
+    let screen = tmux.wait_for("The file is made.").await;
+    assert!(ws.join("approved").exists(), "approved once, it ran");
+    assert!(screen.contains("allow_once: touch approved"), "{screen}");
+
+    // The early key went to the input instead; Ctrl-C clears it, then asks before quitting.
+    assert!(screen.contains("› y"), "{screen}");
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("press Ctrl-C again").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("CHAT-EXITED 0").await;
+    // The conversation stayed in the terminal's scrollback, as text.
+    assert!(screen.contains("Hello from the model."), "{screen}");
+}
+
+#[tokio::test]
+async fn a_cancelled_turn_new_and_a_server_that_drops_mid_reply() {
+    let slow = "one two three four five six seven eight nine ten eleven twelve thirteen";
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(
+                Turn::text(slow)
+                    .with_chunk_chars(4)
+                    .with_chunk_delay(Duration::from_millis(300)),
+            )
+            .turn(Turn::text("Fresh start.").with_chunk_chars(3))
+            .turn(
+                Turn::text("This reply breaks off here")
+                    .with_chunk_chars(5)
+                    .with_cut_after(2),
+            )
+            .turn(Turn::text("Recovered after the retry.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, _) = chat_in_tmux(dir.path(), &server, "max_retries = 0\n");
+    tmux.wait_for("Type a message").await;
+
+    // Ctrl-C while the reply streams: the turn ends, the partial reply stays, the chat goes on.
+    tmux.line("count slowly").await;
+    tmux.wait_for("one two").await;
+    tmux.keys(&["C-c"]);
+    let screen = tmux.wait_for("turn cancelled").await;
+    assert!(screen.contains("[reply cut short]"), "{screen}");
+    assert!(!screen.contains("thirteen"), "it was cut: {screen}");
+
+    tmux.line("/new").await;
+    tmux.wait_for("new session").await;
+    tmux.line("hello again").await;
+    tmux.wait_for("Fresh start.").await;
+    let sent = server.requests();
+    let users: Vec<&str> = sent[1]["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "user")
+        .map(|m| m["content"].as_str().unwrap())
+        .collect();
+    assert_eq!(users, ["hello again"], "/new started a new conversation");
+
+    // Shrink, then grow: the live area is laid out again at once, with no stale copy.
+    for (cols, rows) in [("60", "16"), ("100", "30")] {
+        assert!(tmux
+            .cmd(&["resize-window", "-t", "chat", "-x", cols, "-y", rows])
+            .status
+            .success());
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        let out = tmux.cmd(&["capture-pane", "-p", "-t", "chat"]);
+        let visible = String::from_utf8_lossy(&out.stdout).into_owned();
+        let statuses: Vec<&str> = visible
+            .lines()
+            .filter(|l| l.contains("m @ ollama"))
+            .collect();
+        assert_eq!(
+            statuses.len(),
+            1,
+            "{cols}x{rows}: one status line: {visible}"
+        );
+        assert!(
+            statuses[0].trim_end().chars().count() <= cols.parse().unwrap(),
+            "{visible}"
+        );
+    }
+
+    // The server drops mid-reply: a dialog offers retry; the partial reply is kept.
+    tmux.line("go on").await;
+    let screen = tmux.wait_for("server failed").await;
+    assert!(screen.contains("[r] retry"), "{screen}");
+    tmux.keys(&["r"]);
+    let screen = tmux.wait_for("Recovered after the retry.").await;
+    assert!(
+        screen.contains("This reply"),
+        "the partial reply was kept: {screen}"
+    );
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
+}
