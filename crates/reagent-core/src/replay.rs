@@ -121,10 +121,12 @@ pub async fn replay(
     let results = Arc::new(Mutex::new(recorded_results(events)?));
     let mut tools = ToolRegistry::new();
     for spec in specs {
-        tools.register(Arc::new(RecordedTool {
-            spec: spec.clone(),
-            results: results.clone(),
-        }));
+        tools
+            .register(Arc::new(RecordedTool {
+                spec: spec.clone(),
+                results: results.clone(),
+            }))
+            .map_err(|e| ReplayError(format!("run_started: {e}")))?;
     }
     let agent = Arc::new(Agent::new(provider, Arc::new(tools), config));
     let replayed = Arc::new(Mutex::new(Vec::new()));
@@ -345,7 +347,17 @@ impl Tool for RecordedTool {
     fn call(&self, _args: &Value, _ctx: &ToolContext) -> ToolResult {
         let next = self.results.lock().ok().and_then(|mut r| r.pop_front());
         match next {
-            Some((name, result)) if name == self.spec.name => result,
+            // The recorded form does not say that a result ended the run; a recorded
+            // `task_complete` that succeeded did.
+            Some((name, result)) if name == self.spec.name => match result.run_answer() {
+                None if name == "task_complete" && result.is_ok() => match result {
+                    ToolResult::Ok { output, .. } => {
+                        ToolResult::ends_run(output.as_str().unwrap_or_default())
+                    }
+                    other => other,
+                },
+                _ => result,
+            },
             Some((name, _)) => ToolResult::err(format!(
                 "replay: the recording ran {name} here, today's loop {}",
                 self.spec.name
