@@ -67,6 +67,8 @@ pub(crate) enum Command {
     Task(crate::task_cmd::TaskArgs),
     /// Serve the HTTP API, live event streams, approvals, metrics and the dashboard.
     Serve(crate::serve_cmd::ServeArgs),
+    /// MCP: list and call the configured servers' tools; serve reagent's tools over MCP.
+    Mcp(crate::mcp_cmd::McpArgs),
 }
 
 /// Flags of `reagent run`.

@@ -19,6 +19,10 @@
 //! [sandbox]
 //! mode = "workspace-write"     # read-only | workspace-write | full
 //! network = false
+//!
+//! [mcp.servers.files]          # an MCP server over stdio (see reagent_mcp::config)
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -59,6 +63,9 @@ pub(crate) struct FileConfig {
     /// Model profiles, consulted before the built-in ones.
     #[serde(default)]
     pub(crate) profiles: Vec<ProfileConfig>,
+    /// `[mcp.servers.NAME]`: MCP servers whose tools runs are offered.
+    #[serde(default)]
+    pub(crate) mcp: reagent_mcp::McpConfig,
 }
 
 /// One `[[profiles]]` entry: defaults for models whose name contains `match`.

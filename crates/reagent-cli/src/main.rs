@@ -14,6 +14,7 @@ mod exit;
 mod goal_cmd;
 mod hub_cmd;
 mod hub_local;
+mod mcp_cmd;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
@@ -109,5 +110,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(args) => worker_cmd::run(&args, &file()?).await,
         Command::Task(args) => task_cmd::run(&args, &file()?).await,
         Command::Serve(args) => serve_cmd::run(&args, &file()?).await,
+        Command::Mcp(args) => mcp_cmd::run(&args, &file()?).await,
     }
 }
