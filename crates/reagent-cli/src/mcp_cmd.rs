@@ -47,8 +47,17 @@ enum McpCommand {
         #[arg(long)]
         workspace: Option<PathBuf>,
     },
-    /// Offer reagent's workspace tools, with their confinement, as an MCP server on stdio.
+    /// Offer reagent's workspace tools, with their confinement, as an MCP server on stdio, or
+    /// over streamable HTTP at http://ADDR/mcp with --bind.
     Serve {
+        /// Serve streamable HTTP on this address instead of stdio; every request needs
+        /// `Authorization: Bearer TOKEN` with the token of --token-file.
+        #[arg(long)]
+        bind: Option<std::net::SocketAddr>,
+        /// With --bind: the bearer token file (mode 0600), default `reagent serve`'s own
+        /// ($XDG_CONFIG_HOME/reagent/serve-token, else ~/.config/reagent/serve-token).
+        #[arg(long, requires = "bind")]
+        token_file: Option<PathBuf>,
         /// The workspace the tools work in (default: current directory).
         #[arg(long)]
         workspace: Option<PathBuf>,
@@ -109,6 +118,8 @@ pub(crate) async fn run(args: &McpArgs, file: &FileConfig) -> anyhow::Result<Exi
             })
         }
         McpCommand::Serve {
+            bind,
+            token_file,
             workspace,
             read_only,
             sandbox,
@@ -131,9 +142,26 @@ pub(crate) async fn run(args: &McpArgs, file: &FileConfig) -> anyhow::Result<Exi
             )
             .map_err(usage)?;
             let tools = ToolRegistry::workspace_tools(&config);
-            // stdin carries the protocol: commands matching an `ask` rule are refused.
+            // No terminal to ask: commands matching an `ask` rule are refused.
             let ctx = ToolContext::new(Arc::new(opened));
-            WorkspaceServer::new(tools, ctx).serve_stdio().await?;
+            let server = WorkspaceServer::new(tools, ctx);
+            match bind {
+                None => server.serve_stdio().await?,
+                Some(addr) => {
+                    let token = read_token(token_file.as_deref()).map_err(usage)?;
+                    let listener = tokio::net::TcpListener::bind(addr)
+                        .await
+                        .with_context(|| format!("cannot listen on {addr}"))?;
+                    eprintln!(
+                        "reagent mcp serve: listening on http://{}/mcp",
+                        listener.local_addr()?
+                    );
+                    let shutdown = CancellationToken::new();
+                    let _stop =
+                        crate::signals::cancel_on_stop(shutdown.clone(), "reagent mcp serve");
+                    server.serve_http(listener, token, shutdown).await?;
+                }
+            }
             Ok(ExitCode::Completed)
         }
     }
@@ -179,6 +207,40 @@ fn start(
         workspace,
     };
     Ok(McpClients::start(specs, Some(confinement)))
+}
+
+/// The bearer token of `path` (default: `reagent serve`'s token file), which must exist, be
+/// private to its owner and hold one token of at least 16 characters.
+fn read_token(path: Option<&Path>) -> anyhow::Result<String> {
+    use std::os::unix::fs::PermissionsExt;
+    let path = match path {
+        Some(p) => p.to_path_buf(),
+        None => reagent_server::default_token_path()?,
+    };
+    let meta = std::fs::metadata(&path).with_context(|| {
+        format!(
+            "the token file {} cannot be read: start `reagent serve` once on 127.0.0.1 to \
+             create it, or write one (mode 0600)",
+            path.display()
+        )
+    })?;
+    if meta.permissions().mode() & 0o077 != 0 {
+        anyhow::bail!(
+            "the token file {} can be read by other users; run `chmod 600 {}`",
+            path.display(),
+            path.display()
+        );
+    }
+    let text = std::fs::read_to_string(&path)
+        .with_context(|| format!("cannot read the token file {}", path.display()))?;
+    let token = text.trim();
+    if token.len() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+        anyhow::bail!(
+            "the token file {} must hold one token of at least 16 characters without spaces",
+            path.display()
+        );
+    }
+    Ok(token.to_owned())
 }
 
 fn first_line(text: &str) -> &str {

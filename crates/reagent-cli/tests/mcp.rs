@@ -404,3 +404,81 @@ fn the_reference_filesystem_server_is_confined_to_the_workspace() {
     assert_eq!(allowed["ok"], true, "{allowed}");
     assert!(outside.join("y.txt").exists());
 }
+
+#[tokio::test]
+async fn mcp_serve_over_http_with_a_token_reached_by_mcp_list_and_call() {
+    use std::os::unix::fs::PermissionsExt;
+    use tokio::io::AsyncBufReadExt;
+    let dir = tempfile::tempdir().unwrap();
+    let served = dir.path().join("served");
+    std::fs::create_dir(&served).unwrap();
+    std::fs::write(served.join("note.txt"), "over http\n").unwrap();
+    let token_file = dir.path().join("token");
+    std::fs::write(&token_file, "0123456789abcdef0123\n").unwrap();
+    std::fs::set_permissions(&token_file, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let mut server = tokio::process::Command::new(REAGENT)
+        .args(["mcp", "serve", "--bind", "127.0.0.1:0", "--token-file"])
+        .arg(&token_file)
+        .arg("--workspace")
+        .arg(&served)
+        .env("HOME", dir.path())
+        .stdin(Stdio::null())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let mut lines = tokio::io::BufReader::new(server.stderr.take().unwrap()).lines();
+    let line = tokio::time::timeout(std::time::Duration::from_secs(30), lines.next_line())
+        .await
+        .unwrap()
+        .unwrap()
+        .unwrap();
+    let url = line
+        .strip_prefix("reagent mcp serve: listening on ")
+        .unwrap_or_else(|| panic!("unexpected first line: {line}"))
+        .to_owned();
+    let config = dir.path().join("reagent-test.toml");
+    std::fs::write(
+        &config,
+        format!(
+            "[mcp.servers.remote]\nurl = {url:?}\nheaders = {{ Authorization = \"Bearer ${{REAGENT_TEST_MCP_TOKEN}}\" }}\n"
+        ),
+    )
+    .unwrap();
+    let cfg = config.display().to_string();
+    let cwd = dir.path().to_path_buf();
+    let out = tokio::task::spawn_blocking(move || {
+        let run = |args: &[&str]| {
+            Command::new(REAGENT)
+                .args(args)
+                .current_dir(&cwd)
+                .env("HOME", &cwd)
+                .env("REAGENT_TEST_MCP_TOKEN", "0123456789abcdef0123")
+                .stdin(Stdio::null())
+                .output()
+                .unwrap()
+        };
+        let listed = run(&["--config", &cfg, "mcp", "list", "--json"]);
+        let called = run(&[
+            "--config",
+            &cfg,
+            "mcp",
+            "call",
+            "remote",
+            "read_file",
+            "--args",
+            r#"{"path": "note.txt"}"#,
+        ]);
+        (listed, called)
+    })
+    .await
+    .unwrap();
+    let listed = stdout_json(&out.0);
+    assert_eq!(listed[0]["status"], "up", "{listed}");
+    assert_eq!(listed[0]["transport"], "http");
+    assert_eq!(
+        stdout_json(&out.1),
+        json!({"ok": true, "output": "over http\n"})
+    );
+    server.start_kill().unwrap();
+}

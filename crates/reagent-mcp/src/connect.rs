@@ -1,7 +1,12 @@
-//! Connecting to one server: spawn a stdio server (its stderr to the log) and complete the MCP
-//! handshake and the tool listing within the start-up timeout.
+//! Connecting to one server: spawn a stdio server (its stderr to the log) or dial a streamable
+//! HTTP one, and complete the MCP handshake and the tool listing within the start-up timeout.
 
+use std::collections::HashMap;
 use std::process::Stdio;
+
+use http::{HeaderName, HeaderValue};
+use rmcp::transport::streamable_http_client::StreamableHttpClientTransportConfig;
+use rmcp::transport::StreamableHttpClientTransport;
 
 use rmcp::model::Tool as McpToolInfo;
 use rmcp::service::{RoleClient, RunningService};
@@ -64,9 +69,29 @@ async fn connect_unbounded(
                 process: Some(child),
             })
         }
-        Transport::Http { url, .. } => Err(format!(
-            "streamable HTTP servers ({url}) are not supported by this build yet"
-        )),
+        Transport::Http { url, headers } => {
+            let mut custom = HashMap::new();
+            for (name, value) in headers {
+                let name = HeaderName::from_bytes(name.as_bytes())
+                    .map_err(|e| format!("header name `{name}`: {e}"))?;
+                let value =
+                    HeaderValue::from_str(value).map_err(|e| format!("header `{name}`: {e}"))?;
+                custom.insert(name, value);
+            }
+            let config =
+                StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
+            let transport = StreamableHttpClientTransport::from_config(config);
+            let service = ()
+                .serve(transport)
+                .await
+                .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+            let tools = list_tools(&service).await?;
+            Ok(Connection {
+                service,
+                tools,
+                process: None,
+            })
+        }
     }
 }
 

@@ -26,6 +26,7 @@ pub mod confine;
 mod connect;
 mod manager;
 mod serve;
+mod serve_http;
 mod supervisor;
 pub mod tool;
 
