@@ -3,7 +3,8 @@
 //! The Model Context Protocol for reagent, through the official Rust SDK `rmcp`.
 //!
 //! - **Client**: the servers named in the config file's `[mcp.servers.*]` ([`McpConfig`]) are
-//!   started (stdio) and kept running by a supervisor task each ([`McpClients`]): a server that
+//!   started (stdio) or dialled (streamable HTTP, headers from the config with `${VAR}`s from
+//!   the environment) and kept running by a supervisor task each ([`McpClients`]): a server that
 //!   exits, crashes, never finishes its handshake or stops answering is marked down, its calls
 //!   fail with an error naming it, and it is restarted with backoff (250 ms doubling to 30 s).
 //!   [`McpClients`] is a [`ToolSource`](reagent_tools::ToolSource): a registry built for a run
@@ -12,8 +13,9 @@
 //!   records their events, as it does for the built-ins. Results (text, images and binary
 //!   resources as a note, text resources) become tool results capped at
 //!   [`tool::RESULT_MAX_BYTES`].
-//! - **Server**: [`WorkspaceServer`] offers reagent's workspace tools, with their confinement,
-//!   to other agents over stdio.
+//! - **Server**: [`WorkspaceServer`] offers reagent's workspace tools, with their confinement
+//!   and argument checks, to other agents over stdio or streamable HTTP (behind a bearer
+//!   token).
 //!
 //! A stdio server with `sandbox = true` (the default) runs under a Landlock ruleset built from
 //! the run's sandbox policy (see [`confine`]).
