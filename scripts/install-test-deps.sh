@@ -84,3 +84,26 @@ else
   echo "playwright-core: installing $DASH_WANT into $DASH_DIR/node_modules" >&2
   (cd "$DASH_DIR" && PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1 npm ci --no-audit --no-fund --loglevel=error >&2)
 fi
+
+# ---- MCP (crates/reagent-mcp, crates/reagent-cli/tests/mcp.rs) ----------------------------
+# The npm reference filesystem server, exactly as crates/reagent-mcp/tests/npm/package-lock.json
+# pins it, and the official Python MCP SDK (an independent client of `reagent mcp serve`) in a
+# venv in the cache.
+MCP_NPM_DIR="$(cd "$(dirname "$0")/.." && pwd)/crates/reagent-mcp/tests/npm"
+MCP_NPM_WANT=$(sed -n 's/.*"@modelcontextprotocol\/server-filesystem": "\(.*\)".*/\1/p' "$MCP_NPM_DIR/package.json")
+MCP_NPM_HAVE=$(sed -n 's/^  "version": "\(.*\)".*/\1/p' "$MCP_NPM_DIR/node_modules/@modelcontextprotocol/server-filesystem/package.json" 2>/dev/null || true)
+if [ -n "$MCP_NPM_WANT" ] && [ "$MCP_NPM_HAVE" = "$MCP_NPM_WANT" ]; then
+  echo "@modelcontextprotocol/server-filesystem: present ($MCP_NPM_HAVE)" >&2
+else
+  echo "@modelcontextprotocol/server-filesystem: installing $MCP_NPM_WANT into $MCP_NPM_DIR/node_modules" >&2
+  (cd "$MCP_NPM_DIR" && npm ci --no-audit --no-fund --loglevel=error >&2)
+fi
+MCP_PY_DIR="${REAGENT_CACHE:-$HOME/.cache/reagent}/mcp-python"
+MCP_PY_VERSION="${MCP_PYTHON_VERSION:-2.3.0}"
+if [ -x "$MCP_PY_DIR/bin/python" ] && "$MCP_PY_DIR/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_PY_VERSION')" 2>/dev/null; then
+  echo "mcp (Python SDK): present ($MCP_PY_VERSION)" >&2
+else
+  echo "mcp (Python SDK): installing $MCP_PY_VERSION into $MCP_PY_DIR" >&2
+  python3 -m venv "$MCP_PY_DIR"
+  "$MCP_PY_DIR/bin/pip" install -q "mcp==$MCP_PY_VERSION" >&2
+fi

@@ -73,6 +73,8 @@ pub(crate) enum Command {
     Serve(crate::serve_cmd::ServeArgs),
     /// Task-free multi-cycle experiments: run, resume, list, report, rate, compare.
     Cycles(crate::cycles_cmd::CyclesArgs),
+    /// MCP: list and call the configured servers' tools; serve reagent's tools over MCP.
+    Mcp(crate::mcp_cmd::McpArgs),
 }
 
 /// Flags of `reagent run`.

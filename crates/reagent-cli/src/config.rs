@@ -29,6 +29,9 @@
 //! attempts = 1                 # best of N, restoring the workspace between attempts
 //! checkpoints = true           # record the workspace before the first change (default)
 //! timeout_secs = 300           # time limit of a check's command
+//! [mcp.servers.files]          # an MCP server over stdio (see reagent_mcp::config)
+//! command = "npx"
+//! args = ["-y", "@modelcontextprotocol/server-filesystem", "/srv/docs"]
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -75,6 +78,9 @@ pub(crate) struct FileConfig {
     /// `[verify]`: checks, retries, attempts and checkpoints of `reagent run`.
     #[serde(default)]
     pub(crate) verify: VerifyFileConfig,
+    /// `[mcp.servers.NAME]`: MCP servers whose tools runs are offered.
+    #[serde(default)]
+    pub(crate) mcp: reagent_mcp::McpConfig,
 }
 
 /// `[serve]`: what clients of `reagent serve` may ask for.

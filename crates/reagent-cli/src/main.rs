@@ -16,6 +16,7 @@ mod exit;
 mod goal_cmd;
 mod hub_cmd;
 mod hub_local;
+mod mcp_cmd;
 mod parse_cmd;
 mod progress;
 mod run_cmd;
@@ -115,5 +116,6 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve_cmd::run(&args, &file()?).await,
         // The global --config is the experiment's file here, and --log FILE its JSONL log.
         Command::Cycles(args) => cycles_cmd::run(&args, config, log).await,
+        Command::Mcp(args) => mcp_cmd::run(&args, &file()?).await,
     }
 }

@@ -157,7 +157,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         file.max_retries,
     )?;
     let workspace = args.workspace.clone().unwrap_or_else(|| PathBuf::from("."));
-    let tools = setup::tools_config(
+    let mut tools = setup::tools_config(
         args.read_only || file.tools.read_only.unwrap_or(false),
         args.disable_tool
             .iter()
@@ -168,6 +168,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         args.allow_network,
         file,
     )?;
+    crate::mcp_cmd::attach(&mut tools, file, &workspace)?;
     Ok(RunPlan {
         task: args.task.clone(),
         workspace,
@@ -320,6 +321,7 @@ impl Prepared {
             anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display())
         })?;
         let (provider, warm) = provider_for(plan).await?;
+        plan.tools.sources.started().await;
         let tools = ToolRegistry::workspace_tools(&plan.tools);
         let mut agent = Agent::new(provider, Arc::new(tools), plan.agent.clone());
         if let Some(approver) = crate::approve::TerminalApprover::if_interactive() {

@@ -290,6 +290,7 @@ mod tests {
             ToolResult::Ok {
                 output: json!({"entries": [{"name": "a", "size": 3}], "truncated": false}),
                 changed: vec!["a".into()],
+                ends_run: false,
             },
             ToolResult::ok(String::new()),
             ToolResult::err("no such file: \"x\""),

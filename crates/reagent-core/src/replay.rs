@@ -122,10 +122,12 @@ pub async fn replay(
     let results = Arc::new(Mutex::new(recorded_results(events)?));
     let mut tools = ToolRegistry::new();
     for spec in specs {
-        tools.register(Arc::new(RecordedTool {
-            spec: spec.clone(),
-            results: results.clone(),
-        }));
+        tools
+            .register(Arc::new(RecordedTool {
+                spec: spec.clone(),
+                results: results.clone(),
+            }))
+            .map_err(|e| ReplayError(format!("run_started: {e}")))?;
     }
     // The recording's checks, answered with their recorded results in the order they ran.
     let (checks, results, rounds) = recorded_checks(events)?;
@@ -410,7 +412,17 @@ impl Tool for RecordedTool {
                 let path = args.get("path").and_then(Value::as_str);
                 ToolResult::ok_changed(output, path.map(str::to_owned).into_iter().collect())
             }
-            Some((name, result)) if name == self.spec.name => result,
+            // The recorded form does not say that a result ended the run; a recorded
+            // `task_complete` that succeeded did.
+            Some((name, result)) if name == self.spec.name => match result.run_answer() {
+                None if name == "task_complete" && result.is_ok() => match result {
+                    ToolResult::Ok { output, .. } => {
+                        ToolResult::ends_run(output.as_str().unwrap_or_default())
+                    }
+                    other => other,
+                },
+                _ => result,
+            },
             Some((name, _)) => ToolResult::err(format!(
                 "replay: the recording ran {name} here, today's loop {}",
                 self.spec.name

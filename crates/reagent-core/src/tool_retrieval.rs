@@ -78,6 +78,11 @@ const CUES: &[(&str, &[Cue<'static>])] = &[
     ("task_complete", &[("done", 1), ("finish", 1)]),
 ];
 
+/// Most tools from outside the built-ins (MCP servers' tools, say) that a weak model's list
+/// keeps although the task's words do not point to them: thirty such tools would bury the
+/// built-ins of a small model's prompt; the ones the task points to are always kept.
+pub(crate) const UNPOINTED_EXTRA_TOOLS_MAX: usize = 3;
+
 /// Name parts that say nothing about what a tool does.
 const GENERIC_NAME_PARTS: &[&str] = &["file", "files", "tool"];
 
@@ -134,8 +139,9 @@ pub(crate) fn points_to(task: &str, name: &str) -> bool {
 /// held-out tasks (BENCHMARKS.md), "Please check agenda.txt and tell me on which weekday the
 /// meeting takes place" (no cue) got `find_files` with an invented pattern, and "Count how many
 /// lines todo.txt contains" (`contain`, a search cue) a search for "Count". Code the task
-/// quotes in backticks points to `run_command` as strongly as a verb. Returns the ranked specs
-/// and whether any tool was pointed to.
+/// quotes in backticks points to `run_command` as strongly as a verb. Of the tools that are not
+/// built-ins, those the task does not point to are kept up to [`UNPOINTED_EXTRA_TOOLS_MAX`] (in
+/// their given order). Returns the ranked specs and whether any tool was pointed to.
 pub(crate) fn rank_tools(
     task: &str,
     specs: &[ToolSpec],
@@ -158,6 +164,15 @@ pub(crate) fn rank_tools(
         .collect();
     let any = scored.iter().any(|(score, _)| *score > 0);
     scored.sort_by_key(|(score, s)| (std::cmp::Reverse(*score), !read_named(&s.name)));
+    let mut unpointed_extras = 0;
+    scored.retain(|(score, s)| {
+        let extra = !CUES.iter().any(|(tool, _)| *tool == s.name);
+        if !extra || *score > 0 {
+            return true;
+        }
+        unpointed_extras += 1;
+        unpointed_extras <= UNPOINTED_EXTRA_TOOLS_MAX
+    });
     (scored.into_iter().map(|(_, s)| s.clone()).collect(), any)
 }
 
@@ -259,6 +274,22 @@ mod tests {
             first("Use the command `sort agenda.txt | head -n 1`"),
             "run_command"
         );
+    }
+
+    #[test]
+    fn many_extra_tools_do_not_bury_the_built_ins() {
+        let mut names: Vec<String> = CUES.iter().map(|(n, _)| n.to_string()).collect();
+        names.extend((0..30).map(|i| format!("srv__thing{i}")));
+        names.push("tracker__create_issue".into());
+        let names: Vec<&str> = names.iter().map(String::as_str).collect();
+        let (o, _) = order("Create an issue about the crash in the tracker", &names);
+        assert_eq!(o[0], "tracker__create_issue");
+        assert_eq!(o.len(), CUES.len() + 1 + UNPOINTED_EXTRA_TOOLS_MAX);
+        for (builtin, _) in CUES {
+            assert!(o.iter().any(|n| n == builtin), "{builtin} left out");
+        }
+        assert!(o.contains(&"srv__thing0".to_owned()));
+        assert!(!o.contains(&"srv__thing3".to_owned()));
     }
 
     #[test]

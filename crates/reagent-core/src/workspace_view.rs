@@ -10,7 +10,7 @@
 
 use std::collections::BTreeMap;
 
-use reagent_tools::{call_catching_panics, workspace_files, ToolContext, ToolRegistry};
+use reagent_tools::{workspace_files, ToolContext, ToolRegistry};
 use serde_json::json;
 
 use crate::prompts::plain_tool_result;
@@ -48,18 +48,18 @@ pub(crate) fn workspace_view(tools: &ToolRegistry, ctx: &ToolContext) -> Workspa
         return WorkspaceView::default();
     }
     let overview = overview(&listed.paths);
-    let Some(read) = tools.get("read_file") else {
+    if tools.get("read_file").is_none() {
         return WorkspaceView {
             overview,
             files: Vec::new(),
         };
-    };
+    }
     let files = listed
         .paths
         .iter()
         .filter_map(|path| {
             let args = json!({ "path": path });
-            let result = call_catching_panics(read.as_ref(), "read_file", &args, ctx);
+            let result = tools.call("read_file", &args, ctx);
             let text = plain_tool_result("read_file", &args, &result);
             (result.is_ok() && text.len() <= SHOWN_FILE_MAX_BYTES).then(|| ShownFile {
                 path: path.clone(),

@@ -54,6 +54,7 @@ mod probe;
 mod request;
 mod rules;
 mod seccomp;
+mod spawn_confined;
 mod supervise;
 
 pub use error::SandboxError;
@@ -64,3 +65,4 @@ pub use policy::{
 pub use probe::{probe, NamespaceSupport, SupportReport};
 pub use request::{AppliedLayers, ExecOutput, ExecRequest, MAX_COMMAND_BYTES};
 pub use rules::{CommandRules, RuleDecision};
+pub use spawn_confined::ChildConfinement;

@@ -139,7 +139,7 @@ fn rlimits(req: &ExecRequest) -> Vec<(libc::__rlimit_resource_t, libc::rlimit)> 
 /// that contain a protected path. New entries cannot be created directly in
 /// `dir` or in such directories (Landlock grants are inherited downwards, so
 /// granting creation there would cover the protected paths too).
-fn write_except(dir: &Path, protected: &[PathBuf], grants: &mut FsGrants) {
+pub(crate) fn write_except(dir: &Path, protected: &[PathBuf], grants: &mut FsGrants) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };

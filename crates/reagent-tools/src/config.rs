@@ -2,6 +2,7 @@
 
 use std::time::Duration;
 
+use crate::async_tool::ToolSources;
 use crate::run_command::CommandConfig;
 use crate::workspace::{ProtectedPaths, WritePolicy};
 
@@ -19,6 +20,8 @@ pub struct ToolsConfig {
     pub protected: Vec<String>,
     /// Size, count and time caps of the file tools.
     pub limits: FileLimits,
+    /// Sources of further tools (MCP servers), read each time a registry is built.
+    pub sources: ToolSources,
 }
 
 impl Default for ToolsConfig {
@@ -32,6 +35,7 @@ impl Default for ToolsConfig {
                 .map(|s| s.to_string())
                 .collect(),
             limits: FileLimits::default(),
+            sources: ToolSources::default(),
         }
     }
 }

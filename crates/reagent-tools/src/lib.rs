@@ -8,7 +8,10 @@
 //! Every result is JSON: `{"ok": true, "output": ...}` or `{"ok": false, "error": "..."}`.
 //!
 //! Design decisions:
-//! - Tools are synchronous ([`Tool::call`]); the loop runs them on a blocking thread. File
+//! - The loop calls tools asynchronously ([`AsyncTool::call`]); the built-ins are blocking
+//!   ([`Tool::call`]) and enter the registry through the [`BlockingTool`] adapter, which runs
+//!   them on a blocking thread unless they are quick. Further tools (MCP servers) come from
+//!   [`ToolSource`]s in [`ToolsConfig::sources`], read each time a registry is built. File
 //!   tools resolve every path relative to an open directory fd of the workspace
 //!   ([`Workspace`]) with `openat2(RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV)`,
 //!   never by "canonicalize then open"; writes are temp-file-plus-rename beneath that fd.
@@ -39,15 +42,20 @@
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
 
+mod async_tool;
 mod config;
 mod registry;
 pub mod run_command;
 mod tools;
 pub mod workspace;
 
+pub use async_tool::{
+    call_async_catching_panics, AsyncTool, BlockingTool, ToolSource, ToolSources,
+};
 pub use config::{FileLimits, ToolsConfig};
 pub use registry::{
-    call_catching_panics, call_tool, Approver, Tool, ToolContext, ToolRegistry, ToolResult,
+    call_catching_panics, call_tool, Approver, DuplicateTool, Tool, ToolContext, ToolEvents,
+    ToolRegistry, ToolResult,
 };
 pub use tools::nearby::{workspace_files, WorkspaceFiles};
 pub use workspace::Workspace;

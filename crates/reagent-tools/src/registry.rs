@@ -1,11 +1,13 @@
-//! The [`Tool`] trait, tool results, and the registry keyed by tool name.
+//! The blocking [`Tool`] trait, tool results, the context of a call, and the registry keyed
+//! by tool name (which holds [`AsyncTool`]s; blocking tools enter through [`BlockingTool`]).
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use reagent_protocol::{CancellationToken, ToolSpec};
+use reagent_protocol::{CancellationToken, EventKind, ToolSpec};
 use serde_json::{json, Value};
 
+use crate::async_tool::{call_async_catching_panics, AsyncTool, BlockingTool};
 use crate::workspace::Workspace;
 use crate::ToolsConfig;
 
@@ -18,6 +20,9 @@ pub enum ToolResult {
         output: Value,
         /// Workspace-relative paths the call created or modified.
         changed: Vec<String>,
+        /// The call ends the run, with `output` (a string) as its answer (`task_complete`).
+        /// The loop reads this value; it never checks a tool's name.
+        ends_run: bool,
     },
     /// Failure answered to the model: `{"ok": false, "error": ...}`.
     Err {
@@ -32,6 +37,28 @@ impl ToolResult {
         ToolResult::Ok {
             output: output.into(),
             changed: Vec::new(),
+            ends_run: false,
+        }
+    }
+
+    /// A success that ends the run with `answer` as its final answer.
+    pub fn ends_run(answer: impl Into<String>) -> Self {
+        ToolResult::Ok {
+            output: Value::String(answer.into()),
+            changed: Vec::new(),
+            ends_run: true,
+        }
+    }
+
+    /// The answer of a result that ends the run (see [`ToolResult::ends_run`]), else `None`.
+    pub fn run_answer(&self) -> Option<&str> {
+        match self {
+            ToolResult::Ok {
+                output,
+                ends_run: true,
+                ..
+            } => Some(output.as_str().unwrap_or_default()),
+            _ => None,
         }
     }
 
@@ -40,6 +67,7 @@ impl ToolResult {
         ToolResult::Ok {
             output: output.into(),
             changed,
+            ends_run: false,
         }
     }
 
@@ -56,7 +84,8 @@ impl ToolResult {
     }
 
     /// A result read back from [`ToolResult::to_json`]'s form (a recorded result); the files
-    /// it changed are not part of that form and come back empty.
+    /// it changed and whether it ended the run are not part of that form and come back empty
+    /// and false.
     pub fn from_json(value: &Value) -> Self {
         match value.get("ok").and_then(Value::as_bool) {
             Some(true) => ToolResult::ok(value.get("output").cloned().unwrap_or(Value::Null)),
@@ -85,29 +114,48 @@ pub trait Approver: Send + Sync {
     fn approve(&self, command: &str) -> bool;
 }
 
+/// Where a tool may report events of its run (the agent loop's event sink).
+pub trait ToolEvents: Send + Sync {
+    /// Number, stamp and deliver one event of the run.
+    fn emit(&self, kind: EventKind);
+}
+
 /// Everything a tool call may use besides its arguments.
 #[derive(Clone)]
 pub struct ToolContext {
     /// The confined workspace.
     pub workspace: Arc<Workspace>,
-    /// Fires when the run is cancelled; long tools (run_command) stop early.
+    /// Fires when the run is cancelled; long tools (run_command, MCP calls) stop early.
     pub cancel: CancellationToken,
     /// Who approves commands matching an `ask` rule (none: they are refused).
     pub approver: Option<Arc<dyn Approver>>,
+    /// The id of the run the call belongs to (empty outside a run).
+    pub run_id: Arc<str>,
+    /// The run's event sink (none outside a run).
+    pub events: Option<Arc<dyn ToolEvents>>,
 }
 
 impl ToolContext {
-    /// A context over `workspace` with a fresh, unfired cancellation token and no approver.
+    /// A context over `workspace` with a fresh, unfired cancellation token, no approver, no
+    /// run id and no event sink.
     pub fn new(workspace: Arc<Workspace>) -> Self {
         ToolContext {
             workspace,
             cancel: CancellationToken::new(),
             approver: None,
+            run_id: Arc::from(""),
+            events: None,
         }
     }
 }
 
-/// One tool.
+/// Two tools registered under one name.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("two tools are named `{0}`; tool names must be unique")]
+pub struct DuplicateTool(pub String);
+
+/// One blocking tool (the built-ins). The registry runs it through [`BlockingTool`], on a
+/// blocking thread unless [`Tool::is_quick`].
 pub trait Tool: Send + Sync {
     /// Name, description and JSON Schema of the arguments.
     fn spec(&self) -> ToolSpec;
@@ -127,7 +175,7 @@ pub trait Tool: Send + Sync {
 /// changes between iterations, which keeps the server's prompt cache valid).
 #[derive(Default)]
 pub struct ToolRegistry {
-    tools: BTreeMap<String, Arc<dyn Tool>>,
+    tools: BTreeMap<String, Arc<dyn AsyncTool>>,
 }
 
 impl ToolRegistry {
@@ -136,9 +184,19 @@ impl ToolRegistry {
         Self::default()
     }
 
-    /// Add (or replace) a tool.
-    pub fn register(&mut self, tool: Arc<dyn Tool>) {
-        self.tools.insert(tool.spec().name, tool);
+    /// Add a blocking tool (through [`BlockingTool`]). A second tool of one name is an error.
+    pub fn register(&mut self, tool: Arc<dyn Tool>) -> Result<(), DuplicateTool> {
+        self.register_async(Arc::new(BlockingTool::new(tool)))
+    }
+
+    /// Add an asynchronous tool. A second tool of one name is an error.
+    pub fn register_async(&mut self, tool: Arc<dyn AsyncTool>) -> Result<(), DuplicateTool> {
+        let name = tool.spec().name;
+        if self.tools.contains_key(&name) {
+            return Err(DuplicateTool(name));
+        }
+        self.tools.insert(name, tool);
+        Ok(())
     }
 
     /// Remove a tool by name; returns whether it was there.
@@ -147,7 +205,7 @@ impl ToolRegistry {
     }
 
     /// The tool called `name`.
-    pub fn get(&self, name: &str) -> Option<&Arc<dyn Tool>> {
+    pub fn get(&self, name: &str) -> Option<&Arc<dyn AsyncTool>> {
         self.tools.get(name)
     }
 
@@ -162,30 +220,67 @@ impl ToolRegistry {
     }
 
     /// Every built-in tool, minus those named in `config.disabled` and, when
-    /// `config.read_only`, minus every tool that mutates (writes, edits, commands).
+    /// `config.read_only`, minus every tool that mutates (writes, edits, commands); then the
+    /// tools `config.sources` offer right now (read at this call, so a source's tools may
+    /// differ from one run to the next), under the same rules. A source tool whose name is
+    /// taken is left out with a warning in the log.
     pub fn workspace_tools(config: &ToolsConfig) -> ToolRegistry {
         let mut registry = ToolRegistry::new();
+        let wanted = |name: &str, mutates: bool| {
+            let disabled = config.disabled.iter().any(|d| d == name);
+            !(disabled || config.read_only && mutates)
+        };
         for tool in crate::tools::builtin(config) {
-            let name = tool.spec().name;
-            if config.disabled.contains(&name) || (config.read_only && tool.mutates()) {
-                continue;
+            if wanted(&tool.spec().name, tool.mutates()) {
+                // Built-in names are distinct.
+                let _ = registry.register(tool);
             }
-            registry.register(tool);
+        }
+        for source in config.sources.iter() {
+            for tool in source.tools() {
+                if !wanted(&tool.spec().name, tool.mutates()) {
+                    continue;
+                }
+                if let Err(e) = registry.register_async(tool) {
+                    tracing::warn!(source = source.name(), "{e}; the later one is left out");
+                }
+            }
         }
         registry
     }
 
-    /// Call the tool `name`. An unknown name is answered with an error listing the valid
-    /// names; a tool that panics is answered with an error instead of unwinding further.
+    /// An error result for the unknown tool `name`, listing the valid names.
+    fn unknown(&self, name: &str) -> ToolResult {
+        ToolResult::err(format!(
+            "unknown tool `{}`; valid tools: {}",
+            crate::workspace::escape_str(crate::tools::truncate_str(name, 200)),
+            self.names().join(", ")
+        ))
+    }
+
+    /// Call the blocking tool `name` on this thread. An unknown name is answered with an error
+    /// listing the valid names; a tool that panics is answered with an error instead of
+    /// unwinding further; an asynchronous tool is answered with an error naming
+    /// [`ToolRegistry::call_async`].
     pub fn call(&self, name: &str, args: &Value, ctx: &ToolContext) -> ToolResult {
         let Some(tool) = self.tools.get(name) else {
-            return ToolResult::err(format!(
-                "unknown tool `{}`; valid tools: {}",
-                crate::workspace::escape_str(crate::tools::truncate_str(name, 200)),
-                self.names().join(", ")
-            ));
+            return self.unknown(name);
         };
-        call_catching_panics(tool.as_ref(), name, args, ctx)
+        match tool.blocking() {
+            Some(blocking) => call_catching_panics(blocking.as_ref(), name, args, ctx),
+            None => ToolResult::err(format!(
+                "the tool `{name}` is asynchronous; it is called with `call_async`"
+            )),
+        }
+    }
+
+    /// Call the tool `name`, blocking or asynchronous, as the agent loop does (see
+    /// [`ToolRegistry::call`] for unknown names and panics).
+    pub async fn call_async(&self, name: &str, args: Value, ctx: ToolContext) -> ToolResult {
+        let Some(tool) = self.tools.get(name) else {
+            return self.unknown(name);
+        };
+        call_async_catching_panics(tool.as_ref(), name, args, ctx).await
     }
 }
 

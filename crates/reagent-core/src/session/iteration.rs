@@ -20,9 +20,6 @@ use crate::prompts;
 use crate::spans;
 use crate::turn::Turn;
 
-/// The tool that ends a run.
-const TASK_COMPLETE: &str = "task_complete";
-
 impl Session {
     /// One iteration: limits, context, one model turn, its tool calls, repetition. `Break`
     /// ends the run.
@@ -307,8 +304,8 @@ impl Session {
                 started,
                 events,
             );
-            let completes = call.name == TASK_COMPLETE && result.is_ok();
-            if !completes {
+            let completes = result.run_answer().map(str::to_owned);
+            if completes.is_none() {
                 if let Some(r) = self.repetition.record(&call.name, &args, &result_json) {
                     repeated = Some(r);
                 }
@@ -321,9 +318,8 @@ impl Session {
                 &result,
                 result_json,
             ));
-            if completes {
-                let summary = args.get("summary").and_then(|s| s.as_str());
-                return Break(Ending::new(Outcome::Completed, summary.unwrap_or_default()));
+            if let Some(answer) = completes {
+                return Break(Ending::new(Outcome::Completed, answer));
             }
         }
         // A weak model does not stop once the change is made (it repeats or undoes it): with

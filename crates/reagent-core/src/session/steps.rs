@@ -8,7 +8,7 @@ use reagent_protocol::{
     CancellationToken, ChatRequest, EventKind, Guardrail, GuardrailAction, Message, ProviderError,
     ToolCall, ToolChoice, UserMessageReason,
 };
-use reagent_tools::{call_catching_panics, Approver, ToolContext, ToolResult};
+use reagent_tools::{call_async_catching_panics, Approver, ToolContext, ToolEvents, ToolResult};
 use serde_json::Value;
 
 use super::{RunState, Session};
@@ -63,6 +63,8 @@ impl Session {
                     events: events.clone(),
                 }) as Arc<dyn Approver>
             }),
+            run_id: Arc::from(events.run_id()),
+            events: Some(Arc::new(events.clone())),
         }
     }
 
@@ -92,18 +94,8 @@ impl Session {
                 ToolResult::err(format!("unknown tool `{}`", call.name)),
             );
         };
-        let result = if tool.is_quick(&args) {
-            call_catching_panics(tool.as_ref(), &call.name, &args, ctx)
-        } else {
-            let ctx = ctx.clone();
-            let run_args = args.clone();
-            let name = call.name.clone();
-            tokio::task::spawn_blocking(move || {
-                call_catching_panics(tool.as_ref(), &name, &run_args, &ctx)
-            })
-            .await
-            .unwrap_or_else(|e| ToolResult::err(format!("the tool was stopped: {e}")))
-        };
+        let result =
+            call_async_catching_panics(tool.as_ref(), &call.name, args.clone(), ctx.clone()).await;
         (args, result)
     }
 
@@ -395,6 +387,12 @@ impl Approver for RecordedApprover {
             approved,
         });
         approved
+    }
+}
+
+impl ToolEvents for EventSink {
+    fn emit(&self, kind: EventKind) {
+        EventSink::emit(self, kind);
     }
 }
 

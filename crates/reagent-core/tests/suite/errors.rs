@@ -140,7 +140,7 @@ async fn a_panicking_tool_is_a_tool_error_not_a_crash() {
         let provider =
             OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
         let mut tools = ToolRegistry::new();
-        tools.register(Arc::new(Panicky { quick }));
+        tools.register(Arc::new(Panicky { quick })).unwrap();
         let o = run_with_tools(
             Arc::new(provider),
             tools,
@@ -158,4 +158,65 @@ async fn a_panicking_tool_is_a_tool_error_not_a_crash() {
             "quick={quick}: {fed_back}"
         );
     }
+}
+
+/// An asynchronous tool that is not called `task_complete` but ends the run by its result's
+/// value; it sees the run's id and reports an event through the context's sink.
+struct Finisher;
+
+#[async_trait::async_trait]
+impl reagent_tools::AsyncTool for Finisher {
+    fn spec(&self) -> ToolSpec {
+        ToolSpec {
+            name: "wrap_up".into(),
+            description: "Ends the run.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    async fn call(&self, _args: Value, ctx: ToolContext) -> ToolResult {
+        tokio::time::sleep(Duration::from_millis(20)).await;
+        if let Some(events) = &ctx.events {
+            events.emit(reagent_protocol::EventKind::Nudge {
+                reason: format!("from the tool of run {}", ctx.run_id),
+                count: 0,
+            });
+        }
+        ToolResult::ends_run(format!("wrapped up in {}", ctx.run_id))
+    }
+}
+
+#[tokio::test]
+async fn a_tool_result_ends_the_run_by_value_not_by_name() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("wrap_up", json!({})))
+            .turn(Turn::text("never asked")),
+    )
+    .await
+    .unwrap();
+    let provider =
+        OllamaProvider::new(&server.base_url(), client(Duration::from_secs(10))).unwrap();
+    let mut tools = ToolRegistry::new();
+    tools.register_async(Arc::new(Finisher)).unwrap();
+    let o = run_with_tools(
+        Arc::new(provider),
+        tools,
+        TASK,
+        |_| {},
+        |_| {},
+        &CancellationToken::new(),
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(server.requests().len(), 1);
+    let run_id = o.result.run_id.clone();
+    assert_eq!(o.result.answer, format!("wrapped up in {run_id}"));
+    let reported = o.events.iter().any(|e| {
+        matches!(&e.kind, reagent_protocol::EventKind::Nudge { reason, .. }
+            if *reason == format!("from the tool of run {run_id}"))
+    });
+    assert!(reported, "the tool's event is in the run's events");
 }

@@ -1,5 +1,5 @@
-//! `task_complete{summary}`: the model says it is done. The call only echoes the summary; the
-//! agent loop treats it as the end of the run.
+//! `task_complete{summary}`: the model says it is done. The call echoes the summary in a
+//! result that ends the run ([`ToolResult::ends_run`]).
 
 use reagent_protocol::ToolSpec;
 use serde_json::{json, Value};
@@ -29,7 +29,7 @@ impl Tool for TaskComplete {
 
     fn call(&self, args: &Value, _ctx: &ToolContext) -> ToolResult {
         match str_arg(args, "summary") {
-            Ok(summary) => ToolResult::ok(summary),
+            Ok(summary) => ToolResult::ends_run(summary),
             Err(e) => ToolResult::err(e),
         }
     }

@@ -13,7 +13,10 @@ fn edit_unique_replacement_returns_a_diff() {
         "edit_file",
         json!({"path": "src/lib.rs", "old_string": "    1\n", "new_string": "    2\n"}),
     );
-    let ToolResult::Ok { output, changed } = &r else {
+    let ToolResult::Ok {
+        output, changed, ..
+    } = &r
+    else {
         panic!("{r:?}")
     };
     assert_eq!(changed, &vec!["src/lib.rs".to_string()]);

@@ -81,8 +81,7 @@ proptest! {
             ("grep_search", json!({"pattern": "SENTINEL|inside", "path": path})),
         ];
         for (name, args) in calls {
-            let tool = tools.get(name).unwrap();
-            let r = tool.call(&args, &fx.ctx);
+            let r = tools.call(name, &args, &fx.ctx);
             prop_assert!(!r.to_json().to_string().contains(SECRET), "{name} {args} leaked");
         }
         fx.assert_outside_untouched();

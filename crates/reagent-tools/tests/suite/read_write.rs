@@ -132,7 +132,9 @@ fn write_creates_parents_and_reports() {
         json!({"path": "src/deep/new.rs", "content": "fn x() {}\n"}),
     );
     match &r {
-        ToolResult::Ok { output, changed } => {
+        ToolResult::Ok {
+            output, changed, ..
+        } => {
             assert_eq!(output, "created src/deep/new.rs (10 bytes)");
             assert_eq!(changed, &vec!["src/deep/new.rs".to_string()]);
         }

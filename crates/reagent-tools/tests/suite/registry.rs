@@ -100,7 +100,8 @@ fn task_complete_echoes_summary() {
     let fx = Fixture::new();
     let r = fx.call("task_complete", json!({"summary": "fixed the bug"}));
     assert_eq!(r.to_json(), json!({"ok": true, "output": "fixed the bug"}));
-    assert_eq!(r, ToolResult::ok("fixed the bug"));
+    assert_eq!(r, ToolResult::ends_run("fixed the bug"));
+    assert_eq!(r.run_answer(), Some("fixed the bug"));
     assert_refused(
         &fx.call("task_complete", json!({})),
         "missing required argument `summary`",
@@ -146,7 +147,7 @@ impl reagent_tools::Tool for Panics {
 fn a_panicking_tool_becomes_an_error_and_registry_edits_work() {
     let fx = Fixture::new();
     let mut reg = ToolRegistry::workspace_tools(&ToolsConfig::default());
-    reg.register(std::sync::Arc::new(Panics));
+    reg.register(std::sync::Arc::new(Panics)).unwrap();
     assert_eq!(reg.names()[0], "boom");
     let r = reg.call("boom", &json!({}), &fx.ctx);
     assert_eq!(
@@ -156,4 +157,68 @@ fn a_panicking_tool_becomes_an_error_and_registry_edits_work() {
     assert!(reg.remove("boom"));
     assert!(!reg.remove("boom"));
     assert_eq!(reg.names(), ALL);
+}
+
+/// A tool for the registry's own rules.
+struct Named(&'static str, bool);
+
+impl reagent_tools::Tool for Named {
+    fn spec(&self) -> reagent_protocol::ToolSpec {
+        reagent_protocol::ToolSpec {
+            name: self.0.into(),
+            description: "A test tool.".into(),
+            parameters: json!({"type": "object", "properties": {}}),
+        }
+    }
+    fn mutates(&self) -> bool {
+        false
+    }
+    fn call(&self, _args: &serde_json::Value, _ctx: &reagent_tools::ToolContext) -> ToolResult {
+        if self.1 {
+            panic!("broken");
+        }
+        ToolResult::ok(self.0)
+    }
+}
+
+#[test]
+fn two_tools_of_one_name_are_an_error() {
+    use std::sync::Arc;
+    let mut r = ToolRegistry::new();
+    r.register(Arc::new(Named("x", false))).unwrap();
+    let e = r.register(Arc::new(Named("x", false))).unwrap_err();
+    assert_eq!(e, reagent_tools::DuplicateTool("x".into()));
+    assert_eq!(
+        e.to_string(),
+        "two tools are named `x`; tool names must be unique"
+    );
+    assert_eq!(r.names(), ["x"]);
+}
+
+#[tokio::test]
+async fn blocking_tools_are_called_asynchronously_through_the_adapter() {
+    use std::sync::Arc;
+    let fx = Fixture::new();
+    let mut r = ToolRegistry::new();
+    r.register(Arc::new(Named("fine", false))).unwrap();
+    r.register(Arc::new(Named("boom", true))).unwrap();
+    assert_eq!(
+        r.call_async("fine", json!({}), fx.ctx.clone()).await,
+        ToolResult::ok("fine")
+    );
+    let e = r.call_async("boom", json!({}), fx.ctx.clone()).await;
+    assert_eq!(
+        e,
+        ToolResult::err("the tool `boom` failed internally (it panicked)")
+    );
+    let e = r.call_async("nope", json!({}), fx.ctx.clone()).await;
+    assert_eq!(
+        e,
+        ToolResult::err("unknown tool `nope`; valid tools: boom, fine")
+    );
+    let blocking = fx
+        .registry
+        .call_async("read_file", json!({"path": "missing.txt"}), fx.ctx.clone())
+        .await;
+    assert!(!blocking.is_ok());
 }
