@@ -247,14 +247,18 @@ impl Tool for OperatorTool {
 }
 
 /// The registry of one experiment: the memory tools over `memory` and the operator tool.
-pub fn registry(memory: &Memory, operator: Arc<dyn Operator>) -> ToolRegistry {
+/// An error only if two of them shared a name.
+pub fn registry(
+    memory: &Memory,
+    operator: Arc<dyn Operator>,
+) -> Result<ToolRegistry, reagent_tools::DuplicateTool> {
     let mut tools = ToolRegistry::new();
     for op in [Op::Write, Op::Read, Op::List, Op::Delete, Op::Search] {
         tools.register(Arc::new(MemoryTool {
             op,
             memory: memory.clone(),
-        }));
+        }))?;
     }
-    tools.register(Arc::new(OperatorTool { operator }));
-    tools
+    tools.register(Arc::new(OperatorTool { operator }))?;
+    Ok(tools)
 }

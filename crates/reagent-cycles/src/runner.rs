@@ -187,7 +187,8 @@ impl Experiment {
             cycle: cycle_now.clone(),
         });
         let memory = Memory::new(self.store.clone(), id, tokio::runtime::Handle::current());
-        let tools = memory::registry(&memory, self.operator.clone());
+        let tools = memory::registry(&memory, self.operator.clone())
+            .map_err(|e| CyclesError::Other(format!("the experiment's tools: {e}")))?;
         let agent = Arc::new(Agent::new(provider, Arc::new(tools), agent_config(config)));
         let workspace = std::fs::create_dir_all(&self.workspace)
             .and_then(|()| Workspace::open(&self.workspace))

@@ -9,7 +9,7 @@
 use std::time::{Duration, Instant};
 
 use reagent_protocol::Outcome;
-use reagent_tools::{call_catching_panics, ToolContext, ToolRegistry, ToolResult, Workspace};
+use reagent_tools::{ToolContext, ToolRegistry, ToolResult, Workspace};
 use serde::{Deserialize, Serialize};
 use serde_json::json;
 
@@ -124,19 +124,19 @@ fn command(
     cmd: &str,
     timeout: Duration,
 ) -> (bool, String) {
-    let Some(tool) = tools.get("run_command") else {
+    if tools.get("run_command").is_none() {
         return (
             false,
             "command checks run through the run_command tool, which this agent does not have \
              (read-only, or the tool is disabled)"
                 .to_owned(),
         );
-    };
+    }
     let timeout_ms = u64::try_from(timeout.as_millis())
         .unwrap_or(u64::MAX)
         .max(1);
     let args = json!({"command": cmd, "timeout_ms": timeout_ms});
-    match call_catching_panics(tool.as_ref(), "run_command", &args, ctx) {
+    match tools.call("run_command", &args, ctx) {
         ToolResult::Ok { output, .. } => (true, text_of(output)),
         ToolResult::Err { error } => (false, error),
     }
