@@ -102,16 +102,19 @@ pub const STALE_AFTER: Duration = Duration::from_secs(10 * 60);
 pub const RUNNING: &str = "running";
 
 /// How a store holds the events the database has not taken yet.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct StoreOptions {
     /// Events held in memory before new ones go to the journal (at least 1).
     pub memory_events: usize,
+    /// The journal's directory, instead of [`Location::journal_dir`].
+    pub journal_dir: Option<std::path::PathBuf>,
 }
 
 impl Default for StoreOptions {
     fn default() -> Self {
         StoreOptions {
             memory_events: MEMORY_EVENTS,
+            journal_dir: None,
         }
     }
 }
@@ -157,7 +160,10 @@ impl Store {
     /// `interrupted`.
     pub async fn open_with(location: &Location, options: StoreOptions) -> Result<Store, StoreError> {
         let pool = open::connect(location).await?;
-        let dir = location.journal_dir();
+        let dir = options
+            .journal_dir
+            .clone()
+            .unwrap_or_else(|| location.journal_dir());
         let orphans = writer::take_over_orphans(&dir);
         let replay = !orphans.is_empty();
         let mut queue = queue::Queue::new(

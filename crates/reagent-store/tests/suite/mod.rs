@@ -2,5 +2,6 @@ mod evals;
 mod faults;
 mod harness;
 mod kv;
+mod outages;
 mod page;
 mod runs;
