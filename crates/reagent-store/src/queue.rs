@@ -353,6 +353,7 @@ impl Queue {
                 })?;
             }
         }
+        self.journal_error = None;
         Ok(())
     }
 

@@ -102,27 +102,28 @@ impl Shared {
             parts.push(format!("{} events were not stored: {why}", s.lost));
         }
         if s.waiting > 0 {
-            let cause = match (&s.outage, &s.journal_error) {
-                (Some(o), _) => format!("the store {} does not answer ({o})", self.location),
-                (None, Some(j)) => format!("the store {}: {j}", self.location),
-                (None, None) => format!("the store {} is being written", self.location),
+            let cause = match &s.outage {
+                Some(o) => format!("the store {} does not answer ({o})", self.location),
+                None => format!("the store {} is catching up", self.location),
             };
-            let mut m = if s.journalled == s.waiting {
-                format!(
-                    "{cause}: {} events wait in its journal {}",
+            let memory = s.waiting - s.journalled.min(s.waiting);
+            parts.push(match &s.journal_error {
+                None if memory == 0 => format!(
+                    "{cause}: {} events wait in its journal {}; they are written when it \
+                     answers, or when reagent next opens this store",
                     s.waiting, self.journal
-                )
-            } else {
-                format!(
-                    "{cause}: {} events wait, {} of them in its journal {} and the others in memory",
+                ),
+                None => format!(
+                    "{cause}: {} events wait, {} in its journal {} and {memory} in memory; they \
+                     are written when it answers (those in memory only while this process runs)",
                     s.waiting, s.journalled, self.journal
-                )
-            };
-            m.push_str("; they are written when it answers, or when reagent next opens this store");
-            if let (Some(_), Some(j)) = (&s.outage, &s.journal_error) {
-                m.push_str(&format!("; {j}"));
-            }
-            parts.push(m);
+                ),
+                Some(j) => format!(
+                    "{cause} and {j}: {} events wait, {} in the journal and {memory} in memory \
+                     only, lost if this process ends before the store answers",
+                    s.waiting, s.journalled
+                ),
+            });
         }
         (!parts.is_empty()).then(|| parts.join("; "))
     }
