@@ -1,10 +1,11 @@
 //! Connecting: the pool, SQLite's settings, refusing foreign databases, and migrations.
 
+use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::AnyPoolOptions;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
-use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
+use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor, Row};
 
 use crate::location::{create_parent, Location};
 use crate::StoreError;
@@ -146,7 +147,13 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
                 Ok(())
             })
         })
-        .connect(&location.connect_url())
+        .connect_with(
+            // A statement slowed by an outage or another process's lock is the writer's to
+            // handle; sqlx's warning would print the whole statement into the user's terminal.
+            AnyConnectOptions::from_str(&location.connect_url())
+                .map_err(|e| fail(explain(&e)))?
+                .disable_statement_logging(),
+        )
         .await
         .map_err(|e| fail(explain(&e)))?;
     if sqlite {
