@@ -30,7 +30,11 @@ fn bench(files: usize, size: usize) -> Bench {
     std::fs::create_dir(&ws).unwrap();
     for i in 0..files {
         let line = format!("file {i}: the quick brown fox jumps over the lazy dog\n");
-        std::fs::write(ws.join(format!("f{i}.txt")), line.repeat(size / line.len() + 1)).unwrap();
+        std::fs::write(
+            ws.join(format!("f{i}.txt")),
+            line.repeat(size / line.len() + 1),
+        )
+        .unwrap();
     }
     let state = dir.path().join("state");
     std::fs::create_dir(&state).unwrap();
@@ -47,8 +51,9 @@ fn bench(files: usize, size: usize) -> Bench {
 fn reading(turns: usize, delay: Duration) -> ScriptBuilder {
     let mut script = ScriptBuilder::new();
     for i in 0..turns {
-        script = script
-            .turn(Turn::tool_call("read_file", json!({"path": format!("f{i}.txt")})).with_delay(delay));
+        script = script.turn(
+            Turn::tool_call("read_file", json!({"path": format!("f{i}.txt")})).with_delay(delay),
+        );
     }
     script.turn(Turn::text("read them all"))
 }
@@ -101,7 +106,9 @@ async fn stored(b: &Bench, store: &str, run_id: &str) -> Vec<Value> {
             .await
             .unwrap();
     db.close().await;
-    rows.iter().map(|j| serde_json::from_str(j).unwrap()).collect()
+    rows.iter()
+        .map(|j| serde_json::from_str(j).unwrap())
+        .collect()
 }
 
 /// The journal files under the bench's state home.
@@ -134,7 +141,10 @@ async fn every_event_is_stored(b: &Bench, out: &Output, store: &str) {
     let written = written(b);
     let stored = stored(b, store, run_id).await;
     assert_eq!(stored.len(), written.len(), "events stored / written");
-    assert!(stored == written, "the stored events differ from the events file");
+    assert!(
+        stored == written,
+        "the stored events differ from the events file"
+    );
     let seqs: Vec<u64> = stored.iter().map(|e| e["seq"].as_u64().unwrap()).collect();
     assert!(seqs.windows(2).all(|w| w[0] < w[1]), "{seqs:?}");
     let list = String::from_utf8(
@@ -153,7 +163,12 @@ async fn every_event_is_stored(b: &Bench, out: &Output, store: &str) {
 
 /// Stop `pg` once the run has written `after` events, keep it down `down`, start it again;
 /// returns how many events the run wrote while it was down.
-async fn outage(pg: &std::sync::Arc<PostgresCluster>, b: &Bench, after: usize, down: Duration) -> usize {
+async fn outage(
+    pg: &std::sync::Arc<PostgresCluster>,
+    b: &Bench,
+    after: usize,
+    down: Duration,
+) -> usize {
     wait_written(b, after).await;
     pg.stop_server().unwrap();
     let at_stop = written(b).len();
@@ -176,7 +191,10 @@ async fn postgres_stopped_20_s_mid_run_loses_no_event() {
         move || cmd.output().unwrap()
     });
     let during = outage(&pg, &b, 20, Duration::from_secs(20)).await;
-    assert!(during > 100, "the run went on while the database was down ({during} events)");
+    assert!(
+        during > 100,
+        "the run went on while the database was down ({during} events)"
+    );
     let out = run.await.unwrap();
     every_event_is_stored(&b, &out, &url).await;
 }
@@ -201,14 +219,24 @@ async fn postgres_stopped_3_minutes_mid_run_journals_and_loses_no_event() {
     let at_stop = written(&b).len();
     tokio::time::sleep(Duration::from_secs(90)).await;
     let spilled = journal_files(&b);
-    assert!(!spilled.is_empty(), "past 50 waiting events nothing went to the journal");
+    assert!(
+        !spilled.is_empty(),
+        "past 50 waiting events nothing went to the journal"
+    );
     tokio::time::sleep(Duration::from_secs(90)).await;
     let during = written(&b).len() - at_stop;
     pg.start_server().unwrap();
-    assert!(during > 300, "the run went on while the database was down ({during} events)");
+    assert!(
+        during > 300,
+        "the run went on while the database was down ({during} events)"
+    );
     let out = run.await.unwrap();
     every_event_is_stored(&b, &out, &url).await;
-    assert_eq!(journal_files(&b), Vec::<PathBuf>::new(), "replayed files are removed");
+    assert_eq!(
+        journal_files(&b),
+        Vec::<PathBuf>::new(),
+        "replayed files are removed"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -242,7 +270,10 @@ async fn a_run_that_ends_during_an_outage_is_written_by_the_next_reagent() {
     // The next reagent on this store writes the journal before it reads.
     let run_id = r["run_id"].as_str().unwrap();
     let stored = stored(&b, &url, run_id).await;
-    assert!(stored == written(&b), "the stored events differ from the events file");
+    assert!(
+        stored == written(&b),
+        "the stored events differ from the events file"
+    );
     assert!(journal_files(&b).is_empty());
     let list = json_out(
         &reagent()
@@ -301,7 +332,9 @@ async fn a_full_disk_under_the_journal_is_a_clear_error_and_the_run_goes_on() {
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     let r = json_out(&out);
     assert_eq!(r["outcome"], "completed", "the run goes on");
-    let e = r["store_error"].as_str().expect("the full journal is reported");
+    let e = r["store_error"]
+        .as_str()
+        .expect("the full journal is reported");
     assert!(e.contains("No space left on device"), "{e}");
     assert!(e.contains("cannot be written"), "{e}");
     // "… events wait, J in the journal and M in memory only, lost if this process ends …"
@@ -342,7 +375,9 @@ async fn sqlite_locked_by_another_process_past_the_busy_timeout_loses_no_event()
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("this test needs the sqlite3 command (apt install sqlite3): {e}"));
+        .unwrap_or_else(|e| {
+            panic!("this test needs the sqlite3 command (apt install sqlite3): {e}")
+        });
     let mut input = locker.stdin.take().unwrap();
     writeln!(input, ".timeout 60000\nBEGIN EXCLUSIVE;\nSELECT 'locked';").unwrap();
     let mut line = String::new();
@@ -358,7 +393,10 @@ async fn sqlite_locked_by_another_process_past_the_busy_timeout_loses_no_event()
     drop(input);
     assert!(locker.wait().unwrap().success());
     assert!(locked_at.elapsed() > Duration::from_secs(30));
-    assert!(during > 20, "the run went on while the store was locked ({during} events)");
+    assert!(
+        during > 20,
+        "the run went on while the store was locked ({during} events)"
+    );
     let out = run.await.unwrap();
     every_event_is_stored(&b, &out, &store).await;
 }

@@ -81,7 +81,12 @@ pub(crate) async fn write(pool: &AnyPool, sqlite: bool, batch: &[Event], pid: i6
     }
 }
 
-async fn attempt(pool: &AnyPool, sqlite: bool, batch: &[Event], pid: i64) -> Result<(), sqlx::Error> {
+async fn attempt(
+    pool: &AnyPool,
+    sqlite: bool,
+    batch: &[Event],
+    pid: i64,
+) -> Result<(), sqlx::Error> {
     match tokio::time::timeout(ATTEMPT_TIMEOUT, write_batch(pool, sqlite, batch, pid)).await {
         Ok(r) => r,
         Err(_) => Err(sqlx::Error::Io(std::io::Error::new(

@@ -68,7 +68,9 @@ mod tests {
 
     #[test]
     fn postgres_codes() {
-        for outage in ["08006", "08001", "57P01", "57P03", "40001", "40P01", "53300", "58030"] {
+        for outage in [
+            "08006", "08001", "57P01", "57P03", "40001", "40P01", "53300", "58030",
+        ] {
             assert!(postgres_transient(outage), "{outage}");
         }
         for refused in ["23505", "22021", "42P01", "P0001", "21000"] {

@@ -274,12 +274,18 @@ mod tests {
         assert!(orphans(dir.path()).unwrap().is_empty());
         s.open = false;
         let first = s.read(2).unwrap();
-        assert_eq!(first.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [1, 2]);
+        assert_eq!(
+            first.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [1, 2]
+        );
         // Not replayed yet: the same lines again.
         assert_eq!(s.read(2).unwrap().events[0].seq, 1);
         s.replayed(first.end, 2);
         let rest = s.read(10).unwrap();
-        assert_eq!(rest.events.iter().map(|e| e.seq).collect::<Vec<_>>(), [3, 4, 5]);
+        assert_eq!(
+            rest.events.iter().map(|e| e.seq).collect::<Vec<_>>(),
+            [3, 4, 5]
+        );
         drop(s);
         // Its writer gone, another takes it over, and a cut last line is skipped as unreadable.
         let path = dir.path().join(format!("7-1-{:020}.jsonl", 3));

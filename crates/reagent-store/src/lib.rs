@@ -158,7 +158,10 @@ impl Store {
     /// Open (creating and migrating when needed) the store at `location`, write the journal
     /// files left by writers that are gone, and mark the runs whose writer is gone as
     /// `interrupted`.
-    pub async fn open_with(location: &Location, options: StoreOptions) -> Result<Store, StoreError> {
+    pub async fn open_with(
+        location: &Location,
+        options: StoreOptions,
+    ) -> Result<Store, StoreError> {
         let pool = open::connect(location).await?;
         let dir = options
             .journal_dir

@@ -212,8 +212,12 @@ mod tests {
             Location::Sqlite("/d/reagent.db".into()).journal_dir(),
             PathBuf::from("/d/reagent.db.journal")
         );
-        let a = Location::parse("postgres://u:one@h/a").unwrap().journal_dir();
-        let same = Location::parse("postgres://u:two@h/a").unwrap().journal_dir();
+        let a = Location::parse("postgres://u:one@h/a")
+            .unwrap()
+            .journal_dir();
+        let same = Location::parse("postgres://u:two@h/a")
+            .unwrap()
+            .journal_dir();
         let b = Location::parse("postgres://u@h/b").unwrap().journal_dir();
         assert_eq!(a, same, "the password does not change the database");
         assert_ne!(a, b);

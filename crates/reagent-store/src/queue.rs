@@ -13,7 +13,10 @@ use crate::journal::Segment;
 /// Events waiting in memory, or a journal segment.
 enum Chunk {
     /// `first` is the queue position of the first event (it names the segment they may go to).
-    Memory { first: u64, events: VecDeque<Event> },
+    Memory {
+        first: u64,
+        events: VecDeque<Event>,
+    },
     Journal(Segment),
 }
 
@@ -184,7 +187,9 @@ impl Queue {
             self.chunks.push_back(Chunk::Journal(s));
         }
         let Some(Chunk::Journal(s)) = self.chunks.back_mut() else {
-            return Err(io::Error::other("the journal segment just opened is missing"));
+            return Err(io::Error::other(
+                "the journal segment just opened is missing",
+            ));
         };
         s.append(events)?;
         self.in_journal += events.len();
@@ -323,16 +328,17 @@ impl Queue {
             let first = *first;
             let events = events.make_contiguous();
             let n = events.len();
-            let moved = Segment::create(&self.dir, self.pid, self.start_ms, first).and_then(|mut s| {
-                s.open = false;
-                match s.append(events) {
-                    Ok(()) => Ok(s),
-                    Err(e) => {
-                        let _ = s.remove();
-                        Err(e)
+            let moved =
+                Segment::create(&self.dir, self.pid, self.start_ms, first).and_then(|mut s| {
+                    s.open = false;
+                    match s.append(events) {
+                        Ok(()) => Ok(s),
+                        Err(e) => {
+                            let _ = s.remove();
+                            Err(e)
+                        }
                     }
-                }
-            });
+                });
             match moved {
                 Ok(s) => {
                     self.chunks[i] = Chunk::Journal(s);

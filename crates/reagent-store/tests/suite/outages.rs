@@ -106,7 +106,11 @@ async fn a_hundred_concurrent_runs_ride_out_a_postgres_restart() {
     assert!(store.events_complete());
     for i in 0..100 {
         let run = format!("run-{i:03}");
-        let row = store.run(&run).await.unwrap().expect("every run has its row");
+        let row = store
+            .run(&run)
+            .await
+            .unwrap()
+            .expect("every run has its row");
         assert_eq!(row.outcome, "completed", "{run}");
         assert_gapless(&store, &run, i64::from(STEPS) * 2 + 2).await;
     }
@@ -180,7 +184,11 @@ async fn a_run_that_ends_during_an_outage_waits_in_the_journal_for_the_next_open
     pg.start_server().unwrap();
     let store = Store::open_with(&location, options).await.unwrap();
     assert_eq!(store.error(), None);
-    let row = store.run("during").await.unwrap().expect("the journal wrote its row");
+    let row = store
+        .run("during")
+        .await
+        .unwrap()
+        .expect("the journal wrote its row");
     assert_eq!(row.outcome, "completed");
     assert_gapless(&store, "during", 3).await;
     assert_gapless(&store, "before", 3).await;
