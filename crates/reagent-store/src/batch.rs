@@ -2,7 +2,8 @@
 //! the runs' running totals, in one transaction. Every part is idempotent, so a batch written
 //! twice (a retry after a commit whose answer was lost, a journal replayed again) changes
 //! nothing the second time: events already stored are skipped by `(run_id, seq)` and only the
-//! events actually inserted count towards a run's totals.
+//! events actually inserted count towards a run's totals (a batch whose insert reports fewer
+//! rows than events is rolled back and written again without the stored ones).
 
 use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
@@ -10,7 +11,7 @@ use std::fmt::Write as _;
 use std::time::Duration;
 
 use reagent_protocol::{Event, EventKind};
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
 
 use crate::classify::is_transient;
 use crate::liveness::host_name;
@@ -111,6 +112,29 @@ async fn write_batch(
     batch: &[Event],
     pid: i64,
 ) -> Result<(), sqlx::Error> {
+    // Almost always every event is new: insert them all and count them all. When some were
+    // stored already (a retry after a lost answer, a journal replayed again), start over and
+    // leave those out, so they count once.
+    match write_events(pool, sqlite, batch, pid, false).await? {
+        Fresh::All => Ok(()),
+        Fresh::Some => write_events(pool, sqlite, batch, pid, true).await.map(drop),
+    }
+}
+
+/// Whether every event of a batch was new.
+enum Fresh {
+    All,
+    /// Some were stored already: nothing was committed.
+    Some,
+}
+
+async fn write_events(
+    pool: &AnyPool,
+    sqlite: bool,
+    batch: &[Event],
+    pid: i64,
+    skip_stored: bool,
+) -> Result<Fresh, sqlx::Error> {
     let now = now_ms();
     let mut tx = pool.begin().await?;
     for e in batch {
@@ -118,30 +142,38 @@ async fn write_batch(
             insert_run(&mut tx, e, now, pid).await?;
         }
     }
-    let mut progress: HashMap<&str, Progress> = HashMap::new();
-    for chunk in batch.chunks(INSERT_CHUNK) {
+    let stored = if skip_stored {
+        stored_seqs(&mut tx, batch).await?
+    } else {
+        HashSet::new()
+    };
+    let new: Vec<&Event> = batch
+        .iter()
+        .filter(|e| !stored.contains(&(e.run_id.as_str(), to_i64(e.seq))))
+        .collect();
+    for chunk in new.chunks(INSERT_CHUNK) {
         let inserted = insert_events(&mut tx, chunk, sqlite).await?;
-        for e in chunk {
-            if let Some(set) = &inserted {
-                if !set.contains(&(e.run_id.as_str(), to_i64(e.seq))) {
-                    continue;
-                }
+        if inserted < chunk.len() as u64 {
+            tx.rollback().await?;
+            return Ok(Fresh::Some);
+        }
+    }
+    let mut progress: HashMap<&str, Progress> = HashMap::new();
+    for e in &new {
+        let p = progress.entry(e.run_id.as_str()).or_default();
+        match &e.kind {
+            EventKind::LlmResponse {
+                iteration,
+                prompt_tokens,
+                completion_tokens,
+                ..
+            } => {
+                p.iteration = p.iteration.max(i64::from(*iteration));
+                p.prompt_tokens += to_i64(*prompt_tokens);
+                p.completion_tokens += to_i64(*completion_tokens);
             }
-            let p = progress.entry(e.run_id.as_str()).or_default();
-            match &e.kind {
-                EventKind::LlmResponse {
-                    iteration,
-                    prompt_tokens,
-                    completion_tokens,
-                    ..
-                } => {
-                    p.iteration = p.iteration.max(i64::from(*iteration));
-                    p.prompt_tokens += to_i64(*prompt_tokens);
-                    p.completion_tokens += to_i64(*completion_tokens);
-                }
-                EventKind::ToolCall { .. } => p.tool_calls += 1,
-                _ => {}
-            }
+            EventKind::ToolCall { .. } => p.tool_calls += 1,
+            _ => {}
         }
     }
     for (run_id, p) in &progress {
@@ -167,7 +199,35 @@ async fn write_batch(
             finish_run(&mut tx, e, now).await?;
         }
     }
-    tx.commit().await
+    tx.commit().await?;
+    Ok(Fresh::All)
+}
+
+/// The `(run_id, seq)` of the batch's events already stored.
+async fn stored_seqs<'e>(
+    tx: &mut Tx<'_>,
+    batch: &'e [Event],
+) -> Result<HashSet<(&'e str, i64)>, sqlx::Error> {
+    let mut runs: HashMap<&str, (i64, i64)> = HashMap::new();
+    for e in batch {
+        let seq = to_i64(e.seq);
+        let r = runs.entry(e.run_id.as_str()).or_insert((seq, seq));
+        r.0 = r.0.min(seq);
+        r.1 = r.1.max(seq);
+    }
+    let mut stored = HashSet::new();
+    for (run, (low, high)) in runs {
+        let seqs: Vec<i64> = sqlx::query_scalar(
+            "SELECT seq FROM events WHERE run_id = $1 AND seq >= $2 AND seq <= $3",
+        )
+        .bind(run)
+        .bind(low)
+        .bind(high)
+        .fetch_all(&mut **tx)
+        .await?;
+        stored.extend(seqs.into_iter().map(|s| (run, s)));
+    }
+    Ok(stored)
 }
 
 pub(crate) fn to_i64(v: u64) -> i64 {
@@ -232,15 +292,11 @@ async fn insert_run(tx: &mut Tx<'_>, e: &Event, now: i64, pid: i64) -> Result<()
     Ok(())
 }
 
-/// Insert `events`, skipping those already stored. `None` when all were inserted, else the
-/// `(run_id, seq)` of those that were.
-async fn insert_events<'e>(
-    tx: &mut Tx<'_>,
-    events: &'e [Event],
-    sqlite: bool,
-) -> Result<Option<HashSet<(&'e str, i64)>>, sqlx::Error> {
+/// Insert `events` (one multi-row statement), skipping those already stored: how many were
+/// inserted.
+async fn insert_events(tx: &mut Tx<'_>, events: &[&Event], sqlite: bool) -> Result<u64, sqlx::Error> {
     if events.is_empty() {
-        return Ok(None);
+        return Ok(0);
     }
     let mut sql = String::from("INSERT INTO events (run_id, seq, ts, type, json) VALUES ");
     for i in 0..events.len() {
@@ -263,7 +319,7 @@ async fn insert_events<'e>(
             );
         }
     }
-    sql.push_str(" ON CONFLICT (run_id, seq) DO NOTHING RETURNING run_id, seq");
+    sql.push_str(" ON CONFLICT (run_id, seq) DO NOTHING");
     let mut q = sqlx::query(&sql);
     for e in events {
         let json = serde_json::to_string(e).map_err(|err| sqlx::Error::Encode(Box::new(err)))?;
@@ -274,19 +330,7 @@ async fn insert_events<'e>(
             .bind(e.type_name())
             .bind(json);
     }
-    let rows = q.fetch_all(&mut **tx).await?;
-    if rows.len() == events.len() {
-        return Ok(None);
-    }
-    let mut inserted = HashSet::with_capacity(rows.len());
-    for row in rows {
-        let run: String = row.try_get(0)?;
-        let seq: i64 = row.try_get(1)?;
-        if let Some(e) = events.iter().find(|e| e.run_id == run) {
-            inserted.insert((e.run_id.as_str(), seq));
-        }
-    }
-    Ok(Some(inserted))
+    Ok(q.execute(&mut **tx).await?.rows_affected())
 }
 
 async fn finish_run(tx: &mut Tx<'_>, e: &Event, now: i64) -> Result<(), sqlx::Error> {
