@@ -109,9 +109,14 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
         Err(e) => Err(e),
     }
     .map_err(|e| fail(explain(&e)));
-    // Closing is courtesy; the check's result is what matters.
-    let _ = first.close().await;
-    let tables = tables?;
+    let tables = match tables {
+        Ok(t) => t,
+        Err(e) => {
+            // Closing is courtesy; the check's result is what matters.
+            let _ = first.close().await;
+            return Err(e);
+        }
+    };
     // Any table of another application makes it foreign. Only some of ours is fine: another
     // process may be creating them right now.
     let foreign: Vec<&str> = tables
@@ -120,6 +125,7 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
         .filter(|t| !OUR_TABLES.contains(t) && !HUB_TABLES.contains(t))
         .collect();
     if !foreign.is_empty() {
+        let _ = first.close().await;
         let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();
         if foreign.len() > shown.len() {
             shown.push("…");
@@ -138,7 +144,7 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
                     conn.execute(
                         format!(
                             "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA synchronous = NORMAL; \
-                             PRAGMA page_size = {SQLITE_PAGE_SIZE};"
+                             PRAGMA page_size = {SQLITE_PAGE_SIZE}; PRAGMA temp_store = MEMORY;"
                         )
                         .as_str(),
                     )
@@ -154,8 +160,11 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
                 .map_err(|e| fail(explain(&e)))?
                 .disable_statement_logging(),
         )
-        .await
-        .map_err(|e| fail(explain(&e)))?;
+        .await;
+    // Closed only once the pool holds a connection: closing a SQLite file's last connection
+    // checkpoints its WAL and removes it (fsyncs, and files the pool makes again at once).
+    let _ = first.close().await;
+    let pool = pool.map_err(|e| fail(explain(&e)))?;
     if sqlite {
         // WAL lets readers (`runs events --follow`) read while a run writes; it is a property of
         // the file, so setting it once is enough.
