@@ -294,7 +294,11 @@ async fn insert_run(tx: &mut Tx<'_>, e: &Event, now: i64, pid: i64) -> Result<()
 
 /// Insert `events` (one multi-row statement), skipping those already stored: how many were
 /// inserted.
-async fn insert_events(tx: &mut Tx<'_>, events: &[&Event], sqlite: bool) -> Result<u64, sqlx::Error> {
+async fn insert_events(
+    tx: &mut Tx<'_>,
+    events: &[&Event],
+    sqlite: bool,
+) -> Result<u64, sqlx::Error> {
     if events.is_empty() {
         return Ok(0);
     }
