@@ -70,6 +70,36 @@ impl Location {
         }
     }
 
+    /// Where the store's journal lives: events the database did not take in time wait there
+    /// (see the crate docs). A SQLite store's is a directory next to its file
+    /// (`reagent.db.journal`); a PostgreSQL store's is
+    /// `$XDG_STATE_HOME/reagent/journal/<hash of the location>` (else under `~/.local/state`,
+    /// else the temporary directory).
+    pub fn journal_dir(&self) -> PathBuf {
+        match self {
+            Location::Sqlite(path) => {
+                let mut name = path.file_name().unwrap_or_default().to_os_string();
+                name.push(".journal");
+                path.with_file_name(name)
+            }
+            Location::Postgres(_) => {
+                let state = std::env::var_os("XDG_STATE_HOME")
+                    .map(PathBuf::from)
+                    .filter(|p| p.is_absolute())
+                    .or_else(|| {
+                        std::env::var_os("HOME")
+                            .map(PathBuf::from)
+                            .filter(|h| h.is_absolute())
+                            .map(|h| h.join(".local/state"))
+                    })
+                    .unwrap_or_else(std::env::temp_dir);
+                state
+                    .join("reagent/journal")
+                    .join(format!("{:016x}", fnv1a(self.to_string().as_bytes())))
+            }
+        }
+    }
+
     /// Whether this is the SQLite backend.
     pub fn is_sqlite(&self) -> bool {
         matches!(self, Location::Sqlite(_))
@@ -84,6 +114,13 @@ impl fmt::Display for Location {
             Location::Postgres(url) => f.write_str(&redact_password(url)),
         }
     }
+}
+
+/// FNV-1a, 64 bits: a stable name for a location (the same in every process and release).
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
 }
 
 /// `postgres://user:secret@host/db` → `postgres://user:***@host/db`.
@@ -167,6 +204,24 @@ mod tests {
         assert_eq!(l.to_string(), "postgres://me:***@db.example:5432/x");
         let l = Location::parse("postgres://me@h/x").unwrap();
         assert_eq!(l.to_string(), "postgres://me@h/x");
+    }
+
+    #[test]
+    fn the_journal_is_next_to_a_sqlite_file_and_per_database_for_postgres() {
+        assert_eq!(
+            Location::Sqlite("/d/reagent.db".into()).journal_dir(),
+            PathBuf::from("/d/reagent.db.journal")
+        );
+        let a = Location::parse("postgres://u:one@h/a")
+            .unwrap()
+            .journal_dir();
+        let same = Location::parse("postgres://u:two@h/a")
+            .unwrap()
+            .journal_dir();
+        let b = Location::parse("postgres://u@h/b").unwrap().journal_dir();
+        assert_eq!(a, same, "the password does not change the database");
+        assert_ne!(a, b);
+        assert!(a.to_string_lossy().contains("reagent/journal/"), "{a:?}");
     }
 
     #[test]

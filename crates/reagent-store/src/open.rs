@@ -1,10 +1,11 @@
 //! Connecting: the pool, SQLite's settings, refusing foreign databases, and migrations.
 
+use std::str::FromStr;
 use std::time::Duration;
 
-use sqlx::any::AnyPoolOptions;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
 use sqlx::migrate::Migrator;
-use sqlx::{AnyConnection, AnyPool, Connection, Executor, Row};
+use sqlx::{AnyConnection, AnyPool, ConnectOptions, Connection, Executor, Row};
 
 use crate::location::{create_parent, Location};
 use crate::StoreError;
@@ -114,9 +115,14 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
         Err(e) => Err(e),
     }
     .map_err(|e| fail(explain(&e)));
-    // Closing is courtesy; the check's result is what matters.
-    let _ = first.close().await;
-    let tables = tables?;
+    let tables = match tables {
+        Ok(t) => t,
+        Err(e) => {
+            // Closing is courtesy; the check's result is what matters.
+            let _ = first.close().await;
+            return Err(e);
+        }
+    };
     // Any table of another application makes it foreign. Only some of ours is fine: another
     // process may be creating them right now.
     let foreign: Vec<&str> = tables
@@ -125,6 +131,7 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
         .filter(|t| !OUR_TABLES.contains(t) && !HUB_TABLES.contains(t))
         .collect();
     if !foreign.is_empty() {
+        let _ = first.close().await;
         let mut shown: Vec<&str> = foreign.iter().copied().take(8).collect();
         if foreign.len() > shown.len() {
             shown.push("…");
@@ -143,7 +150,7 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
                     conn.execute(
                         format!(
                             "PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}; PRAGMA synchronous = NORMAL; \
-                             PRAGMA page_size = {SQLITE_PAGE_SIZE};"
+                             PRAGMA page_size = {SQLITE_PAGE_SIZE}; PRAGMA temp_store = MEMORY;"
                         )
                         .as_str(),
                     )
@@ -152,9 +159,18 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
                 Ok(())
             })
         })
-        .connect(&location.connect_url())
-        .await
-        .map_err(|e| fail(explain(&e)))?;
+        .connect_with(
+            // A statement slowed by an outage or another process's lock is the writer's to
+            // handle; sqlx's warning would print the whole statement into the user's terminal.
+            AnyConnectOptions::from_str(&location.connect_url())
+                .map_err(|e| fail(explain(&e)))?
+                .disable_statement_logging(),
+        )
+        .await;
+    // Closed only once the pool holds a connection: closing a SQLite file's last connection
+    // checkpoints its WAL and removes it (fsyncs, and files the pool makes again at once).
+    let _ = first.close().await;
+    let pool = pool.map_err(|e| fail(explain(&e)))?;
     if sqlite {
         // WAL lets readers (`runs events --follow`) read while a run writes; it is a property of
         // the file, so setting it once is enough.

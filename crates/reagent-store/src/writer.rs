@@ -1,20 +1,24 @@
-//! The one writer task: takes events from a bounded channel and writes them in batches.
+//! The one writer task: takes the recorded events, writes them in batches, and keeps what the
+//! database does not take (in memory up to a bound, then in the journal) until it does.
 
-use std::collections::{HashMap, HashSet};
-use std::fmt::Write as _;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
+use std::time::Duration;
 
 use reagent_protocol::{Event, EventKind};
 use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
-use crate::liveness::{host_name, own_pid};
-use crate::{now_ms, BATCH_MAX, BATCH_WINDOW, CHANNEL_CAPACITY, HEARTBEAT, RUNNING};
+use crate::batch::{self, Written};
+use crate::journal::Segment;
+use crate::queue::Queue;
+use crate::{now_ms, BATCH_MAX, BATCH_WINDOW, HEARTBEAT};
 
-/// Rows per multi-row `INSERT` (5 parameters each, far under both databases' limits).
-const INSERT_CHUNK: usize = 128;
+/// The first pause before a failed write is tried again; it doubles up to [`RETRY_MAX`].
+const RETRY_FIRST: Duration = Duration::from_millis(100);
+/// The longest pause between two attempts while the database does not answer.
+pub const RETRY_MAX: Duration = Duration::from_secs(5);
 
 /// Events recorded and not yet taken by the writer. The recorders append here under a lock;
 /// the writer is woken only when a batch starts, fills up or must be written at once, so a
@@ -26,23 +30,45 @@ struct Pending {
     urgent: bool,
 }
 
-/// What the writer and the recorders share: the pending events, the first error and the drop
-/// count.
+/// What the store reports: events lost for good, and events still waiting while the database
+/// does not answer. Updated by the writer after each of its turns.
 #[derive(Default)]
+struct Status {
+    lost: u64,
+    /// Why the first lost events were lost.
+    first_loss: Option<String>,
+    /// Events not yet in the database (in memory or the journal).
+    waiting: usize,
+    /// Of those, in the journal.
+    journalled: usize,
+    /// The database's error, while writes fail.
+    outage: Option<String>,
+    /// Why the journal cannot be written, when it cannot.
+    journal_error: Option<String>,
+}
+
+/// What the writer and the recorders share.
 struct Shared {
     pending: Mutex<Pending>,
     wake: Notify,
-    error: Mutex<Option<String>>,
-    dropped: AtomicU64,
+    status: Mutex<Status>,
+    /// The store, as shown to people.
+    location: String,
+    /// The journal's directory.
+    journal: String,
 }
 
 impl Shared {
-    fn fail(&self, message: impl FnOnce() -> String) {
-        if let Ok(mut first) = self.error.lock() {
-            if first.is_none() {
-                let message = message();
-                tracing::debug!("{message}");
-                *first = Some(message);
+    fn lose(&self, events: usize, why: impl FnOnce() -> String) {
+        if events == 0 {
+            return;
+        }
+        if let Ok(mut s) = self.status.lock() {
+            s.lost += events as u64;
+            if s.first_loss.is_none() {
+                let why = why();
+                tracing::debug!("{why}");
+                s.first_loss = Some(why);
             }
         }
     }
@@ -54,8 +80,8 @@ impl Shared {
             .map_or(true, |p| p.urgent || p.events.len() >= BATCH_MAX)
     }
 
-    fn is_empty(&self) -> bool {
-        self.pending.lock().map_or(true, |p| p.events.is_empty())
+    fn has_pending(&self) -> bool {
+        self.pending.lock().is_ok_and(|p| !p.events.is_empty())
     }
 
     /// Take every pending event.
@@ -68,6 +94,46 @@ impl Shared {
             Err(_) => Vec::new(),
         }
     }
+
+    fn error(&self) -> Option<String> {
+        let s = self.status.lock().ok()?;
+        let mut parts = Vec::new();
+        if let Some(why) = &s.first_loss {
+            parts.push(format!("{} events were not stored: {why}", s.lost));
+        }
+        if s.waiting > 0 {
+            let cause = match &s.outage {
+                Some(o) => format!("the store {} does not answer ({o})", self.location),
+                None => format!("the store {} is catching up", self.location),
+            };
+            let memory = s.waiting - s.journalled.min(s.waiting);
+            parts.push(match &s.journal_error {
+                None if memory == 0 => format!(
+                    "{cause}: {} events wait in its journal {}; they are written when it \
+                     answers, or when reagent next opens this store",
+                    s.waiting, self.journal
+                ),
+                None => format!(
+                    "{cause}: {} events wait, {} in its journal {} and {memory} in memory; they \
+                     are written when it answers (those in memory only while this process runs)",
+                    s.waiting, s.journalled, self.journal
+                ),
+                Some(j) => format!(
+                    "{cause} and {j}: {} events wait, {} in the journal and {memory} in memory \
+                     only, lost if this process ends before the store answers",
+                    s.waiting, s.journalled
+                ),
+            });
+        }
+        (!parts.is_empty()).then(|| parts.join("; "))
+    }
+}
+
+/// A flush waiting for the events queued before it.
+struct Waiter {
+    /// Queue position every earlier event has.
+    upto: u64,
+    done: oneshot::Sender<()>,
 }
 
 /// The sending side of the writer task. The channel carries only flush requests; it also
@@ -78,18 +144,36 @@ pub(crate) struct WriterHandle {
     shared: Arc<Shared>,
 }
 
+/// What a writer is started with.
+pub(crate) struct WriterSetup {
+    pub(crate) pool: AnyPool,
+    pub(crate) location: String,
+    /// SQLite takes anonymous `?` placeholders, which it binds without looking up a name each.
+    pub(crate) sqlite: bool,
+    /// The queue, holding the segments taken over from writers that are gone.
+    pub(crate) queue: Queue,
+}
+
 impl WriterHandle {
-    /// Start the writer task on the current runtime. `sqlite` picks the placeholder style of
-    /// the batch insert.
-    pub(crate) fn spawn(pool: AnyPool, location: String, sqlite: bool) -> Self {
+    /// Start the writer task on the current runtime.
+    pub(crate) fn spawn(setup: WriterSetup) -> Self {
         let (tx, rx) = mpsc::channel(FLUSH_CAPACITY);
-        let shared = Arc::new(Shared::default());
+        let shared = Arc::new(Shared {
+            pending: Mutex::default(),
+            wake: Notify::new(),
+            status: Mutex::default(),
+            location: setup.location,
+            journal: setup.queue.dir().display().to_string(),
+        });
         let writer = Writer {
-            pool,
-            location,
-            sqlite,
+            pool: setup.pool,
+            sqlite: setup.sqlite,
             shared: shared.clone(),
+            queue: setup.queue,
             active: HashSet::new(),
+            retry_at: None,
+            failures: 0,
+            outage: None,
         };
         tokio::spawn(writer.run(rx));
         WriterHandle { tx, shared }
@@ -111,11 +195,15 @@ impl WriterHandle {
     }
 
     pub(crate) fn error(&self) -> Option<String> {
-        self.shared.error.lock().ok().and_then(|e| e.clone())
+        self.shared.error()
     }
 
-    pub(crate) fn dropped(&self) -> u64 {
-        self.shared.dropped.load(Ordering::Relaxed)
+    pub(crate) fn lost(&self) -> u64 {
+        self.shared.status.lock().map_or(0, |s| s.lost)
+    }
+
+    pub(crate) fn waiting(&self) -> usize {
+        self.shared.status.lock().map_or(0, |s| s.waiting)
     }
 }
 
@@ -130,43 +218,39 @@ pub struct Recorder {
 }
 
 impl Recorder {
-    /// Queue one event for writing. Deltas are never stored. When [`CHANNEL_CAPACITY`] events
-    /// already wait for the writer, the event is dropped and counted (see the crate docs).
+    /// Queue one event for writing. Deltas are never stored. Nothing is dropped: events the
+    /// database does not take in time wait in memory, then in the journal (see the crate docs).
     pub fn record(&self, event: Event) {
         if event.kind.is_delta() {
             return;
         }
         if self.tx.is_closed() {
-            self.drop_event(|| "events were not stored: the store's writer has stopped".to_owned());
+            self.shared.lose(1, || {
+                format!(
+                    "the writer of the store {} has stopped",
+                    self.shared.location
+                )
+            });
             return;
         }
         let finished = matches!(event.kind, EventKind::RunFinished { .. });
         let wake = match self.shared.pending.lock() {
-            Ok(mut p) if p.events.len() < CHANNEL_CAPACITY => {
+            Ok(mut p) => {
                 p.events.push(event);
                 p.urgent |= finished;
                 // The first event starts the batch's window; a full batch or a finished run
                 // is written at once. Events in between wake nobody.
-                p.events.len() == 1 || p.events.len() == BATCH_MAX || finished
+                p.events.len() == 1 || p.events.len() % BATCH_MAX == 0 || finished
             }
-            _ => {
-                self.drop_event(|| {
-                    format!(
-                        "events were not stored: the store's writer fell behind \
-                         ({CHANNEL_CAPACITY} events waiting)"
-                    )
-                });
+            Err(_) => {
+                self.shared
+                    .lose(1, || "the store's queue lock is poisoned".to_owned());
                 return;
             }
         };
         if wake {
             self.shared.wake.notify_one();
         }
-    }
-
-    fn drop_event(&self, message: impl FnOnce() -> String) {
-        self.shared.dropped.fetch_add(1, Ordering::Relaxed);
-        self.shared.fail(message);
     }
 
     /// A handler for `reagent_core::EventSink::new` that records every event.
@@ -176,82 +260,198 @@ impl Recorder {
     }
 }
 
-/// Totals a batch adds to a run's row while it runs.
-#[derive(Default)]
-struct Progress {
-    iteration: i64,
-    tool_calls: i64,
-    prompt_tokens: i64,
-    completion_tokens: i64,
-}
-
 struct Writer {
     pool: AnyPool,
-    location: String,
-    /// SQLite takes anonymous `?` placeholders, which it binds without looking up a name each.
     sqlite: bool,
     shared: Arc<Shared>,
+    queue: Queue,
     /// Runs started and not yet finished by this writer (their heartbeat is kept).
     active: HashSet<String>,
+    /// While writes fail: when to try again.
+    retry_at: Option<Instant>,
+    /// Failed attempts in a row.
+    failures: u32,
+    /// The database's last error, while writes fail.
+    outage: Option<String>,
 }
 
 impl Writer {
     async fn run(mut self, mut rx: mpsc::Receiver<oneshot::Sender<()>>) {
         let mut heartbeat = tokio::time::interval_at(Instant::now() + HEARTBEAT, HEARTBEAT);
-        let mut waiting: Vec<oneshot::Sender<()>> = Vec::new();
+        let mut waiting: Vec<Waiter> = Vec::new();
         let mut closed = false;
-        while !closed {
-            // Wait for the first event of a batch, a flush, or the end.
-            tokio::select! {
-                m = rx.recv() => match m {
-                    Some(done) => waiting.push(done),
-                    None => closed = true,
-                },
-                () = self.shared.wake.notified() => {
-                    // A wake-up left over from a batch already written.
-                    if self.shared.is_empty() {
+        loop {
+            let healthy_work = self.retry_at.is_none() && !self.queue.is_empty();
+            if waiting.is_empty() && !closed && !healthy_work {
+                // Wait for the first event of a batch, a flush, a retry, or the end.
+                let retry = self.retry_at;
+                tokio::select! {
+                    m = rx.recv() => self.request(m, &mut waiting, &mut closed),
+                    () = self.shared.wake.notified() => {}
+                    _ = heartbeat.tick() => {
+                        self.heartbeat().await;
                         continue;
                     }
+                    () = sleep_until(retry) => self.retry_at = None,
                 }
-                _ = heartbeat.tick() => {
-                    self.heartbeat().await;
-                    continue;
-                }
-            }
-            // The window: more events join the batch until it is full, a run finishes, a
-            // flush asks, or the window closes.
-            let deadline = Instant::now() + BATCH_WINDOW;
-            while !closed && waiting.is_empty() && !self.shared.ready() {
-                tokio::select! {
-                    m = rx.recv() => match m {
-                        Some(done) => waiting.push(done),
-                        None => closed = true,
-                    },
-                    () = self.shared.wake.notified() => {}
-                    () = tokio::time::sleep_until(deadline) => break,
+                if self.retry_at.is_none() && self.queue.is_empty() {
+                    self.window(&mut rx, &mut waiting, &mut closed).await;
                 }
             }
-            let events = self.shared.take();
-            for batch in events.chunks(BATCH_MAX) {
-                self.write(batch).await;
+            self.take_pending();
+            if !waiting.is_empty() || closed {
+                // Someone waits: try now rather than at the next retry.
+                self.retry_at = None;
             }
-            for w in waiting.drain(..) {
-                let _ = w.send(());
+            if self.retry_at.is_none() {
+                self.drain(&mut rx, &mut waiting, &mut closed).await;
+            }
+            if self.retry_at.is_some() && (!waiting.is_empty() || closed) {
+                // The database does not answer and someone waits: make the events durable.
+                if let Err(why) = self.queue.spill() {
+                    if closed {
+                        let n = self.queue.drop_memory();
+                        let outage = self.outage.clone().unwrap_or_default();
+                        self.shared.lose(n, || {
+                            format!(
+                                "the store {} does not answer ({outage}) and {why}",
+                                self.shared.location
+                            )
+                        });
+                    }
+                }
+                self.report();
+                for w in waiting.drain(..) {
+                    let _ = w.done.send(());
+                }
+            }
+            self.report();
+            if closed {
+                break;
             }
         }
     }
 
-    async fn write(&mut self, batch: &[Event]) {
-        let n = batch.len();
-        if let Err(e) = self.write_batch(batch).await {
-            self.shared.fail(|| {
-                format!(
-                    "cannot write {n} events to the store {}: {e}",
-                    self.location
-                )
-            });
+    /// A flush request (it waits for the events recorded before it), or the end.
+    fn request(
+        &mut self,
+        m: Option<oneshot::Sender<()>>,
+        waiting: &mut Vec<Waiter>,
+        closed: &mut bool,
+    ) {
+        match m {
+            Some(done) => {
+                self.take_pending();
+                waiting.push(Waiter {
+                    upto: self.queue.pushed(),
+                    done,
+                });
+            }
+            None => *closed = true,
+        }
+    }
+
+    /// The batch window: more events join until the batch is full, a run finishes, a flush
+    /// asks, or the window closes.
+    async fn window(
+        &mut self,
+        rx: &mut mpsc::Receiver<oneshot::Sender<()>>,
+        waiting: &mut Vec<Waiter>,
+        closed: &mut bool,
+    ) {
+        if !self.shared.has_pending() {
             return;
         }
+        let deadline = Instant::now() + BATCH_WINDOW;
+        while !*closed && waiting.is_empty() && !self.shared.ready() {
+            tokio::select! {
+                m = rx.recv() => self.request(m, waiting, closed),
+                () = self.shared.wake.notified() => {}
+                () = tokio::time::sleep_until(deadline) => break,
+            }
+        }
+    }
+
+    fn take_pending(&mut self) {
+        self.queue.push(self.shared.take());
+        self.note_losses();
+    }
+
+    fn note_losses(&mut self) {
+        for loss in self.queue.take_losses() {
+            self.shared.lose(loss.events, || {
+                format!("the store {}: {}", self.shared.location, loss.why)
+            });
+        }
+    }
+
+    /// Write the queue, oldest first, until it is empty or a write fails for an outage. New
+    /// events and flush requests are taken while a write is under way; a flush is answered as
+    /// soon as the events before it are written.
+    async fn drain(
+        &mut self,
+        rx: &mut mpsc::Receiver<oneshot::Sender<()>>,
+        waiting: &mut Vec<Waiter>,
+        closed: &mut bool,
+    ) {
+        loop {
+            self.answer(waiting);
+            let Some(batch) = self.queue.next_batch(BATCH_MAX) else {
+                self.note_losses();
+                self.answer(waiting);
+                return;
+            };
+            self.note_losses();
+            let written = {
+                let write = batch::write(&self.pool, self.sqlite, &batch.events, batch.pid);
+                tokio::pin!(write);
+                loop {
+                    tokio::select! {
+                        w = &mut write => break w,
+                        () = self.shared.wake.notified() => {
+                            self.queue.push(self.shared.take());
+                        }
+                        m = rx.recv(), if !*closed => match m {
+                            Some(done) => {
+                                self.queue.push(self.shared.take());
+                                waiting.push(Waiter { upto: self.queue.pushed(), done });
+                            }
+                            None => *closed = true,
+                        },
+                    }
+                }
+            };
+            match written {
+                Written::Stored { refused } => {
+                    for r in refused {
+                        self.shared.lose(r.events, || {
+                            format!(
+                                "the store {} refused the events of run {}: {}",
+                                self.shared.location, r.run_id, r.error
+                            )
+                        });
+                    }
+                    self.note_written(&batch.events);
+                    self.queue.done(batch);
+                    self.failures = 0;
+                    self.outage = None;
+                }
+                Written::Outage(e) => {
+                    tracing::debug!(
+                        "store {}: write failed, trying again: {e}",
+                        self.shared.location
+                    );
+                    self.queue.undo(batch);
+                    self.failures = self.failures.saturating_add(1);
+                    self.retry_at = Some(Instant::now() + backoff(self.failures));
+                    self.outage = Some(e);
+                    return;
+                }
+            }
+        }
+    }
+
+    fn note_written(&mut self, batch: &[Event]) {
         for e in batch {
             match &e.kind {
                 EventKind::RunStarted { .. } => {
@@ -265,62 +465,39 @@ impl Writer {
         }
     }
 
-    async fn write_batch(&self, batch: &[Event]) -> Result<(), sqlx::Error> {
-        let now = now_ms();
-        let mut tx = self.pool.begin().await?;
-        for e in batch {
-            if let EventKind::RunStarted { .. } = e.kind {
-                insert_run(&mut tx, e, now).await?;
+    /// Answer the flushes whose events are all written.
+    fn answer(&self, waiting: &mut Vec<Waiter>) {
+        let written_before = self.queue.written_before();
+        if waiting.iter().any(|w| w.upto <= written_before) {
+            self.report();
+        }
+        let mut i = 0;
+        while i < waiting.len() {
+            if waiting[i].upto <= written_before {
+                let _ = waiting.swap_remove(i).done.send(());
+            } else {
+                i += 1;
             }
         }
-        for chunk in batch.chunks(INSERT_CHUNK) {
-            insert_events(&mut tx, chunk, self.sqlite).await?;
+    }
+
+    /// Publish the counts [`Store::error`](crate::Store::error) reads. Events in memory while
+    /// the database answers are merely on their way; they count as waiting only during an
+    /// outage or while the journal holds some.
+    fn report(&self) {
+        if let Ok(mut s) = self.shared.status.lock() {
+            let stalled = self.retry_at.is_some() || self.queue.journalled() > 0;
+            s.waiting = if stalled { self.queue.len() } else { 0 };
+            s.journalled = self.queue.journalled();
+            s.outage = self.retry_at.and(self.outage.clone());
+            s.journal_error = self.queue.journal_error().map(str::to_owned);
         }
-        let mut progress: HashMap<&str, Progress> = HashMap::new();
-        for e in batch {
-            let p = progress.entry(e.run_id.as_str()).or_default();
-            match &e.kind {
-                EventKind::LlmResponse {
-                    iteration,
-                    prompt_tokens,
-                    completion_tokens,
-                    ..
-                } => {
-                    p.iteration = p.iteration.max(i64::from(*iteration));
-                    p.prompt_tokens += to_i64(*prompt_tokens);
-                    p.completion_tokens += to_i64(*completion_tokens);
-                }
-                EventKind::ToolCall { .. } => p.tool_calls += 1,
-                _ => {}
-            }
-        }
-        for (run_id, p) in &progress {
-            sqlx::query(
-                "UPDATE runs SET last_event_at = $1, \
-                 iterations = CASE WHEN iterations < $2 THEN $2 ELSE iterations END, \
-                 tool_calls = tool_calls + $3, prompt_tokens = prompt_tokens + $4, \
-                 completion_tokens = completion_tokens + $5 \
-                 WHERE id = $6 AND outcome = $7",
-            )
-            .bind(now)
-            .bind(p.iteration)
-            .bind(p.tool_calls)
-            .bind(p.prompt_tokens)
-            .bind(p.completion_tokens)
-            .bind(*run_id)
-            .bind(RUNNING)
-            .execute(&mut *tx)
-            .await?;
-        }
-        for e in batch {
-            if let EventKind::RunFinished { .. } = e.kind {
-                finish_run(&mut tx, e, now).await?;
-            }
-        }
-        tx.commit().await
     }
 
     async fn heartbeat(&self) {
+        if self.retry_at.is_some() {
+            return;
+        }
         let now = now_ms();
         for run_id in &self.active {
             let r = sqlx::query("UPDATE runs SET last_event_at = $1 WHERE id = $2")
@@ -329,143 +506,45 @@ impl Writer {
                 .execute(&self.pool)
                 .await;
             if let Err(e) = r {
-                self.shared.fail(|| {
-                    format!(
-                        "cannot update run {run_id} in the store {}: {e}",
-                        self.location
-                    )
-                });
+                // The next batch's write finds out whether the database is gone.
+                tracing::debug!("store {}: heartbeat of {run_id}: {e}", self.shared.location);
             }
         }
     }
 }
 
-fn to_i64(v: u64) -> i64 {
-    i64::try_from(v).unwrap_or(i64::MAX)
+/// The pause after `failures` failed attempts in a row.
+fn backoff(failures: u32) -> Duration {
+    let doubled = RETRY_FIRST.saturating_mul(1u32 << failures.saturating_sub(1).min(16));
+    doubled.min(RETRY_MAX)
 }
 
-type Tx<'a> = sqlx::Transaction<'a, sqlx::Any>;
-
-async fn insert_run(tx: &mut Tx<'_>, e: &Event, now: i64) -> Result<(), sqlx::Error> {
-    let EventKind::RunStarted {
-        task,
-        model,
-        provider,
-        tool_mode,
-        workspace,
-        session_id,
-        ..
-    } = &e.kind
-    else {
-        return Ok(());
-    };
-    let session = (!session_id.is_empty()).then_some(session_id.as_str());
-    sqlx::query(
-        "INSERT INTO runs (id, session_id, started, model, provider, tool_mode, workspace, task, \
-         outcome, pid, host, last_event_at) \
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) ON CONFLICT (id) DO NOTHING",
-    )
-    .bind(e.run_id.as_str())
-    .bind(session)
-    .bind(e.ts.as_str())
-    .bind(model.as_str())
-    .bind(provider.as_str())
-    .bind(tool_mode.as_str())
-    .bind(workspace.as_str())
-    .bind(task.as_str())
-    .bind(RUNNING)
-    .bind(own_pid())
-    .bind(host_name())
-    .bind(now)
-    .execute(&mut **tx)
-    .await?;
-    if let Some(session) = session {
-        sqlx::query(
-            "INSERT INTO sessions (id, created, updated) VALUES ($1, $2, $2) \
-             ON CONFLICT (id) DO UPDATE SET updated = excluded.updated",
-        )
-        .bind(session)
-        .bind(e.ts.as_str())
-        .execute(&mut **tx)
-        .await?;
+async fn sleep_until(at: Option<Instant>) {
+    match at {
+        Some(at) => tokio::time::sleep_until(at).await,
+        None => std::future::pending().await,
     }
-    Ok(())
 }
 
-async fn insert_events(tx: &mut Tx<'_>, events: &[Event], sqlite: bool) -> Result<(), sqlx::Error> {
-    if events.is_empty() {
-        return Ok(());
-    }
-    let mut sql = String::from("INSERT INTO events (run_id, seq, ts, type, json) VALUES ");
-    for i in 0..events.len() {
-        if i > 0 {
-            sql.push_str(", ");
-        }
-        if sqlite {
-            sql.push_str("(?, ?, ?, ?, ?)");
-        } else {
-            let b = i * 5;
-            // Writing into a String cannot fail.
-            let _ = write!(
-                sql,
-                "(${}, ${}, ${}, ${}, ${})",
-                b + 1,
-                b + 2,
-                b + 3,
-                b + 4,
-                b + 5
-            );
+/// The segments of `dir` whose writers are gone, for a new writer's queue.
+pub(crate) fn take_over_orphans(dir: &std::path::Path) -> Vec<Segment> {
+    match crate::journal::orphans(dir) {
+        Ok(s) => s,
+        Err(e) => {
+            tracing::warn!("cannot read the store's journal {}: {e}", dir.display());
+            Vec::new()
         }
     }
-    let mut q = sqlx::query(&sql);
-    for e in events {
-        let json = serde_json::to_string(e).map_err(|err| sqlx::Error::Encode(Box::new(err)))?;
-        q = q
-            .bind(e.run_id.as_str())
-            .bind(to_i64(e.seq))
-            .bind(e.ts.as_str())
-            .bind(e.type_name())
-            .bind(json);
-    }
-    q.execute(&mut **tx).await?;
-    Ok(())
 }
 
-async fn finish_run(tx: &mut Tx<'_>, e: &Event, now: i64) -> Result<(), sqlx::Error> {
-    let EventKind::RunFinished {
-        outcome,
-        iterations,
-        tool_calls,
-        prompt_tokens,
-        completion_tokens,
-        error,
-        error_kind,
-        answer,
-        ..
-    } = &e.kind
-    else {
-        return Ok(());
-    };
-    let error_kind = error_kind
-        .and_then(|k| serde_json::to_value(k).ok())
-        .and_then(|v| v.as_str().map(str::to_owned));
-    sqlx::query(
-        "UPDATE runs SET finished = $1, outcome = $2, iterations = $3, tool_calls = $4, \
-         prompt_tokens = $5, completion_tokens = $6, error = $7, error_kind = $8, answer = $9, \
-         last_event_at = $10 WHERE id = $11",
-    )
-    .bind(e.ts.as_str())
-    .bind(outcome.as_str())
-    .bind(i64::from(*iterations))
-    .bind(i64::from(*tool_calls))
-    .bind(to_i64(*prompt_tokens))
-    .bind(to_i64(*completion_tokens))
-    .bind(error.as_deref())
-    .bind(error_kind)
-    .bind(answer.as_str())
-    .bind(now)
-    .bind(e.run_id.as_str())
-    .execute(&mut **tx)
-    .await?;
-    Ok(())
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn backoff_doubles_up_to_the_cap() {
+        assert_eq!(backoff(1), RETRY_FIRST);
+        assert_eq!(backoff(2), RETRY_FIRST * 2);
+        assert_eq!(backoff(60), RETRY_MAX);
+    }
 }

@@ -81,12 +81,23 @@ impl PostgresCluster {
     /// Stop the server at once (`immediate`: every connection is cut, as in a crash), wait
     /// `down`, and start it again on the same port and data. For tests of reconnection.
     pub fn restart(&self, down: std::time::Duration) -> io::Result<()> {
+        self.stop_server()?;
+        std::thread::sleep(down);
+        self.start_server()
+    }
+
+    /// Stop the server at once (`immediate`, as in a crash); [`PostgresCluster::start_server`]
+    /// starts it again on the same port and data. For tests of outages.
+    pub fn stop_server(&self) -> io::Result<()> {
         let mut stop = Command::new(self.bin.join("pg_ctl"));
         stop.arg("-D")
             .arg(self.dir.path().join("data"))
             .args(["-m", "immediate", "-w", "stop"]);
-        self.exec(stop, "pg_ctl stop")?;
-        std::thread::sleep(down);
+        self.exec(stop, "pg_ctl stop").map(drop)
+    }
+
+    /// Start the server stopped by [`PostgresCluster::stop_server`] again.
+    pub fn start_server(&self) -> io::Result<()> {
         self.pg_start()
     }
 

@@ -2,7 +2,6 @@
 
 use reagent_protocol::Outcome;
 use reagent_store::{Location, Store};
-use reagent_testkit::PostgresCluster;
 
 use super::harness::*;
 use crate::both_backends;
@@ -129,22 +128,6 @@ async fn a_file_of_random_bytes_is_refused_by_name() {
         bytes,
         "the file must be left as it was"
     );
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_postgres_that_goes_down_is_reported_once_and_writes_go_on_trying() {
-    // Its own cluster: this test stops it.
-    let pg = PostgresCluster::start().unwrap();
-    let location = Location::Postgres(pg.new_database().unwrap());
-    let store = Store::open(&location).await.unwrap();
-    record_run(&store, "before", "t", Outcome::Completed).await;
-    assert_eq!(store.error(), None);
-    drop(pg);
-    record_run(&store, "during", "t", Outcome::Completed).await;
-    let first = store.error().expect("the failed write must be reported");
-    assert!(first.contains(&location.to_string()), "{first}");
-    record_run(&store, "later", "t", Outcome::Completed).await;
-    assert_eq!(store.error(), Some(first), "only the first error is kept");
 }
 
 #[tokio::test]

@@ -3,5 +3,6 @@ mod experiments;
 mod faults;
 mod harness;
 mod kv;
+mod outages;
 mod page;
 mod runs;
