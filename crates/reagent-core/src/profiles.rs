@@ -153,7 +153,13 @@ mod tests {
 
     #[test]
     fn small_coding_families_get_their_tool_mode_and_format() {
-        let cases: [(&str, Option<ToolMode>, Option<&str>, Option<f32>); 14] = [
+        type Case = (
+            &'static str,
+            Option<ToolMode>,
+            Option<&'static str>,
+            Option<f32>,
+        );
+        let cases: [Case; 14] = [
             (
                 "qwen2.5-coder:1.5b",
                 Some(ToolMode::Native),
