@@ -8,7 +8,8 @@ use std::time::Duration;
 
 use anyhow::{bail, Context};
 use reagent_local::{
-    ensure_installed, Locations, ServerConfig, ServerFiles, WarmConfig, WarmServer,
+    catalog_model, ensure_installed, ensure_model, CatalogModel, Locations, ServerConfig,
+    ServerFiles, WarmConfig, WarmServer,
 };
 use reagent_providers::{ProviderConfig, ProviderKind};
 use reagent_tools::ToolsConfig;
@@ -169,7 +170,10 @@ pub(crate) async fn start_local(
     model: &str,
     quiet: bool,
 ) -> anyhow::Result<WarmServer> {
-    let (locations, files) = local_files(plan.model_file.as_ref(), "reagent", quiet).await?;
+    let (locations, files) = match catalog_entry(plan, model) {
+        Some(entry) => catalog_files(entry, quiet).await?,
+        None => local_files(plan.model_file.as_ref(), "reagent", quiet).await?,
+    };
     let config = WarmConfig {
         server: ServerConfig {
             ctx_size: plan.ctx_size,
@@ -184,6 +188,29 @@ pub(crate) async fn start_local(
         .context("cannot start the embedded model server")?;
     tracing::debug!(reused = server.reused(), url = %server.base_url(), "embedded llama-server");
     Ok(server)
+}
+
+/// The catalog model a local run serves by name (`--model qwen2.5-coder:1.5b`), unless
+/// `--model-file` gives the file.
+fn catalog_entry(plan: &LocalPlan, model: &str) -> Option<&'static CatalogModel> {
+    match plan.model_file {
+        Some(_) => None,
+        None => catalog_model(model),
+    }
+}
+
+/// The files of a catalog model, installed first when missing (minutes, with progress on
+/// stderr unless `quiet`).
+async fn catalog_files(
+    model: &CatalogModel,
+    quiet: bool,
+) -> anyhow::Result<(Locations, ServerFiles)> {
+    let locations = Locations::from_env()?;
+    let progress = setup_progress("reagent", quiet);
+    let files = ensure_model(&locations, model.name, Duration::from_secs(3600), &progress)
+        .await
+        .with_context(|| format!("cannot set up the local model {}", model.name))?;
+    Ok((locations, files))
 }
 
 /// The provider configuration for a local run: OpenAI-compatible, at `server`.
@@ -243,6 +270,26 @@ mod tests {
             None
         );
         assert_eq!(build_percent("[reagent setup] building"), None);
+    }
+
+    #[test]
+    fn catalog_names_choose_the_model_unless_a_file_is_given() {
+        let plan = LocalPlan {
+            model_file: None,
+            ctx_size: 8192,
+        };
+        let entry = catalog_entry(&plan, "qwen2.5-coder:1.5b").unwrap();
+        assert_eq!(entry.file, "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf");
+        assert_eq!(
+            catalog_entry(&plan, &local_model_name(None)).unwrap().name,
+            "smollm2:135m"
+        );
+        assert!(catalog_entry(&plan, "my-model").is_none());
+        let with_file = LocalPlan {
+            model_file: Some(PathBuf::from("/m/x.gguf")),
+            ..plan
+        };
+        assert!(catalog_entry(&with_file, "qwen2.5-coder:1.5b").is_none());
     }
 
     #[test]

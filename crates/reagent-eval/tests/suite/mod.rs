@@ -1,3 +1,4 @@
+mod coding;
 mod real_model;
 mod scripted;
 mod shipped;

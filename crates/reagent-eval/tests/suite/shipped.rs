@@ -45,6 +45,12 @@ fn a_dump_of_the_workspace_fails_every_task_of_the_second_held_out_set_checked_b
     assert_dumps_fail("small-tasks-heldout-b.toml", 14);
 }
 
+#[test]
+fn a_dump_of_the_workspace_fails_every_coding_task_checked_by_its_answer() {
+    assert_dumps_fail("coding-tasks.toml", 8);
+    assert_dumps_fail("coding-tasks-heldout.toml", 4);
+}
+
 /// Every task of `evals/<file>` checked by its answer fails a dump and passes its expected
 /// texts; at least `min_answer_tasks` of them are checked by their answer.
 fn assert_dumps_fail(file: &str, min_answer_tasks: usize) {

@@ -1,5 +1,6 @@
 //! The test modules and their shared helpers.
 
+mod catalog;
 mod install;
 mod ollama;
 mod server;
