@@ -9,6 +9,8 @@
 # The dashboard's browser test (crates/reagent-server/tests/dashboard.rs) needs chromium, node
 # and npm, and playwright-core from npm (pinned in that test's package-lock.json; installed at
 # the end of this script into crates/reagent-server/tests/dashboard/node_modules).
+# The store's SQLite lock test (crates/reagent-cli/tests/store_outages.rs) holds a lock with the
+# `sqlite3` command; the console's end-to-end tests (crates/reagent-cli/tests/chat_tmux.rs) need tmux.
 # Debian/Ubuntu only (apt-get). Idempotent: installs only what is missing.
 # Also installs ollama-openai-proxy (PyPI) into a venv in the cache, for the feature-fallback
 # test against a third-party implementation of the Ollama API (see the end of this script).
@@ -19,7 +21,7 @@ declare -A PKG=(
   [python3]=python3 [perl]=perl [xxd]=xxd [gdb]=gdb [curl]=curl [wget]=wget
   [nc]=netcat-openbsd [ssh]=openssh-client [dig]=dnsutils [git]=git
   [pkill]=procps [setsid]=util-linux [fallocate]=util-linux [bwrap]=bubblewrap [ip]=iproute2
-  [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm [tmux]=tmux
+  [chromium]=chromium [createdb]=postgresql-client-15 [node]=nodejs [npm]=npm [tmux]=tmux [sqlite3]=sqlite3
 )
 
 missing=()
