@@ -218,8 +218,10 @@ async fn kill_9_inside_a_cycle_then_resume() {
     let mut child = reagent(d, &["cycles", "run", "--config", config.to_str().unwrap()])
         .spawn()
         .unwrap();
-    wait_for("cycle 2's memory write", || {
-        has(&log_events(&log), 2, "TOOL_CALL")
+    // Killed once the model has the request after the write (its reply is held back): a kill
+    // before that request left the held-back turn in the script for the resumed run.
+    wait_for("cycle 2's memory write and the model call after it", || {
+        has(&log_events(&log), 2, "TOOL_CALL") && server.requests().len() >= 3
     })
     .await;
     child.kill().unwrap();
