@@ -141,7 +141,7 @@ pub(crate) fn points_to(task: &str, name: &str) -> bool {
 /// lines todo.txt contains" (`contain`, a search cue) a search for "Count". Code the task
 /// quotes in backticks points to `run_command` as strongly as a verb. Of the tools that are not
 /// built-ins, those the task does not point to are kept up to [`UNPOINTED_EXTRA_TOOLS_MAX`] (in
-/// their given order). Returns the ranked specs and whether any tool was pointed to.
+/// their given order) when built-ins are offered too. Returns the ranked specs and whether any tool was pointed to.
 pub(crate) fn rank_tools(
     task: &str,
     specs: &[ToolSpec],
@@ -164,10 +164,13 @@ pub(crate) fn rank_tools(
         .collect();
     let any = scored.iter().any(|(score, _)| *score > 0);
     scored.sort_by_key(|(score, s)| (std::cmp::Reverse(*score), !read_named(&s.name)));
+    let builtin = |name: &str| CUES.iter().any(|(tool, _)| *tool == name);
+    // The cap keeps extra tools from burying the built-ins; with no built-in offered (an agent
+    // of its own tools only, such as `reagent cycles`'), there is nothing to bury.
+    let offers_builtins = specs.iter().any(|s| builtin(&s.name));
     let mut unpointed_extras = 0;
     scored.retain(|(score, s)| {
-        let extra = !CUES.iter().any(|(tool, _)| *tool == s.name);
-        if !extra || *score > 0 {
+        if !offers_builtins || builtin(&s.name) || *score > 0 {
             return true;
         }
         unpointed_extras += 1;
@@ -290,6 +293,21 @@ mod tests {
         }
         assert!(o.contains(&"srv__thing0".to_owned()));
         assert!(!o.contains(&"srv__thing3".to_owned()));
+    }
+
+    #[test]
+    fn without_built_ins_every_extra_tool_is_kept() {
+        let names = [
+            "write",
+            "read",
+            "list",
+            "delete",
+            "pattern_search",
+            "send_message",
+        ];
+        let (ranked, _) = rank_tools("Cycle 1 begins.", &specs(&names), &[]);
+        let got: Vec<&str> = ranked.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(got, names);
     }
 
     #[test]
