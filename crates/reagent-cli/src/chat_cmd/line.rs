@@ -38,36 +38,25 @@ pub(crate) async fn run(args: &ChatArgs, file: &FileConfig) -> anyhow::Result<Ex
         if line.trim().is_empty() {
             continue;
         }
-        let message = match commands::parse(&line) {
-            Ok(Input::Message(m)) => m,
-            Ok(Input::Role { role, message }) => match act::role(&mut chat, &role, message) {
-                Ok(Acted::Send(m)) => m,
-                Ok(acted) => {
-                    if say(acted) {
-                        break;
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    eprintln!("reagent chat: {e:#}");
-                    continue;
-                }
-            },
-            Ok(Input::Command(command)) => match act::command(&mut chat, command).await {
-                Ok(Acted::Send(m)) => m,
-                Ok(acted) => {
-                    if say(acted) {
-                        break;
-                    }
-                    continue;
-                }
-                Err(e) => {
-                    eprintln!("reagent chat: {e:#}");
-                    continue;
-                }
-            },
+        let acted = match commands::parse(&line) {
+            Ok(Input::Message(m)) => Ok(Acted::Send(m)),
+            Ok(Input::Role { role, message }) => act::role(&mut chat, &role, message),
+            Ok(Input::Command(command)) => act::command(&mut chat, command).await,
             Err(e) => {
                 eprintln!("reagent chat: {e}");
+                continue;
+            }
+        };
+        let message = match acted {
+            Ok(Acted::Send(m)) => m,
+            Ok(acted) => {
+                if say(acted) {
+                    break;
+                }
+                continue;
+            }
+            Err(e) => {
+                eprintln!("reagent chat: {e:#}");
                 continue;
             }
         };
