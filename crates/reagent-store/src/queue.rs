@@ -112,11 +112,14 @@ impl Queue {
         self.len() == 0
     }
 
-    /// Take over segments left by writers that are gone: they go first.
+    /// Take over segments left by writers that are gone, before any event is pushed: they
+    /// take the first queue positions, so a flush waits for their replay like any event.
     pub(crate) fn adopt(&mut self, segments: Vec<Segment>) {
-        for s in segments.into_iter().rev() {
+        for mut s in segments {
+            s.ordinal = self.next;
+            self.next += s.events as u64;
             self.in_journal += s.events;
-            self.chunks.push_front(Chunk::Journal(s));
+            self.chunks.push_back(Chunk::Journal(s));
         }
     }
 
@@ -370,5 +373,57 @@ impl Queue {
         self.chunks.retain(|c| matches!(c, Chunk::Journal(_)));
         self.in_memory = 0;
         n
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use reagent_protocol::EventKind;
+
+    fn ev(seq: u64) -> Event {
+        Event::new(
+            "r",
+            seq,
+            EventKind::LlmRequest {
+                iteration: 1,
+                messages: 2,
+                estimated_tokens: seq,
+            },
+        )
+    }
+
+    /// A segment left by writer `pid` with events `seqs`, taken over.
+    fn orphan(dir: &Path, pid: i64, seqs: std::ops::RangeInclusive<u64>) -> Segment {
+        let mut s = Segment::create(dir, pid, 1, 0).unwrap();
+        s.append(&seqs.map(ev).collect::<Vec<_>>()).unwrap();
+        let path = s.path().to_owned();
+        drop(s);
+        Segment::take_over(&path)
+            .unwrap()
+            .expect("its writer is gone")
+    }
+
+    #[test]
+    fn adopted_segments_are_written_first_and_a_flush_waits_for_them() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut q = Queue::new(8, dir.path().join("mine"), 99, 2);
+        q.adopt(vec![
+            orphan(dir.path(), 7, 1..=3),
+            orphan(dir.path(), 8, 4..=5),
+        ]);
+        // A flush asked now waits for the five adopted events, not for nothing.
+        let upto = q.pushed();
+        assert_eq!(upto, 5);
+        assert!(q.written_before() < upto);
+        q.push(vec![ev(6)]);
+        let mut seqs = Vec::new();
+        while let Some(b) = q.next_batch(2) {
+            seqs.extend(b.events.iter().map(|e| e.seq));
+            q.done(b);
+        }
+        assert_eq!(seqs, [1, 2, 3, 4, 5, 6]);
+        assert!(q.written_before() >= upto);
+        assert!(q.is_empty());
     }
 }
