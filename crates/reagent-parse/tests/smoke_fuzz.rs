@@ -6,6 +6,12 @@ use std::time::{Duration, Instant};
 
 use reagent_parse::{parse, Family, ParseOptions, StreamParser, ToolSchema};
 
+/// The bound that tells linear work from a blow-up. The inputs are sized so that quadratic
+/// work takes minutes; linear work takes well under a second on a quiet machine. The bound is
+/// far above that so a loaded machine (CI, parallel builds) cannot fail it: these tests catch
+/// super-linear behaviour, and the parser's speed is measured in its benchmarks instead.
+const BLOW_UP: Duration = Duration::from_secs(30);
+
 /// A tiny deterministic PRNG (xorshift64*), so runs are reproducible.
 struct Rng(u64);
 
@@ -210,7 +216,7 @@ fn hundreds_of_thousands_of_mutated_inputs_do_not_panic() {
         slowest
     );
     assert!(
-        slowest < Duration::from_secs(1),
+        slowest < BLOW_UP,
         "an input took {slowest:?}"
     );
 }
@@ -313,7 +319,7 @@ fn pathological_inputs_finish_quickly() {
         },
     );
     assert!(
-        t0.elapsed() < Duration::from_secs(2),
+        t0.elapsed() < BLOW_UP,
         "plain-text tool tags: {:?}",
         t0.elapsed()
     );
@@ -324,7 +330,7 @@ fn pathological_inputs_finish_quickly() {
         let took = t0.elapsed();
         eprintln!("{:?}… {took:?}", &input[..input.len().min(16)]);
         assert!(
-            took < Duration::from_secs(2),
+            took < BLOW_UP,
             "{:?}… took {took:?}",
             &input[..input.len().min(24)]
         );
@@ -362,7 +368,7 @@ fn pathological_streams_finish_quickly() {
         eprintln!("{:?}… {took:?}, {released} bytes released", &input[..16]);
         assert_eq!(parsed, parse(input, &ParseOptions::default()));
         assert!(
-            took < Duration::from_secs(2),
+            took < BLOW_UP,
             "{:?}… took {took:?}",
             &input[..24]
         );
