@@ -272,12 +272,16 @@ async fn load(store: &Store, id: &str) -> anyhow::Result<(RunRecord, Vec<StoredE
     Ok((run, events))
 }
 
-/// Print the events as JSON lines; with `follow`, until the run finishes or reads interrupted.
+/// Events read from the store at a time.
+const EVENTS_PAGE: u32 = 1000;
+
+/// Print the events as JSON lines, every page of them; with `follow`, until the run finishes or
+/// reads interrupted.
 async fn print_events(store: &Store, id: &str, follow: bool) -> anyhow::Result<()> {
     let mut last = 0;
     let mut out = std::io::stdout().lock();
     loop {
-        let batch = store.events_after(id, last, 1000).await?;
+        let batch = store.events_after(id, last, EVENTS_PAGE).await?;
         let mut finished = false;
         for e in &batch {
             writeln!(out, "{}", e.json)?;
@@ -285,6 +289,10 @@ async fn print_events(store: &Store, id: &str, follow: bool) -> anyhow::Result<(
             finished |= e.kind == "run_finished";
         }
         out.flush()?;
+        if batch.len() == EVENTS_PAGE as usize {
+            // More may follow at once: read the next page before looking at the run.
+            continue;
+        }
         if !follow || finished {
             return Ok(());
         }

@@ -449,3 +449,52 @@ async fn a_stored_run_replays_and_its_session_resumes_with_a_follow_up() {
         stderr(&missing)
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn events_prints_every_event_of_a_long_run_not_only_the_first_page() {
+    let s = setup();
+    let store = Store::open(&Location::Sqlite(s.db.clone())).await.unwrap();
+    let run = "10ng10ng10ng";
+    let rec = store.recorder();
+    rec.record(Event::new(
+        run,
+        1,
+        EventKind::RunStarted {
+            task: "a long run".into(),
+            model: "m".into(),
+            provider: "ollama".into(),
+            tool_mode: "native".into(),
+            workspace: "/ws".into(),
+            num_ctx: 4096,
+            tools: vec![],
+            session_id: "s".into(),
+            system_prompt: "sys".into(),
+            follow_up: false,
+        },
+    ));
+    // 2,500 events: more than two pages of the store's reads.
+    for seq in 2..=2_500u64 {
+        rec.record(Event::new(
+            run,
+            seq,
+            EventKind::LlmRequest {
+                iteration: seq as u32,
+                messages: 2,
+                estimated_tokens: seq,
+            },
+        ));
+    }
+    store.flush().await;
+    let out = runs(&s.db.display().to_string(), &["events", run]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let seqs: Vec<u64> = String::from_utf8(out.stdout)
+        .unwrap()
+        .lines()
+        .map(|l| {
+            serde_json::from_str::<Value>(l).unwrap()["seq"]
+                .as_u64()
+                .unwrap()
+        })
+        .collect();
+    assert_eq!(seqs, (1..=2_500).collect::<Vec<_>>());
+}
