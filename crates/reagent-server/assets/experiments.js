@@ -128,7 +128,7 @@ export function experimentPage(id, { show, handleError }) {
     } else if (e.event_type === 'CYCLE_END') {
       const m = p.metrics || {};
       fill(card.state, badge(p.cut_short ? 'cut short' : 'completed'));
-      refresh();
+      soon();
       fill(card.reflection, h('h4', {}, 'Reflection'), h('pre', { class: 'text' }, p.final_reflection || ''));
       fill(card.metrics,
         fact('Tool calls', num(m.tool_calls_total)), fact('Memory ops', num(m.memory_ops_total)),
@@ -170,6 +170,12 @@ export function experimentPage(id, { show, handleError }) {
       }
     });
     return h('li', {}, form);
+  }
+
+  let refreshTimer = null;
+  /** Refresh once the events read in one go are shown (a replay of many cycles asks once). */
+  function soon() {
+    if (refreshTimer === null) refreshTimer = setTimeout(() => { refreshTimer = null; refresh(); }, 300);
   }
 
   async function refresh() {
@@ -221,7 +227,10 @@ export function experimentPage(id, { show, handleError }) {
   followExperiment(id, 0, onEvent, abort.signal).catch((err) => {
     if (err.name !== 'AbortError') handleError(err);
   });
-  return () => abort.abort();
+  return () => {
+    abort.abort();
+    clearTimeout(refreshTimer);
+  };
 }
 
 function fact(label, value) {
