@@ -20,6 +20,8 @@ use serde_json::json;
 use crate::exit::ExitCode;
 use crate::setup;
 
+mod hub;
+
 /// Flags of `reagent cycles` (the experiment file is the global `--config FILE`).
 #[derive(Debug, Args)]
 pub(crate) struct CyclesArgs {
@@ -63,6 +65,10 @@ pub(crate) struct CyclesRunArgs {
     /// The experiment's JSONL log, appended to (default: logs/RUN_ID.jsonl).
     #[arg(long = "log", id = "log_file", value_name = "FILE")]
     pub(crate) log: Option<PathBuf>,
+    /// Queue each run as a hub task in this store (a SQLite file or postgres://…, the hub's),
+    /// for the workers (`reagent worker`) to run, instead of running them here.
+    #[arg(long, value_name = "URL")]
+    pub(crate) hub: Option<String>,
     /// A batch: one run per seed (ids derived from run_id).
     #[arg(long, value_delimiter = ',', value_name = "SEEDS")]
     pub(crate) seeds: Vec<i64>,
@@ -139,8 +145,11 @@ pub(crate) struct CyclesCompareArgs {
 
 /// `reagent cycles`; `config` is the global `--config`.
 pub(crate) async fn run(args: &CyclesArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
-    let location =
-        Location::resolve(args.store.as_deref(), None).map_err(|e| crate::usage(e.into()))?;
+    let url = match &args.command {
+        CyclesCommand::Run(a) => hub::store_url(args.store.as_deref(), a.hub.as_deref())?,
+        _ => args.store.as_deref(),
+    };
+    let location = Location::resolve(url, None).map_err(|e| crate::usage(e.into()))?;
     let store = Store::open(&location).await?;
     match &args.command {
         CyclesCommand::Run(a) => start(&store, a, config).await,
@@ -208,6 +217,9 @@ async fn start(
         if store.experiment(&c.run_id).await?.is_some() {
             return Err(usage_of(CyclesError::Exists(c.run_id.clone())));
         }
+    }
+    if args.hub.is_some() {
+        return hub::queue(store, configs).await;
     }
     let mut code = ExitCode::Completed;
     for c in configs {

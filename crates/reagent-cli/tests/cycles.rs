@@ -340,7 +340,11 @@ async fn log_names_the_experiments_file_and_the_level_keeps_its_flags() {
     )
     .await;
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("DEBUG"), "the level applies: {}", text(&out));
+    assert!(
+        text(&out).contains("DEBUG"),
+        "the level applies: {}",
+        text(&out)
+    );
     let events = reagent_cycles::log::read_jsonl(&d.join("study-log")).unwrap();
     assert_eq!(events.len(), 3, "CYCLE_START, LLM_INVOCATION, CYCLE_END");
     assert!(!d.join("logs/flag-1.jsonl").exists());
@@ -359,7 +363,11 @@ async fn log_names_the_experiments_file_and_the_level_keeps_its_flags() {
     )
     .await;
     assert!(out.status.success(), "{}", text(&out));
-    assert!(text(&out).contains("DEBUG"), "the level applies: {}", text(&out));
+    assert!(
+        text(&out).contains("DEBUG"),
+        "the level applies: {}",
+        text(&out)
+    );
     assert_eq!(
         reagent_cycles::log::read_jsonl(&d.join("logs/flag-2.jsonl"))
             .unwrap()

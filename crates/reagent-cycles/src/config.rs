@@ -408,7 +408,10 @@ impl ReagentFile {
         let at = |key: &str| line(key).map_or(String::new(), |n| format!(" (line {n})"));
         let Some(base) = base else {
             for (key, named) in [
-                ("system_prompt_file", self.model.system_prompt_file.is_some()),
+                (
+                    "system_prompt_file",
+                    self.model.system_prompt_file.is_some(),
+                ),
                 ("replies", self.operator.replies.is_some()),
             ] {
                 if named {

@@ -291,9 +291,14 @@ mod tests {
         assert_eq!(mailbox.reply("hello?", &c), "hi there");
         answerer.join().expect("answerer");
         let started = Instant::now();
-        assert!(mailbox.reply("anyone?", &c).contains("did not reply within"));
+        assert!(mailbox
+            .reply("anyone?", &c)
+            .contains("did not reply within"));
         assert!(started.elapsed() >= Duration::from_millis(300));
-        assert!(mailbox.pending().is_empty(), "a timed-out message is withdrawn");
+        assert!(
+            mailbox.pending().is_empty(),
+            "a timed-out message is withdrawn"
+        );
         c.cancel();
         assert_eq!(mailbox.reply("still?", &c), GONE_REPLY);
         assert!(mailbox.pending().is_empty());

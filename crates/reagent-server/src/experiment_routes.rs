@@ -18,9 +18,9 @@ use serde_json::{json, Value};
 
 use crate::error::{ApiError, ErrorBody};
 use crate::experiment_api::{
-    ExperimentAccepted, ExperimentDetail, ExperimentEventsQuery, ExperimentList,
-    ExperimentStarted, ExperimentSummary, OperatorMessage, OperatorMessages, OperatorReplied,
-    OperatorReply, StartExperiment,
+    ExperimentAccepted, ExperimentDetail, ExperimentEventsQuery, ExperimentList, ExperimentStarted,
+    ExperimentSummary, OperatorMessage, OperatorMessages, OperatorReplied, OperatorReply,
+    StartExperiment,
 };
 use crate::experiments::api_error;
 use crate::extract::{JsonBody, QueryParams};

@@ -99,9 +99,7 @@ impl Experiments {
                 "experiment {id} is running in this server"
             )));
         }
-        let (record, config, _log) = runner::stored(&self.0.store, id)
-            .await
-            .map_err(api_error)?;
+        let (record, config, _log) = runner::stored(&self.0.store, id).await.map_err(api_error)?;
         if record.status == Status::Completed.as_str() {
             return Err(ApiError::conflict(format!(
                 "experiment {id} is complete: nothing to resume"

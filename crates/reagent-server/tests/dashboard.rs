@@ -172,7 +172,10 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
         &[
             ("DASHBOARD_URL", server.base.clone()),
             ("DASHBOARD_TOKEN", server.token.clone()),
-            ("DASHBOARD_WORKSPACE", server.workspace.display().to_string()),
+            (
+                "DASHBOARD_WORKSPACE",
+                server.workspace.display().to_string(),
+            ),
             ("DASHBOARD_MODEL_URL", model.base_url()),
             ("DASHBOARD_COMMAND", COMMAND.to_owned()),
             ("DASHBOARD_ANSWER", ANSWER.to_owned()),
@@ -226,14 +229,17 @@ const REPLY: &str = "Yes, I am watching from the dashboard.";
 async fn experiments_are_followed_and_answered_in_headless_chromium() {
     let shots = artifacts("experiments");
     let step = Duration::from_millis(900);
-    let model = ScriptedOllama::start(ScriptBuilder::new().turns([
-        Turn::tool_call("write", json!({"key": "plan", "value": "watch the sea"})).with_delay(step),
-        Turn::text("Cycle one: I wrote a plan.").with_delay(step),
-        Turn::tool_call("send_message_to_operator", json!({ "message": QUESTION }))
-            .with_delay(step),
-        Turn::text("Cycle two: the operator answered.").with_delay(step),
-        Turn::text("Cycle three: done watching.").with_delay(step),
-    ]))
+    let model = ScriptedOllama::start(
+        ScriptBuilder::new().turns([
+            Turn::tool_call("write", json!({"key": "plan", "value": "watch the sea"}))
+                .with_delay(step),
+            Turn::text("Cycle one: I wrote a plan.").with_delay(step),
+            Turn::tool_call("send_message_to_operator", json!({ "message": QUESTION }))
+                .with_delay(step),
+            Turn::text("Cycle two: the operator answered.").with_delay(step),
+            Turn::text("Cycle three: done watching.").with_delay(step),
+        ]),
+    )
     .await
     .unwrap();
     let server = TestServer::start_allowing(&model.base_url()).await;
@@ -262,10 +268,17 @@ async fn experiments_are_followed_and_answered_in_headless_chromium() {
     assert!(after_question.contains(REPLY), "{after_question}");
     let detail: Value = server.get_json("/v1/experiments/dash-ui").await;
     assert_eq!(detail["summary"]["status"], "completed");
-    for shot in ["experiment-live.png", "experiment-operator.png", "experiment-done.png"] {
+    for shot in [
+        "experiment-live.png",
+        "experiment-operator.png",
+        "experiment-done.png",
+    ] {
         let len = std::fs::metadata(shots.join(shot))
             .map(|m| m.len())
             .unwrap_or(0);
-        assert!(len > 10_000, "screenshot {shot} missing or empty ({len} bytes)");
+        assert!(
+            len > 10_000,
+            "screenshot {shot} missing or empty ({len} bytes)"
+        );
     }
 }

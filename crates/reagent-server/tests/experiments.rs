@@ -112,7 +112,10 @@ async fn the_operator_is_answered_through_the_api_or_times_out() {
             json!({"message": "Is anyone there?"}),
         ),
         Turn::text("Cycle one: the operator answered me."),
-        Turn::tool_call("send_message_to_operator", json!({"message": "Still there?"})),
+        Turn::tool_call(
+            "send_message_to_operator",
+            json!({"message": "Still there?"}),
+        ),
         Turn::text("Cycle two: nobody answered this time."),
     ]))
     .await
@@ -139,9 +142,7 @@ async fn the_operator_is_answered_through_the_api_or_times_out() {
                 }
                 asked.push(message.clone());
                 assert_eq!(m["timeout_secs"], json!(3.0));
-                let listed: Value = server
-                    .get_json("/v1/experiments/dash-1/operator")
-                    .await;
+                let listed: Value = server.get_json("/v1/experiments/dash-1/operator").await;
                 assert_eq!(listed["pending"][0]["message"], message.as_str());
                 let detail: Value = server.get_json("/v1/experiments/dash-1").await;
                 assert_eq!(detail["pending"][0]["id"], m["id"]);
@@ -212,7 +213,10 @@ async fn the_operator_is_answered_through_the_api_or_times_out() {
         .map(|e| e.data["payload"]["output"].to_string())
         .collect();
     assert!(outputs[0].contains("Yes, I am here."), "{outputs:?}");
-    assert!(outputs[1].contains("did not reply within 3 seconds"), "{outputs:?}");
+    assert!(
+        outputs[1].contains("did not reply within 3 seconds"),
+        "{outputs:?}"
+    );
 
     // What the model was given.
     let requests = model.requests();
@@ -231,7 +235,10 @@ async fn the_operator_is_answered_through_the_api_or_times_out() {
     let detail: Value = server.get_json("/v1/experiments/dash-1").await;
     let cycles = detail["report"]["cycles"].as_array().unwrap();
     assert_eq!(cycles.len(), 2);
-    assert_eq!(cycles[1]["reflection"], "Cycle two: nobody answered this time.");
+    assert_eq!(
+        cycles[1]["reflection"],
+        "Cycle two: nobody answered this time."
+    );
     assert_eq!(cycles[0]["operator_messages"], 1);
     assert_eq!(detail["report"]["matrix"].as_array().unwrap().len(), 2);
     assert_eq!(detail["pending"], json!([]));
@@ -269,7 +276,11 @@ async fn an_experiment_stops_and_resumes_in_the_server() {
             break;
         }
     }
-    let res = server.post("/v1/experiments/stop-1/stop").send().await.unwrap();
+    let res = server
+        .post("/v1/experiments/stop-1/stop")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 202);
     let status = loop {
         let e = events.next().await.unwrap();
@@ -278,10 +289,18 @@ async fn an_experiment_stops_and_resumes_in_the_server() {
         }
     };
     assert_eq!(status, "stopped");
-    let again = server.post("/v1/experiments/stop-1/stop").send().await.unwrap();
+    let again = server
+        .post("/v1/experiments/stop-1/stop")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(again.status(), 409, "it no longer runs");
 
-    let res = server.post("/v1/experiments/stop-1/resume").send().await.unwrap();
+    let res = server
+        .post("/v1/experiments/stop-1/resume")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 202, "{}", res.text().await.unwrap());
     let mut events = follow(&server, "stop-1", None).await;
     let status = loop {
@@ -294,7 +313,11 @@ async fn an_experiment_stops_and_resumes_in_the_server() {
     let detail: Value = server.get_json("/v1/experiments/stop-1").await;
     assert_eq!(detail["report"]["cycles"].as_array().unwrap().len(), 3);
     assert_eq!(detail["report"]["memory"][0]["key"], "k");
-    let res = server.post("/v1/experiments/stop-1/resume").send().await.unwrap();
+    let res = server
+        .post("/v1/experiments/stop-1/resume")
+        .send()
+        .await
+        .unwrap();
     assert_eq!(res.status(), 409, "a complete experiment does not resume");
 }
 
@@ -315,22 +338,25 @@ async fn bad_experiments_are_refused_with_what_is_wrong() {
     let good = config("bad-1", 1, &url, 3);
     refused(good.replace("dashboard", "terminal"), 400, "operator.mode").await;
     refused(
-        good.replace("name = \"m\"", "name = \"m\"\nsystem_prompt_file = \"/etc/passwd\""),
+        good.replace(
+            "name = \"m\"",
+            "name = \"m\"\nsystem_prompt_file = \"/etc/passwd\"",
+        ),
         400,
         "system_prompt_file (line 7)",
     )
     .await;
     refused(good.replace("cycles = 1", "cycles = 0"), 400, "cycles").await;
     refused(good.replace("cycles = 1", "cycels = 1"), 400, "cycels").await;
-    refused(
-        good.replace(&url, "http://127.0.0.1:9/"),
-        403,
-        "base_urls",
-    )
-    .await;
+    refused(good.replace(&url, "http://127.0.0.1:9/"), 403, "base_urls").await;
     refused(good.replace("ollama", "local"), 400, "local").await;
     assert_eq!(
-        server.get("/v1/experiments/none").send().await.unwrap().status(),
+        server
+            .get("/v1/experiments/none")
+            .send()
+            .await
+            .unwrap()
+            .status(),
         404
     );
     assert_eq!(
