@@ -16,6 +16,7 @@ use reagent_cycles::{runner, CyclesError, Experiment, Status};
 use reagent_protocol::{CancellationToken, Provider};
 use reagent_providers::{Embedder, ProviderConfig};
 use reagent_store::Store;
+use tokio::sync::{OwnedSemaphorePermit, Semaphore};
 
 use crate::api::CreateRun;
 use crate::egress::Egress;
@@ -38,6 +39,10 @@ struct Inner {
     egress: Egress,
     provider: ProviderConfig,
     live: Mutex<HashMap<String, LiveExperiment>>,
+    /// At most this many experiments run at once (`[serve] max_concurrent_runs`, counted
+    /// apart from the runs).
+    slots: Arc<Semaphore>,
+    cap: usize,
 }
 
 /// The experiments this server runs. Cheap to clone.
@@ -53,14 +58,26 @@ pub(crate) struct Started {
 }
 
 impl Experiments {
-    /// Experiments over `store`, reaching model servers as runs do (`egress`, `provider`).
-    pub(crate) fn new(store: Store, egress: Egress, provider: ProviderConfig) -> Self {
+    /// Experiments over `store`, reaching model servers as runs do (`egress`, `provider`), at
+    /// most `cap` at once.
+    pub(crate) fn new(store: Store, egress: Egress, provider: ProviderConfig, cap: usize) -> Self {
         Experiments(Arc::new(Inner {
             store,
             egress,
             provider,
             live: Mutex::new(HashMap::new()),
+            slots: Arc::new(Semaphore::new(cap)),
+            cap,
         }))
+    }
+
+    /// A slot for one more experiment, or 429.
+    fn slot(&self) -> Result<OwnedSemaphorePermit, ApiError> {
+        self.0
+            .slots
+            .clone()
+            .try_acquire_owned()
+            .map_err(|_| ApiError::too_many_runs(self.0.cap))
     }
 
     fn live_map(&self) -> MutexGuard<'_, HashMap<String, LiveExperiment>> {
@@ -81,11 +98,12 @@ impl Experiments {
             .map_err(|e| ApiError::bad_request(format!("config: {e}")))?;
         let config = loaded.config;
         let (provider, embedder) = self.provider_for(&config)?;
+        let slot = self.slot()?;
         runner::create(&self.0.store, &config, None)
             .await
             .map_err(api_error)?;
         let id = config.run_id.clone();
-        self.launch(config, provider, embedder);
+        self.launch(config, provider, embedder, slot);
         Ok(Started {
             id,
             unsupported: loaded.unsupported,
@@ -111,7 +129,8 @@ impl Experiments {
             )));
         }
         let (provider, embedder) = self.provider_for(&config)?;
-        self.launch(config, provider, embedder);
+        let slot = self.slot()?;
+        self.launch(config, provider, embedder, slot);
         Ok(())
     }
 
@@ -179,6 +198,7 @@ impl Experiments {
         config: ExperimentConfig,
         provider: Arc<dyn Provider>,
         embedder: Option<Embedder>,
+        slot: OwnedSemaphorePermit,
     ) {
         let mailbox = Mailbox::new(Duration::from_secs_f64(config.operator.timeout_secs));
         let operator: Arc<dyn Operator> = match config.operator.mode {
@@ -211,6 +231,9 @@ impl Experiments {
                 Err(e) => tracing::warn!(experiment = %id, "experiment could not run: {e}"),
             }
             this.0.store.flush().await;
+            // The slot is free before the experiment stops being live (a client that saw it
+            // end may start another at once).
+            drop(slot);
             this.live_map().remove(&id);
         });
     }

@@ -168,6 +168,7 @@ impl Server {
             store.clone(),
             egress.clone(),
             config.defaults.provider.clone(),
+            config.max_concurrent_runs,
         );
         let runs = Runs::new(
             &config,

@@ -381,3 +381,46 @@ async fn bad_experiments_are_refused_with_what_is_wrong() {
     let list: Value = server.get_json("/v1/experiments").await;
     assert_eq!(list["experiments"], json!([]), "nothing was created");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn experiments_past_the_cap_get_429_until_one_has_stopped() {
+    let model = ScriptedOllama::start(ScriptBuilder::new().turns([
+        Turn::text("Slow.").with_delay(Duration::from_secs(30)),
+        Turn::text("Second, at last."),
+    ]))
+    .await
+    .unwrap();
+    let url = model.base_url();
+    let server = TestServer::start_with(|c| {
+        c.base_urls.push(url.clone());
+        c.max_concurrent_runs = 1;
+    })
+    .await;
+    assert_eq!(
+        start(&server, &config("cap-1", 1, &url, 3)).await.status(),
+        201
+    );
+    let res = start(&server, &config("cap-2", 1, &url, 3)).await;
+    assert_eq!(res.status(), 429);
+    assert!(res.text().await.unwrap().contains("max_concurrent_runs"));
+    let list: Value = server.get_json("/v1/experiments").await;
+    assert_eq!(
+        list["experiments"].as_array().unwrap().len(),
+        1,
+        "cap-2 was not created"
+    );
+    let res = server
+        .post("/v1/experiments/cap-1/stop")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(res.status(), 202);
+    let mut events = follow(&server, "cap-1", None).await;
+    while let Some(e) = events.next().await {
+        if e.event == "end" {
+            assert_eq!(e.data["status"], "stopped");
+        }
+    }
+    let res = start(&server, &config("cap-2", 1, &url, 3)).await;
+    assert_eq!(res.status(), 201, "{}", res.text().await.unwrap());
+}
