@@ -129,7 +129,8 @@ export function experimentPage(id, { show, handleError }) {
       const m = p.metrics || {};
       fill(card.state, badge(p.cut_short ? 'cut short' : 'completed'));
       soon();
-      fill(card.reflection, h('h4', {}, 'Reflection'), h('pre', { class: 'text' }, p.final_reflection || ''));
+      fill(card.reflection, h('h4', {}, 'Reflection'), h('pre', { class: 'text' }, p.final_reflection || ''),
+        m.session_run_id ? h('p', {}, h('a', { href: `#/runs/${m.session_run_id}`, class: 'session-link' }, 'The cycle’s session, step by step')) : null);
       fill(card.metrics,
         fact('Tool calls', num(m.tool_calls_total)), fact('Memory ops', num(m.memory_ops_total)),
         fact('Operator messages', num(m.messages_to_operator)), fact('Tokens', num(m.total_tokens)),

@@ -80,6 +80,13 @@ try {
   await page.locator('#memory td', { hasText: 'plan' }).waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'experiment-done.png'), fullPage: true });
 
+  // Each cycle is a session: its run page shows the operator's reply as the tool's result.
+  await cycle(2).locator('a.session-link').click();
+  await page.locator('#run-status .badge[data-outcome="completed"]').waitFor();
+  await page.getByText(REPLY).first().waitFor();
+  await page.goBack();
+  await page.locator('#experiment-status .badge[data-outcome="completed"]').waitFor();
+
   await page.getByRole('link', { name: 'Experiments' }).first().click();
   await page.locator('#experiments tr[data-experiment="dash-ui"][data-status="completed"]').waitFor();
   await page.screenshot({ path: path.join(SHOTS, 'experiments-list.png'), fullPage: true });
