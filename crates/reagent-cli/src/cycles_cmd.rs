@@ -20,6 +20,8 @@ use serde_json::json;
 use crate::exit::ExitCode;
 use crate::setup;
 
+mod hub;
+
 /// Flags of `reagent cycles` (the experiment file is the global `--config FILE`).
 #[derive(Debug, Args)]
 pub(crate) struct CyclesArgs {
@@ -48,11 +50,25 @@ pub(crate) enum CyclesCommand {
     Compare(CyclesCompareArgs),
 }
 
-/// Flags of `reagent cycles run`; the experiment's file is the global `--config FILE`, its
-/// JSONL log the global `--log FILE` (a value with a `/` or a file extension; a log level such
-/// as `debug` keeps its usual meaning), by default logs/RUN_ID.jsonl.
+/// Flags of `reagent cycles run`; the experiment's file is the global `--config FILE`. Here
+/// `--log FILE` is the experiment's JSONL log (the issue's command line), so the global
+/// `--log LEVEL` is spelled `--log-level LEVEL` after `run` (before `cycles` it keeps its
+/// name): an argument with the global one's id stops clap from adding it here.
 #[derive(Debug, Args)]
+#[command(arg(
+    clap::Arg::new("log")
+        .long("log-level")
+        .value_name("LEVEL")
+        .help("Log level for diagnostics on stderr (the global --log LEVEL)")
+))]
 pub(crate) struct CyclesRunArgs {
+    /// The experiment's JSONL log, appended to (default: logs/RUN_ID.jsonl).
+    #[arg(long = "log", id = "log_file", value_name = "FILE")]
+    pub(crate) log: Option<PathBuf>,
+    /// Queue each run as a hub task in this store (a SQLite file or postgres://…, the hub's),
+    /// for the workers (`reagent worker`) to run, instead of running them here.
+    #[arg(long, value_name = "URL")]
+    pub(crate) hub: Option<String>,
     /// A batch: one run per seed (ids derived from run_id).
     #[arg(long, value_delimiter = ',', value_name = "SEEDS")]
     pub(crate) seeds: Vec<i64>,
@@ -127,26 +143,16 @@ pub(crate) struct CyclesCompareArgs {
     pub(crate) html: Option<PathBuf>,
 }
 
-/// Whether the global `--log` value names a file (the experiment's JSONL log) rather than a
-/// diagnostics filter: it has a `/` or ends in a file extension, and no `=` or `::`.
-pub(crate) fn log_file(value: &str) -> Option<PathBuf> {
-    let filter_like = value.contains('=') || value.contains("::") || value.contains(',');
-    let path = Path::new(value);
-    let file_like = value.contains('/') || path.extension().is_some();
-    (file_like && !filter_like).then(|| path.to_path_buf())
-}
-
-/// `reagent cycles`; `config` is the global `--config`, `log` the global `--log`.
-pub(crate) async fn run(
-    args: &CyclesArgs,
-    config: Option<&Path>,
-    log: &str,
-) -> anyhow::Result<ExitCode> {
-    let location =
-        Location::resolve(args.store.as_deref(), None).map_err(|e| crate::usage(e.into()))?;
+/// `reagent cycles`; `config` is the global `--config`.
+pub(crate) async fn run(args: &CyclesArgs, config: Option<&Path>) -> anyhow::Result<ExitCode> {
+    let url = match &args.command {
+        CyclesCommand::Run(a) => hub::store_url(args.store.as_deref(), a.hub.as_deref())?,
+        _ => args.store.as_deref(),
+    };
+    let location = Location::resolve(url, None).map_err(|e| crate::usage(e.into()))?;
     let store = Store::open(&location).await?;
     match &args.command {
-        CyclesCommand::Run(a) => start(&store, a, config, log_file(log)).await,
+        CyclesCommand::Run(a) => start(&store, a, config).await,
         CyclesCommand::Resume(a) => resume(&store, a).await,
         CyclesCommand::List => list(&store).await,
         CyclesCommand::Report(a) => show_report(&store, a).await,
@@ -169,8 +175,8 @@ async fn start(
     store: &Store,
     args: &CyclesRunArgs,
     config: Option<&Path>,
-    log: Option<PathBuf>,
 ) -> anyhow::Result<ExitCode> {
+    let log = args.log.clone();
     let path = config
         .context("give the experiment's file: reagent cycles run --config FILE")
         .map_err(crate::usage)?;
@@ -211,6 +217,9 @@ async fn start(
         if store.experiment(&c.run_id).await?.is_some() {
             return Err(usage_of(CyclesError::Exists(c.run_id.clone())));
         }
+    }
+    if args.hub.is_some() {
+        return hub::queue(store, configs).await;
     }
     let mut code = ExitCode::Completed;
     for c in configs {
@@ -344,8 +353,9 @@ async fn provider(
     Ok((reagent_providers::build_provider(&cfg)?, None, cfg))
 }
 
-const DASHBOARD_REFUSED: &str = "operator.mode `dashboard` needs the experiment to run inside \
-`reagent serve`, which does not run experiments yet: use terminal, script or none";
+const DASHBOARD_REFUSED: &str = "operator.mode `dashboard` is answered in the dashboard of \
+`reagent serve`: start the experiment there (its Experiments view, or POST /v1/experiments with \
+the config), or use terminal, script or none here";
 
 fn operator_for(config: &ExperimentConfig, used: usize) -> anyhow::Result<Arc<dyn Operator>> {
     let o = &config.operator;
@@ -554,23 +564,4 @@ async fn compare_runs(store: &Store, args: &CyclesCompareArgs) -> anyhow::Result
         eprintln!("reagent cycles: comparison written to {}", path.display());
     }
     Ok(ExitCode::Completed)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::log_file;
-
-    #[test]
-    fn the_global_log_flag_names_a_file_or_a_filter() {
-        assert_eq!(log_file("run.jsonl"), Some("run.jsonl".into()));
-        assert_eq!(log_file("logs/run"), Some("logs/run".into()));
-        for filter in [
-            "warn",
-            "debug",
-            "reagent=debug",
-            "reagent_core::session=trace",
-        ] {
-            assert_eq!(log_file(filter), None, "{filter}");
-        }
-    }
 }

@@ -97,7 +97,6 @@ fn main() {
 
 async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
     let config = cli.config.as_deref();
-    let log = cli.log.as_str();
     // Read by the commands that take the config file, when they start.
     let file = || config::FileConfig::load(config).map_err(usage);
     match cli.command {
@@ -114,8 +113,8 @@ async fn dispatch(cli: Cli) -> anyhow::Result<ExitCode> {
         Command::Worker(args) => worker_cmd::run(&args, &file()?).await,
         Command::Task(args) => task_cmd::run(&args, &file()?).await,
         Command::Serve(args) => serve_cmd::run(&args, &file()?).await,
-        // The global --config is the experiment's file here, and --log FILE its JSONL log.
-        Command::Cycles(args) => cycles_cmd::run(&args, config, log).await,
+        // The global --config is the experiment's file here.
+        Command::Cycles(args) => cycles_cmd::run(&args, config).await,
         Command::Mcp(args) => mcp_cmd::run(&args, &file()?).await,
     }
 }

@@ -318,6 +318,69 @@ async fn a_contreact_ollama_yaml_runs_unchanged() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn log_names_the_experiments_file_and_the_level_keeps_its_flags() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let server = server(vec![Turn::text("One."), Turn::text("Two.")]).await;
+    // `--log FILE` after `run` is the experiment's log, whatever its name looks like; the
+    // global `--log LEVEL` before `cycles` still sets the diagnostics.
+    let one = write_config(d, "flag-1", 1, &server.base_url(), "");
+    let out = output(
+        d,
+        &[
+            "--log",
+            "debug",
+            "cycles",
+            "run",
+            "--config",
+            one.to_str().unwrap(),
+            "--log",
+            "study-log",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("DEBUG"),
+        "the level applies: {}",
+        text(&out)
+    );
+    let events = reagent_cycles::log::read_jsonl(&d.join("study-log")).unwrap();
+    assert_eq!(events.len(), 3, "CYCLE_START, LLM_INVOCATION, CYCLE_END");
+    assert!(!d.join("logs/flag-1.jsonl").exists());
+    // After `run`, the level is `--log-level`, and the default log is used.
+    let two = write_config(d, "flag-2", 1, &server.base_url(), "");
+    let out = output(
+        d,
+        &[
+            "cycles",
+            "run",
+            "--config",
+            two.to_str().unwrap(),
+            "--log-level",
+            "debug",
+        ],
+    )
+    .await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(
+        text(&out).contains("DEBUG"),
+        "the level applies: {}",
+        text(&out)
+    );
+    assert_eq!(
+        reagent_cycles::log::read_jsonl(&d.join("logs/flag-2.jsonl"))
+            .unwrap()
+            .len(),
+        3
+    );
+    // Elsewhere `--log LEVEL` is unchanged, before or after the subcommand.
+    let out = output(d, &["cycles", "list", "--log", "info"]).await;
+    assert!(out.status.success(), "{}", text(&out));
+    assert!(String::from_utf8_lossy(&out.stdout).contains("flag-2"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_terminal_operator_times_out_and_answers_when_typed() {
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();

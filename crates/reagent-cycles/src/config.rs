@@ -30,7 +30,8 @@ pub enum OperatorMode {
     Terminal,
     /// The lines of the `replies` file, in order.
     Script,
-    /// The dashboard of `reagent serve` (not served yet: refused when the experiment starts).
+    /// The dashboard of `reagent serve`, within `timeout_secs` (the experiment must be started
+    /// there: `POST /v1/experiments`).
     Dashboard,
     /// Nobody: the agent is told no operator is present.
     #[default]
@@ -312,13 +313,32 @@ pub fn parse_toml(text: &str, base: &Path) -> Result<Loaded, String> {
     let file: ReagentFile = toml::from_str(text).map_err(|e| e.to_string())?;
     let line = |key: &str| line_of(text, key);
     Ok(Loaded {
-        config: file.resolve(base, &line)?,
+        config: file.resolve(Some(base), &line)?,
         unsupported: Vec::new(),
     })
 }
 
 /// A YAML config of either shape; relative paths are taken from `base`.
 pub fn parse_yaml(text: &str, base: &Path) -> Result<Loaded, String> {
+    yaml_with(text, Some(base))
+}
+
+/// A config sent as text (over HTTP: `reagent serve`), TOML or YAML by its content. It may
+/// name no file (`model.system_prompt_file`, `operator.replies`): a config naming one is an
+/// error, and no file is read.
+pub fn parse_sent(text: &str) -> Result<Loaded, String> {
+    if toml::from_str::<toml::Table>(text).is_ok() {
+        let file: ReagentFile = toml::from_str(text).map_err(|e| e.to_string())?;
+        let line = |key: &str| line_of(text, key);
+        return Ok(Loaded {
+            config: file.resolve(None, &line)?,
+            unsupported: Vec::new(),
+        });
+    }
+    yaml_with(text, None)
+}
+
+fn yaml_with(text: &str, base: Option<&Path>) -> Result<Loaded, String> {
     let keys: serde_yaml_ng::Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
     let contreact = keys.get("model_name").is_some() || keys.get("cycle_count").is_some();
     let line = |key: &str| line_of(text, key);
@@ -379,12 +399,30 @@ pub fn parse_yaml(text: &str, base: &Path) -> Result<Loaded, String> {
 }
 
 impl ReagentFile {
+    /// `base`: where relative paths start; `None` when the config may name no file.
     fn resolve(
         self,
-        base: &Path,
+        base: Option<&Path>,
         line: &dyn Fn(&str) -> Option<usize>,
     ) -> Result<ExperimentConfig, String> {
         let at = |key: &str| line(key).map_or(String::new(), |n| format!(" (line {n})"));
+        let Some(base) = base else {
+            for (key, named) in [
+                (
+                    "system_prompt_file",
+                    self.model.system_prompt_file.is_some(),
+                ),
+                ("replies", self.operator.replies.is_some()),
+            ] {
+                if named {
+                    return Err(format!(
+                        "{key}{}: a config sent to the server may name no file",
+                        at(key)
+                    ));
+                }
+            }
+            return self.resolve(Some(Path::new(".")), line);
+        };
         let strong = self.similarity.strong.map_or(DEFAULT_STRONG, |r| r.0);
         let moderate = self.similarity.moderate.map_or(DEFAULT_MODERATE, |r| r.0);
         if moderate > strong {

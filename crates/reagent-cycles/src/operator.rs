@@ -1,11 +1,12 @@
 //! Who answers `send_message_to_operator`: nobody ([`Absent`]), the lines of a script file
-//! ([`Scripted`]), or a person typing lines within a timeout ([`Lines`]: the CLI gives it the
-//! terminal's standard input; the dashboard is not served yet).
+//! ([`Scripted`]), a person typing lines within a timeout ([`Lines`]: the CLI gives it the
+//! terminal's standard input), or a person answering in the dashboard of `reagent serve`
+//! within a timeout ([`Mailbox`]).
 
 use std::collections::VecDeque;
 use std::io::BufRead;
 use std::path::Path;
-use std::sync::{mpsc, Mutex};
+use std::sync::{mpsc, Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use reagent_protocol::CancellationToken;
@@ -122,7 +123,7 @@ impl Operator for Lines {
                 return timed_out(self.timeout);
             }
             if cancel.is_cancelled() {
-                return "The operator is gone: the experiment is stopping.".to_owned();
+                return GONE_REPLY.to_owned();
             }
             match lines.recv_timeout(left.min(Duration::from_millis(100))) {
                 Ok(line) => return line.trim().to_owned(),
@@ -134,6 +135,122 @@ impl Operator for Lines {
         }
     }
 }
+
+/// A message waiting in a [`Mailbox`] for its answer.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct PendingMessage {
+    /// Its id in the mailbox (`1`, `2`, …), to answer it by.
+    pub id: String,
+    /// What the agent wrote.
+    pub message: String,
+    /// When it was sent (RFC 3339, UTC).
+    pub asked: String,
+    /// How long it waits for an answer, in seconds.
+    pub timeout_secs: f64,
+}
+
+#[derive(Default)]
+struct Slots {
+    next: u64,
+    waiting: Vec<(PendingMessage, mpsc::Sender<String>)>,
+}
+
+/// Mode `dashboard`: each message waits in the mailbox until someone answers it
+/// ([`Mailbox::answer`]) or its timeout passes (then the agent gets [`timed_out`]'s reply, as
+/// at the terminal). Cheap to clone; the clones share the messages.
+#[derive(Clone, Default)]
+pub struct Mailbox {
+    slots: Arc<Mutex<Slots>>,
+    timeout: Duration,
+}
+
+impl Mailbox {
+    /// An empty mailbox whose messages wait `timeout` for an answer.
+    pub fn new(timeout: Duration) -> Self {
+        Mailbox {
+            slots: Arc::default(),
+            timeout,
+        }
+    }
+
+    fn slots(&self) -> MutexGuard<'_, Slots> {
+        self.slots
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// The messages waiting for an answer, oldest first.
+    pub fn pending(&self) -> Vec<PendingMessage> {
+        self.slots()
+            .waiting
+            .iter()
+            .map(|(m, _)| m.clone())
+            .collect()
+    }
+
+    /// Answer message `id`; false when no such message waits (answered, timed out, unknown).
+    pub fn answer(&self, id: &str, reply: &str) -> bool {
+        let mut slots = self.slots();
+        let Some(at) = slots.waiting.iter().position(|(m, _)| m.id == id) else {
+            return false;
+        };
+        let (_, tx) = slots.waiting.remove(at);
+        tx.send(reply.trim().to_owned()).is_ok()
+    }
+
+    fn withdraw(&self, id: &str) {
+        self.slots().waiting.retain(|(m, _)| m.id != id);
+    }
+}
+
+impl Operator for Mailbox {
+    fn reply(&self, message: &str, cancel: &CancellationToken) -> String {
+        let (tx, rx) = mpsc::channel();
+        let id = {
+            let mut slots = self.slots();
+            slots.next += 1;
+            let id = slots.next.to_string();
+            slots.waiting.push((
+                PendingMessage {
+                    id: id.clone(),
+                    message: message.to_owned(),
+                    asked: humantime::format_rfc3339_seconds(std::time::SystemTime::now())
+                        .to_string(),
+                    timeout_secs: self.timeout.as_secs_f64(),
+                },
+                tx,
+            ));
+            id
+        };
+        let deadline = Instant::now() + self.timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() || cancel.is_cancelled() {
+                self.withdraw(&id);
+                // An answer that came in while it was being withdrawn still counts.
+                if let Ok(reply) = rx.try_recv() {
+                    return reply;
+                }
+                return if cancel.is_cancelled() {
+                    GONE_REPLY.to_owned()
+                } else {
+                    timed_out(self.timeout)
+                };
+            }
+            match rx.recv_timeout(left.min(Duration::from_millis(100))) {
+                Ok(reply) => return reply,
+                Err(mpsc::RecvTimeoutError::Timeout) => {}
+                Err(mpsc::RecvTimeoutError::Disconnected) => {
+                    self.withdraw(&id);
+                    return timed_out(self.timeout);
+                }
+            }
+        }
+    }
+}
+
+/// The reply when the experiment stops while a message waits.
+const GONE_REPLY: &str = "The operator is gone: the experiment is stopping.";
 
 /// The reply when nobody answered in time.
 pub fn timed_out(after: Duration) -> String {
@@ -154,6 +271,37 @@ mod tests {
         assert_eq!(s.reply("x", &c), "a");
         assert_eq!(s.reply("x", &c), "b");
         assert_eq!(s.reply("x", &c), SCRIPT_EXHAUSTED_REPLY);
+    }
+
+    #[test]
+    fn the_mailbox_is_answered_or_times_out() {
+        let mailbox = Mailbox::new(Duration::from_millis(300));
+        let c = CancellationToken::new();
+        let answering = mailbox.clone();
+        let answerer = std::thread::spawn(move || loop {
+            if let Some(m) = answering.pending().first() {
+                assert_eq!(m.message, "hello?");
+                assert!(!answering.answer("99", "nobody asked"));
+                assert!(answering.answer(&m.id, "  hi there "));
+                assert!(!answering.answer(&m.id, "twice"));
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        });
+        assert_eq!(mailbox.reply("hello?", &c), "hi there");
+        answerer.join().expect("answerer");
+        let started = Instant::now();
+        assert!(mailbox
+            .reply("anyone?", &c)
+            .contains("did not reply within"));
+        assert!(started.elapsed() >= Duration::from_millis(300));
+        assert!(
+            mailbox.pending().is_empty(),
+            "a timed-out message is withdrawn"
+        );
+        c.cancel();
+        assert_eq!(mailbox.reply("still?", &c), GONE_REPLY);
+        assert!(mailbox.pending().is_empty());
     }
 
     #[test]

@@ -84,13 +84,28 @@ export async function call(method, path, body) {
  * replayed). Resolves when the server closes the stream (after `run_finished`), rejects on an
  * error or when `signal` aborts.
  */
-export async function followEvents(id, after, onEvent, signal) {
-  const path = `/v1/runs/${encodeURIComponent(id)}/events?after=${after}&deltas=true`;
+export function followEvents(id, after, onEvent, signal) {
+  return readEvents(`/v1/runs/${encodeURIComponent(id)}/events?after=${after}&deltas=true`, onEvent, signal);
+}
+
+/**
+ * Follow experiment `id`'s events after `after` (a seq): `onEvent(data, name)` for each, name
+ * being the log event's type (`CYCLE_START`, `LLM_INVOCATION`, `TOOL_CALL`, `CYCLE_END`),
+ * `operator` (the messages waiting for an answer changed) or `end` (the last; the stream
+ * closes).
+ */
+export function followExperiment(id, after, onEvent, signal) {
+  return readEvents(`/v1/experiments/${encodeURIComponent(id)}/events?after=${after}`, onEvent, signal);
+}
+
+/** Read the Server-Sent Events of `path` (fetch streaming: EventSource cannot send headers). */
+async function readEvents(path, onEvent, signal) {
   const response = await fetch(path, { headers: headers({ Accept: 'text/event-stream' }), signal });
   if (!response.ok) throw await failure(response);
   const reader = response.body.pipeThrough(new TextDecoderStream()).getReader();
   let buffer = '';
   let data = [];
+  let name = 'message';
   for (;;) {
     const { value, done } = await reader.read();
     if (done) return;
@@ -105,15 +120,18 @@ export async function followEvents(id, after, onEvent, signal) {
           const text = data.join('\n');
           data = [];
           try {
-            onEvent(JSON.parse(text));
+            onEvent(JSON.parse(text), name);
           } catch (e) {
             console.warn('unreadable event', e, text);
           }
         }
+        name = 'message';
       } else if (line.startsWith('data:')) {
         data.push(line.slice(5).replace(/^ /, ''));
+      } else if (line.startsWith('event:')) {
+        name = line.slice(6).trim();
       }
-      // `id:` and `event:` repeat what the event JSON says (`seq`, `type`); comments are ignored.
+      // `id:` repeats the event's seq; comments are ignored.
     }
   }
 }

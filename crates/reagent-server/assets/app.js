@@ -1,13 +1,13 @@
 // The reagent dashboard: sign-in, the run list with live status and pending approvals, the
 // form that starts a run, and a run's page (run.js). Routes live in the URL fragment:
-// `#/` (runs), `#/new`, `#/runs/ID`. The token arrives as `#token=...` or through the form.
+// `#/` (runs), `#/new`, `#/runs/ID`, `#/experiments`, `#/experiments/ID` (experiments.js). The token arrives as `#token=...` or through the form.
 
 import { call, token, setToken, clearToken, adoptTokenFromFragment, ApiError } from './api.js';
-import { h, fill, num, when, badge, shortId, toast } from './dom.js';
+import { h, fill, num, when, badge, shortId, toast, every } from './dom.js';
 import { runPage } from './run.js';
+import { experimentsPage, experimentPage } from './experiments.js';
 
 const main = document.getElementById('main');
-const POLL_MS = 2000;
 const FORM_KEY = 'reagent.form';
 
 /** The page being shown: a function that stops its timers and streams. */
@@ -20,21 +20,6 @@ function show(title, ...children) {
   fill(main, ...children);
   if (navigated) main.focus({ preventScroll: true });
   navigated = true;
-}
-
-/** Run `fn` now and every `POLL_MS` until the returned stop function is called. */
-function every(fn) {
-  let timer = null;
-  let stopped = false;
-  const tick = async () => {
-    await fn();
-    if (!stopped) timer = setTimeout(tick, POLL_MS);
-  };
-  tick();
-  return () => {
-    stopped = true;
-    clearTimeout(timer);
-  };
 }
 
 /** An API error that means the token is missing or wrong sends the user to the sign-in form. */
@@ -250,9 +235,12 @@ function route() {
   }
   const path = (location.hash || '#/').slice(1);
   const run = /^\/runs\/([A-Za-z0-9_-]+)$/.exec(path);
+  const experiment = /^\/experiments\/([A-Za-z0-9_.:%-]+)$/.exec(path);
   if (path === '/' || path === '') leavePage = runsPage();
   else if (path === '/new') leavePage = newRunPage();
   else if (run) leavePage = runPage(main, run[1], { show, handleError, decide });
+  else if (path === '/experiments') leavePage = experimentsPage({ show, handleError });
+  else if (experiment) leavePage = experimentPage(decodeURIComponent(experiment[1]), { show, handleError });
   else leavePage = notFound();
 }
 

@@ -101,3 +101,18 @@ export function toast(message, kind = 'info') {
   clearTimeout(toast.timer);
   toast.timer = setTimeout(() => el.replaceChildren(), 5000);
 }
+
+/** Run `fn` now and every `everyMs` (2 s) until the returned stop function is called. */
+export function every(fn, everyMs = 2000) {
+  let timer = null;
+  let stopped = false;
+  const tick = async () => {
+    await fn();
+    if (!stopped) timer = setTimeout(tick, everyMs);
+  };
+  tick();
+  return () => {
+    stopped = true;
+    clearTimeout(timer);
+  };
+}

@@ -45,6 +45,9 @@ mod assets;
 mod config;
 mod egress;
 mod error;
+mod experiment_api;
+mod experiment_routes;
+mod experiments;
 mod extract;
 mod follow;
 mod live;
@@ -71,10 +74,12 @@ pub use config::{
     RunDefaults, ServerConfig, DEFAULT_BIND, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_CONCURRENT_RUNS,
 };
 pub use error::{ApiError, ErrorBody, ErrorDetail, ServerError};
+pub use experiment_api::*;
 pub use openapi::openapi;
 pub use token::{default_token_path, Token, TOKEN_FILE_NAME};
 
 use approvals::Approvals;
+use experiments::Experiments;
 use metrics::Metrics;
 use runs::Runs;
 
@@ -83,6 +88,7 @@ const SHUTDOWN_GRACE: Duration = Duration::from_secs(2);
 
 struct Shared {
     runs: Runs,
+    experiments: Experiments,
     store: Store,
     approvals: Approvals,
     metrics: Arc<Metrics>,
@@ -97,6 +103,9 @@ pub(crate) struct AppState(Arc<Shared>);
 impl AppState {
     pub(crate) fn runs(&self) -> &Runs {
         &self.0.runs
+    }
+    pub(crate) fn experiments(&self) -> &Experiments {
+        &self.0.experiments
     }
     pub(crate) fn store(&self) -> &Store {
         &self.0.store
@@ -155,6 +164,12 @@ impl Server {
         })?;
         let approvals = Approvals::default();
         let metrics = Arc::new(Metrics::new());
+        let experiments = Experiments::new(
+            store.clone(),
+            egress.clone(),
+            config.defaults.provider.clone(),
+            config.max_concurrent_runs,
+        );
         let runs = Runs::new(
             &config,
             store.clone(),
@@ -168,6 +183,7 @@ impl Server {
             addr,
             state: AppState(Arc::new(Shared {
                 runs,
+                experiments,
                 store,
                 approvals,
                 metrics,
@@ -218,9 +234,10 @@ impl Server {
         let app = routes::router(self.state.clone());
         let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<()>();
         let runs = self.state.runs().clone();
+        let experiments = self.state.experiments().clone();
         let signal = async move {
             shutdown.await;
-            runs.interrupt_all().await;
+            tokio::join!(runs.interrupt_all(), experiments.interrupt_all());
             let _ = stopped_tx.send(());
         };
         // Events are small writes: without TCP_NODELAY, Nagle and delayed ACKs hold them ~40 ms.

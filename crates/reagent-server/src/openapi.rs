@@ -5,11 +5,12 @@ use axum::Json;
 use utoipa::openapi::security::{HttpAuthScheme, HttpBuilder, SecurityScheme};
 use utoipa::{Modify, OpenApi};
 
-use crate::{api, error, routes, stream};
+use crate::{api, error, experiment_api, experiment_routes, routes, stream};
 
 #[derive(OpenApi)]
 #[openapi(
-    info(title = "reagent serve", description = "Runs, their live events, approvals and metrics. \
+    info(title = "reagent serve", description = "Runs, their live events, approvals and metrics; \
+        experiments (reagent cycles) and their operator's messages. \
         Every route but /v1/health and the dashboard's files needs `Authorization: Bearer TOKEN`. \
         Errors are `{\"error\":{\"code\",\"message\"}}` with a 4xx status."),
     paths(
@@ -21,6 +22,14 @@ use crate::{api, error, routes, stream};
         routes::follow_up,
         stream::sse,
         stream::websocket,
+        experiment_routes::start_experiment,
+        experiment_routes::list_experiments,
+        experiment_routes::get_experiment,
+        experiment_routes::experiment_events,
+        experiment_routes::stop_experiment,
+        experiment_routes::resume_experiment,
+        experiment_routes::list_operator_messages,
+        experiment_routes::answer_operator,
         routes::list_approvals,
         routes::decide_approval,
         routes::metrics,
@@ -31,6 +40,11 @@ use crate::{api, error, routes, stream};
         api::RunList, api::RunDetail, api::RunOutcome, api::CancelAccepted, api::FollowUp,
         api::Approval, api::ApprovalList, api::ApprovalAnswer, api::Decision,
         api::ApprovalDecided, api::Health, error::ErrorBody, error::ErrorDetail,
+        experiment_api::StartExperiment, experiment_api::ExperimentStarted,
+        experiment_api::ExperimentSummary, experiment_api::ExperimentList,
+        experiment_api::ExperimentDetail, experiment_api::OperatorMessage,
+        experiment_api::OperatorMessages, experiment_api::OperatorReply,
+        experiment_api::OperatorReplied, experiment_api::ExperimentAccepted,
     )),
     modifiers(&BearerToken),
     security(("bearer" = [])),

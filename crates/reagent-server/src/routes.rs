@@ -16,7 +16,7 @@ use crate::api::{
 };
 use crate::error::{ApiError, ErrorBody};
 use crate::extract::{JsonBody, QueryParams};
-use crate::{assets, openapi, stream, AppState};
+use crate::{assets, experiment_routes, openapi, stream, AppState};
 
 /// Default and largest page of `GET /v1/runs`.
 const DEFAULT_PAGE: u32 = 50;
@@ -31,6 +31,34 @@ pub(crate) fn router(state: AppState) -> Router {
         .route("/v1/runs/{id}/messages", post(follow_up))
         .route("/v1/runs/{id}/events", get(stream::sse))
         .route("/v1/runs/{id}/ws", get(stream::websocket))
+        .route(
+            "/v1/experiments",
+            get(experiment_routes::list_experiments).post(experiment_routes::start_experiment),
+        )
+        .route(
+            "/v1/experiments/{id}",
+            get(experiment_routes::get_experiment),
+        )
+        .route(
+            "/v1/experiments/{id}/events",
+            get(experiment_routes::experiment_events),
+        )
+        .route(
+            "/v1/experiments/{id}/stop",
+            post(experiment_routes::stop_experiment),
+        )
+        .route(
+            "/v1/experiments/{id}/resume",
+            post(experiment_routes::resume_experiment),
+        )
+        .route(
+            "/v1/experiments/{id}/operator",
+            get(experiment_routes::list_operator_messages),
+        )
+        .route(
+            "/v1/experiments/{id}/operator/{message}",
+            post(experiment_routes::answer_operator),
+        )
         .route("/v1/approvals", get(list_approvals))
         .route("/v1/approvals/{id}", post(decide_approval))
         .route("/v1/openapi.json", get(openapi::document))

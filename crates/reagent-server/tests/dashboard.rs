@@ -31,13 +31,13 @@ fn spec_dir() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dashboard")
 }
 
-/// `target/test-artifacts/dashboard`, emptied.
-fn artifacts() -> PathBuf {
+/// `target/test-artifacts/NAME`, emptied.
+fn artifacts(name: &str) -> PathBuf {
     let target = Path::new(env!("CARGO_TARGET_TMPDIR"))
         .parent()
         .expect("CARGO_TARGET_TMPDIR is inside the target directory")
         .to_path_buf();
-    let dir = target.join("test-artifacts/dashboard");
+    let dir = target.join("test-artifacts").join(name);
     let _ = std::fs::remove_dir_all(&dir);
     std::fs::create_dir_all(&dir).unwrap();
     dir
@@ -76,7 +76,37 @@ fn browser_tools() -> (PathBuf, PathBuf) {
         "playwright-core is not installed in {}: run scripts/install-test-deps.sh",
         spec_dir().display()
     );
-    (chromium, spec_dir().join("dashboard.spec.mjs"))
+    (chromium, spec_dir())
+}
+
+/// Run the browser spec `spec` (in tests/dashboard) with `envs` and Chromium; fail with its
+/// output unless it passes.
+async fn run_spec(spec: &str, envs: &[(&str, String)], shots: &Path) {
+    let (chromium, dir) = browser_tools();
+    let child = tokio::process::Command::new("node")
+        .arg(dir.join(spec))
+        .current_dir(&dir)
+        .envs(envs.iter().map(|(k, v)| (k, v)))
+        .env("DASHBOARD_ARTIFACTS", shots)
+        .env("CHROMIUM", &chromium)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .kill_on_drop(true)
+        .spawn()
+        .unwrap();
+    let out = tokio::time::timeout(SPEC_LIMIT, child.wait_with_output())
+        .await
+        .expect("the browser spec finishes in time")
+        .unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        out.status.success(),
+        "the browser spec {spec} failed ({}); screenshots in {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
+        out.status,
+        shots.display()
+    );
 }
 
 /// Replies for: the first run (a read with thinking, a command needing approval, an empty
@@ -129,8 +159,7 @@ fn notes() -> String {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_dashboard_drives_runs_in_headless_chromium() {
-    let (chromium, spec) = browser_tools();
-    let shots = artifacts();
+    let shots = artifacts("dashboard");
     let model = ScriptedOllama::start(script()).await.unwrap();
     let server = TestServer::start_with(|config| {
         config.defaults.tools.command.rules = CommandRules::new(RuleDecision::Allow).ask("echo");
@@ -138,36 +167,22 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
     })
     .await;
     std::fs::write(server.workspace.join("notes.txt"), notes()).unwrap();
-
-    let child = tokio::process::Command::new("node")
-        .arg(&spec)
-        .current_dir(spec_dir())
-        .env("DASHBOARD_URL", &server.base)
-        .env("DASHBOARD_TOKEN", &server.token)
-        .env("DASHBOARD_WORKSPACE", &server.workspace)
-        .env("DASHBOARD_MODEL_URL", model.base_url())
-        .env("DASHBOARD_COMMAND", COMMAND)
-        .env("DASHBOARD_ANSWER", ANSWER)
-        .env("DASHBOARD_ARTIFACTS", &shots)
-        .env("CHROMIUM", &chromium)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .kill_on_drop(true)
-        .spawn()
-        .unwrap();
-    let out = tokio::time::timeout(SPEC_LIMIT, child.wait_with_output())
-        .await
-        .expect("the browser spec finishes in time")
-        .unwrap();
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    assert!(
-        out.status.success(),
-        "the browser spec failed ({}); screenshots in {}\n--- stdout\n{stdout}\n--- stderr\n{stderr}",
-        out.status,
-        shots.display()
-    );
+    run_spec(
+        "dashboard.spec.mjs",
+        &[
+            ("DASHBOARD_URL", server.base.clone()),
+            ("DASHBOARD_TOKEN", server.token.clone()),
+            (
+                "DASHBOARD_WORKSPACE",
+                server.workspace.display().to_string(),
+            ),
+            ("DASHBOARD_MODEL_URL", model.base_url()),
+            ("DASHBOARD_COMMAND", COMMAND.to_owned()),
+            ("DASHBOARD_ANSWER", ANSWER.to_owned()),
+        ],
+        &shots,
+    )
+    .await;
 
     // What the browser did, as the server recorded it.
     let list: Value = server.get_json("/v1/runs").await;
@@ -195,6 +210,68 @@ async fn the_dashboard_drives_runs_in_headless_chromium() {
         "run-finished.png",
         "runs-desktop.png",
         "run-phone.png",
+    ] {
+        let len = std::fs::metadata(shots.join(shot))
+            .map(|m| m.len())
+            .unwrap_or(0);
+        assert!(
+            len > 10_000,
+            "screenshot {shot} missing or empty ({len} bytes)"
+        );
+    }
+}
+
+/// The question the experiment's agent asks the operator, and the reply typed in the page.
+const QUESTION: &str = "Is anyone watching these cycles?";
+const REPLY: &str = "Yes, I am watching from the dashboard.";
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn experiments_are_followed_and_answered_in_headless_chromium() {
+    let shots = artifacts("experiments");
+    let step = Duration::from_millis(900);
+    let model = ScriptedOllama::start(
+        ScriptBuilder::new().turns([
+            Turn::tool_call("write", json!({"key": "plan", "value": "watch the sea"}))
+                .with_delay(step),
+            Turn::text("Cycle one: I wrote a plan.").with_delay(step),
+            Turn::tool_call("send_message_to_operator", json!({ "message": QUESTION }))
+                .with_delay(step),
+            Turn::text("Cycle two: the operator answered.").with_delay(step),
+            Turn::text("Cycle three: done watching.").with_delay(step),
+        ]),
+    )
+    .await
+    .unwrap();
+    let server = TestServer::start_allowing(&model.base_url()).await;
+    let config = format!(
+        "run_id = \"dash-ui\"\ncycles = 3\n[model]\nprovider = \"ollama\"\nbase_url = \"{}\"\n\
+         name = \"m\"\n[operator]\nmode = \"dashboard\"\ntimeout_secs = 120\n",
+        model.base_url()
+    );
+    run_spec(
+        "experiments.spec.mjs",
+        &[
+            ("DASHBOARD_URL", server.base.clone()),
+            ("DASHBOARD_TOKEN", server.token.clone()),
+            ("EXPERIMENT_CONFIG", config),
+            ("EXPERIMENT_QUESTION", QUESTION.to_owned()),
+            ("EXPERIMENT_REPLY", REPLY.to_owned()),
+        ],
+        &shots,
+    )
+    .await;
+
+    // The reply typed in the page reached the model.
+    let requests = model.requests();
+    assert_eq!(requests.len(), 5);
+    let after_question = requests[3]["messages"].to_string();
+    assert!(after_question.contains(REPLY), "{after_question}");
+    let detail: Value = server.get_json("/v1/experiments/dash-ui").await;
+    assert_eq!(detail["summary"]["status"], "completed");
+    for shot in [
+        "experiment-live.png",
+        "experiment-operator.png",
+        "experiment-done.png",
     ] {
         let len = std::fs::metadata(shots.join(shot))
             .map(|m| m.len())

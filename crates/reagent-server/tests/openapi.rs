@@ -49,13 +49,21 @@ async fn the_served_document_names_every_route_and_its_schemas() {
         ("/v1/approvals/{id}", "post"),
         ("/v1/openapi.json", "get"),
         ("/metrics", "get"),
+        ("/v1/experiments", "get"),
+        ("/v1/experiments", "post"),
+        ("/v1/experiments/{id}", "get"),
+        ("/v1/experiments/{id}/events", "get"),
+        ("/v1/experiments/{id}/stop", "post"),
+        ("/v1/experiments/{id}/resume", "post"),
+        ("/v1/experiments/{id}/operator", "get"),
+        ("/v1/experiments/{id}/operator/{message}", "post"),
     ] {
         assert!(
             paths.get(path).and_then(|p| p.get(method)).is_some(),
             "{method} {path}"
         );
     }
-    assert_eq!(paths.len(), 11);
+    assert_eq!(paths.len(), 18);
     // Health is open; the rest need the bearer token.
     assert_eq!(
         doc["paths"]["/v1/health"]["get"]["security"],

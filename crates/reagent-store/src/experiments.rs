@@ -381,12 +381,25 @@ impl Store {
 
     /// The events of experiment `id`, in order.
     pub async fn cycle_events(&self, id: &str) -> Result<Vec<CycleEventRow>, StoreError> {
+        self.cycle_events_after(id, 0, i64::MAX).await
+    }
+
+    /// At most `limit` events of experiment `id` numbered after `after`, in order (a live
+    /// view's next page).
+    pub async fn cycle_events_after(
+        &self,
+        id: &str,
+        after: i64,
+        limit: i64,
+    ) -> Result<Vec<CycleEventRow>, StoreError> {
         let fail = |e| self.query_error("read an experiment's events", e);
         let rows = sqlx::query(
             "SELECT seq, cycle, ts, event_type, payload FROM cycle_events \
-             WHERE experiment_id = $1 ORDER BY seq",
+             WHERE experiment_id = $1 AND seq > $2 ORDER BY seq LIMIT $3",
         )
         .bind(id)
+        .bind(after)
+        .bind(limit)
         .fetch_all(&self.pool)
         .await
         .map_err(fail)?;

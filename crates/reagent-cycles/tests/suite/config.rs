@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use reagent_cycles::config::{load, parse_toml, parse_yaml};
+use reagent_cycles::config::{load, parse_sent, parse_toml, parse_yaml};
 use reagent_cycles::{HistoryMode, OperatorMode};
 
 const FULL: &str = r#"run_id = "ember-1"
@@ -225,4 +225,41 @@ fn batch_variants_derive_their_ids() {
     assert_eq!(v.model.name, "qwen3:8b");
     assert_eq!(v.model.options.seed, Some(2));
     assert_eq!(c.variant(Some(5), None).run_id, "b-s5");
+}
+
+#[test]
+fn a_config_sent_as_text_is_either_format_and_names_no_file() {
+    let toml = "run_id = \"sent\"\ncycles = 2\n[model]\nname = \"m\"\n[operator]\nmode = \"dashboard\"\ntimeout_secs = 5\n";
+    let c = parse_sent(toml).unwrap().config;
+    assert_eq!((c.run_id.as_str(), c.cycles), ("sent", 2));
+    assert_eq!(c.operator.timeout_secs, 5.0);
+    let loaded = parse_sent(CONTREACT).unwrap();
+    assert_eq!(loaded.config.model.name, "llama3.1:8b");
+    assert!(
+        !loaded.unsupported.is_empty(),
+        "Telegram keys still reported"
+    );
+    for (text, key) in [
+        (
+            toml.replace(
+                "name = \"m\"",
+                "name = \"m\"\nsystem_prompt_file = \"/etc/hostname\"",
+            ),
+            "system_prompt_file (line 5)",
+        ),
+        (
+            toml.replace(
+                "mode = \"dashboard\"",
+                "mode = \"script\"\nreplies = \"r.txt\"",
+            ),
+            "replies (line 7)",
+        ),
+        (
+            "run_id: y\ncycles: 1\nmodel:\n  name: m\n  system_prompt_file: p.txt\n".to_owned(),
+            "system_prompt_file (line 5)",
+        ),
+    ] {
+        let e = parse_sent(&text).unwrap_err();
+        assert!(e.contains(key) && e.contains("may name no file"), "{e}");
+    }
 }

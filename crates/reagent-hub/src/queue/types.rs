@@ -100,6 +100,11 @@ pub struct TaskSpec {
     /// Most model calls of the run.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub max_iterations: Option<u32>,
+    /// A `reagent cycles` task: the id of the experiment (created in the store beforehand) to
+    /// run, or continue at its first unfinished cycle, on the worker's model server; the task's
+    /// text is then only its label.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub experiment: Option<String>,
 }
 
 /// A task to add.

@@ -4,6 +4,7 @@
 //! whatever it still reports is refused by the queue. On shutdown it stops claiming, lets its
 //! tasks finish for a grace period, then stops them and gives them back.
 
+mod cycles;
 mod session;
 
 use std::sync::Arc;

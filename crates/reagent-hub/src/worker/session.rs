@@ -63,6 +63,9 @@ impl SessionRunner {
 #[async_trait::async_trait]
 impl TaskRunner for SessionRunner {
     async fn run(&self, lease: &Lease, queue: &Queue, cancel: CancellationToken) -> Attempt {
+        if let Some(id) = &lease.task.spec.experiment {
+            return super::cycles::run_experiment(self.provider.clone(), id, queue, cancel).await;
+        }
         let config = match self.config_for(lease) {
             Ok(c) => c,
             Err(e) => return Attempt::failed(format!("the task's settings are wrong: {e}"), false),

@@ -80,6 +80,19 @@ async fn experiments_cycles_events_memory_and_ratings(b: Backend) {
         ]
     );
     assert_eq!(s.cycle_events("other").await.unwrap()[0].seq, 1);
+    let page: Vec<i64> = s
+        .cycle_events_after("ember-1", 1, 1)
+        .await
+        .unwrap()
+        .iter()
+        .map(|e| e.seq)
+        .collect();
+    assert_eq!(page, [2]);
+    assert!(s
+        .cycle_events_after("ember-1", 3, 10)
+        .await
+        .unwrap()
+        .is_empty());
 
     s.experiment_memory_put("ember-1", "b", "two")
         .await
