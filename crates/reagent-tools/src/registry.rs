@@ -107,11 +107,88 @@ impl ToolResult {
     }
 }
 
-/// Decides commands that match an `ask` rule. The CLI asks the person at the terminal; with
-/// no approver, such commands are refused.
+/// What a tool asks a person to allow before it acts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    /// A shell command that matches an `ask` rule.
+    Command {
+        /// The command line, as the model wrote it.
+        command: String,
+    },
+    /// A change to a file, while writes need approval.
+    Write {
+        /// The file, relative to the workspace.
+        path: String,
+        /// The unified diff of the change, whole.
+        diff: String,
+    },
+    /// A call to a tool whose every call needs approval (an MCP server's, when its config asks).
+    ToolCall {
+        /// The tool's name, as offered to the model.
+        tool: String,
+        /// Its arguments, as JSON.
+        arguments: String,
+    },
+}
+
+impl Approval {
+    /// The request in one line: the command, `write PATH`, or `TOOL ARGUMENTS`.
+    pub fn summary(&self) -> String {
+        match self {
+            Approval::Command { command } => command.clone(),
+            Approval::Write { path, .. } => format!("write {path}"),
+            Approval::ToolCall { tool, arguments } => format!("{tool} {arguments}"),
+        }
+    }
+
+    /// The diff to show with it, for a write.
+    pub fn diff(&self) -> Option<&str> {
+        match self {
+            Approval::Write { diff, .. } => Some(diff),
+            _ => None,
+        }
+    }
+}
+
+/// A person's answer to an [`Approval`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go ahead.
+    Allow,
+    /// Do not; the note, when given, is passed to the model with the refusal.
+    Deny {
+        /// What the person wants the model to know.
+        note: Option<String>,
+    },
+}
+
+impl Verdict {
+    /// A denial without a note.
+    pub const DENY: Verdict = Verdict::Deny { note: None };
+
+    /// Whether the action may go ahead.
+    pub fn allowed(&self) -> bool {
+        matches!(self, Verdict::Allow)
+    }
+
+    /// The error a tool answers the model with when it was denied `what` (`None` if allowed).
+    pub fn refusal(&self, what: &str) -> Option<String> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Deny { note: None } => Some(format!("{what}: the user denied it")),
+            Verdict::Deny { note: Some(note) } => {
+                Some(format!("{what}: the user denied it and says: {note}"))
+            }
+        }
+    }
+}
+
+/// Decides what needs a person's approval: commands that match an `ask` rule, writes while
+/// writes need approval, calls of tools that ask. The CLI asks the person at the terminal; with
+/// no approver, such actions are refused.
 pub trait Approver: Send + Sync {
-    /// Whether `command` may run. Called from a blocking thread; may wait for a person.
-    fn approve(&self, command: &str) -> bool;
+    /// Whether the action may go ahead. Called from a blocking thread; may wait for a person.
+    fn approve(&self, request: &Approval) -> Verdict;
 }
 
 /// Where a tool may report events of its run (the agent loop's event sink).

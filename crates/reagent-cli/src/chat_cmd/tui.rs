@@ -24,7 +24,7 @@ use reagent_console::ratatui::{Terminal, TerminalOptions, Viewport};
 use reagent_console::render::{self, Theme};
 use reagent_console::{App, AppEvent, Effect, Entry, InputHistory, Status};
 use reagent_protocol::{CancellationToken, Role};
-use reagent_tools::Approver;
+use reagent_tools::{Approval, Approver, Verdict};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::act::{self, Acted};
@@ -55,27 +55,37 @@ struct ConsoleApprover {
 }
 
 impl Approver for ConsoleApprover {
-    fn approve(&self, command: &str) -> bool {
+    fn approve(&self, asked: &Approval) -> Verdict {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = std::sync::mpsc::channel();
         if let Ok(mut waiting) = self.waiting.lock() {
             waiting.insert(id, tx);
         }
-        let request = ApprovalRequest {
-            id,
-            kind: ApprovalKind::Command {
-                command: command.to_owned(),
+        let kind = match asked {
+            Approval::Write { path, diff } => ApprovalKind::Write {
+                path: path.clone(),
+                diff: diff.clone(),
+            },
+            other => ApprovalKind::Command {
+                command: other.summary(),
             },
         };
+        let request = ApprovalRequest { id, kind };
         if self
             .ui
             .send(UiMsg::App(AppEvent::Approval(request)))
             .is_err()
         {
-            return false;
+            return Verdict::DENY;
         }
-        // A cancelled turn drops the sender: the command is refused.
-        matches!(rx.recv(), Ok(Decision::AllowOnce | Decision::AllowSession))
+        // A cancelled turn drops the sender: the action is refused.
+        match rx.recv() {
+            Ok(Decision::AllowOnce | Decision::AllowSession) => Verdict::Allow,
+            Ok(Decision::Deny { note }) if !note.trim().is_empty() => Verdict::Deny {
+                note: Some(note.trim().to_owned()),
+            },
+            Ok(Decision::Deny { .. }) | Err(_) => Verdict::DENY,
+        }
     }
 }
 
