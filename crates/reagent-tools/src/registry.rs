@@ -224,6 +224,73 @@ impl ToolContext {
             events: None,
         }
     }
+
+    /// When `ask` ([`ToolsConfig::approve_writes`]), ask the approver to allow changing the
+    /// file at `path` from `old` (`None`: its current content, read now; a missing file is
+    /// empty) to `new`, showing the whole unified diff. A denial, or no approver, is the error
+    /// the tool answers with (a denial's note included).
+    pub fn approve_write(
+        &self,
+        ask: bool,
+        path: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> Result<(), String> {
+        if !ask {
+            return Ok(());
+        }
+        let shown = self
+            .workspace
+            .relative(path)
+            .map_err(|e| e.to_string())?
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect::<std::path::PathBuf>()
+            .to_string_lossy()
+            .into_owned();
+        let current;
+        let old = match old {
+            Some(old) => old,
+            None => {
+                current = self.current_text(path)?;
+                &current
+            }
+        };
+        let diff = similar::TextDiff::configure()
+            .timeout(std::time::Duration::from_secs(2))
+            .diff_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{shown}"), &format!("b/{shown}"))
+            .to_string();
+        let what = format!("writing {shown}");
+        let Some(approver) = &self.approver else {
+            return Err(format!(
+                "{what} needs approval (writes are asked about) and no one can approve here"
+            ));
+        };
+        let request = Approval::Write { path: shown, diff };
+        match approver.approve(&request).refusal(&what) {
+            None => Ok(()),
+            Some(refusal) => Err(refusal),
+        }
+    }
+
+    /// The text of the file at `path` for a write's diff: empty when it does not exist yet.
+    fn current_text(&self, path: &str) -> Result<String, String> {
+        use std::io::Read;
+        let mut opened = match self.workspace.open_file(path) {
+            Ok(opened) => opened,
+            Err(crate::workspace::WorkspaceError::NotFound(_)) => return Ok(String::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut bytes = Vec::new();
+        opened
+            .file
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
+    }
 }
 
 /// Two tools registered under one name.
