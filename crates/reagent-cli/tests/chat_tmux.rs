@@ -254,3 +254,104 @@ async fn a_cancelled_turn_new_and_a_server_that_drops_mid_reply() {
     tmux.keys(&["C-c"]);
     tmux.wait_for("CHAT-EXITED 0").await;
 }
+
+/// The text of every user message and tool result of `request` (a request to the server).
+fn sent_text(request: &serde_json::Value) -> String {
+    request["messages"].to_string()
+}
+
+#[tokio::test]
+async fn writes_asked_with_their_diff_a_note_to_the_model_diff_and_undo() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "edit_file",
+                json!({"path": "notes.txt", "old_string": "three", "new_string": "3"}),
+            ))
+            .turn(Turn::text("Understood, the words stay."))
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "notes.txt", "content": "one\nTWO\nthree\n"}),
+            ))
+            .turn(Turn::text("Capitalized it."))
+            .turn(Turn::text("Back where we were.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, ws) = chat_in_tmux(dir.path(), &server, "");
+    std::fs::write(ws.join("notes.txt"), "one\ntwo\nthree\n").unwrap();
+    tmux.wait_for("Type a message").await;
+    tmux.line("/approvals read-only").await;
+    tmux.wait_for("every write shows its diff").await;
+
+    // A denied edit: its diff on screen, the note reaches the model, the file is unchanged.
+    tmux.line("shorten the numbers").await;
+    let screen = tmux.wait_for("write this file?").await;
+    assert!(
+        screen.contains("+++ b/notes.txt"),
+        "the diff is shown: {screen}"
+    );
+    // Longer than the pane: the rest is said and scrolls into view.
+    assert!(screen.contains("2 below"), "{screen}");
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.keys(&["PgDn"]);
+    let screen = tmux.wait_for("+3").await;
+    assert!(screen.contains("-three"), "the diff scrolled: {screen}");
+    tmux.keys(&["d"]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tmux.line("keep the words").await;
+    tmux.wait_for("Understood, the words stay.").await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    let requests = server.requests();
+    let after_denial = sent_text(&requests[1]);
+    assert!(
+        after_denial.contains("the user denied it and says: keep the words"),
+        "the note reached the model: {after_denial}"
+    );
+
+    // An allowed write: the whole diff on screen, then the file changes.
+    tmux.line("capitalize two").await;
+    tmux.wait_for("capitalize two").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.keys(&["PgDn"]);
+    let screen = tmux.wait_for("+TWO").await;
+    assert!(screen.contains("-two"), "{screen}");
+    tmux.keys(&["y"]);
+    tmux.wait_for("Capitalized it.").await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "one\nTWO\nthree\n"
+    );
+
+    // `/diff`: the session's changes.
+    tmux.line("/diff").await;
+    let screen = tmux.wait_for("+++ b/notes.txt").await;
+    assert!(screen.contains("--- a/notes.txt"), "{screen}");
+    assert!(screen.contains("+TWO"), "{screen}");
+
+    // `/undo`: the file and the conversation go back to before the last turn.
+    tmux.line("/undo").await;
+    tmux.wait_for("restored notes.txt").await;
+    assert_eq!(
+        std::fs::read_to_string(ws.join("notes.txt")).unwrap(),
+        "one\ntwo\nthree\n"
+    );
+    tmux.line("where are we").await;
+    tmux.wait_for("Back where we were.").await;
+    let last = sent_text(server.requests().last().unwrap());
+    assert!(last.contains("shorten the numbers"), "{last}");
+    assert!(
+        !last.contains("capitalize two"),
+        "the undone turn is gone: {last}"
+    );
+    tmux.line("/diff").await;
+    tmux.wait_for("no changes in this session").await;
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
+}

@@ -313,7 +313,9 @@ fn draw_prompt(frame: &mut Frame<'_>, prompt: &crate::approval::Prompt, area: Re
     };
     let body = prompt.body_lines();
     let room = usize::from(area.height.saturating_sub(5)).max(1);
-    let shown = body.iter().skip(prompt.scroll).take(room);
+    // Scrolled past the end, the last page stays full.
+    let scroll = prompt.scroll.min(body.len().saturating_sub(room));
+    let shown = body.iter().skip(scroll).take(room);
     let mut lines = vec![Line::from(subject)];
     lines.extend(shown.map(|l| {
         let style = match l.chars().next() {
@@ -323,10 +325,10 @@ fn draw_prompt(frame: &mut Frame<'_>, prompt: &crate::approval::Prompt, area: Re
         };
         Line::styled(format!("  {l}"), style)
     }));
-    let below = body.len().saturating_sub(prompt.scroll + room);
-    if prompt.scroll > 0 || below > 0 {
+    let below = body.len().saturating_sub(scroll + room);
+    if scroll > 0 || below > 0 {
         lines.push(Line::styled(
-            format!("  ({} above, {below} below: ↑/↓ PgUp/PgDn)", prompt.scroll),
+            format!("  ({scroll} above, {below} below: ↑/↓ PgUp/PgDn)"),
             theme.dim(),
         ));
     }

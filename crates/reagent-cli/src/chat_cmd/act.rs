@@ -31,7 +31,9 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
         Command::Approvals { mode: Some(mode) } => {
             let read_only = mode == ApprovalMode::ReadOnly;
             chat.set_read_only(read_only)?;
-            say(if read_only {
+            say(if chat.asks_writes() {
+                "approvals: read-only — every write shows its diff and waits for your answer; run_command is not offered (from the next turn)".to_owned()
+            } else if read_only {
                 "approvals: read-only — the tools that write or run commands are not offered from the next turn".to_owned()
             } else {
                 format!("approvals: {}", mode.as_str())
@@ -85,6 +87,8 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
                 if enabled { "offered" } else { "not offered" }
             ))
         }
+        Command::Undo => say(chat.undo().await?),
+        Command::Diff => say(chat.diff()?),
         Command::Sessions { filter } => say(sessions::list(store(chat)?, &filter).await?),
         Command::Search { text } => say(sessions::search(store(chat)?, &text).await?),
         Command::Delete { id } => {

@@ -331,38 +331,24 @@ fn inline_height(rows: u16) -> u16 {
     (rows / 2).clamp(6, 14).min(rows.max(1))
 }
 
-/// How long the reader waits for input before letting go of crossterm's input lock, so that
-/// ratatui can ask where the cursor is (its inline viewport does when the size changed). Long,
-/// so an idle console wakes once a second at most; after a resize event the reader stands
-/// aside until the loop has drawn (see [`spawn_reader`]), so the new layout is immediate.
-const READ_SLICE: Duration = Duration::from_secs(1);
-
 /// How long the reader stands aside after a resize at most.
 const RESIZE_PAUSE: Duration = Duration::from_secs(2);
 
-/// Read the terminal on a thread of its own: every event stamped with when it arrived. After
-/// a resize it waits for `resumed` (the loop drew the new layout) before reading on.
+/// Read the terminal on a thread of its own, blocking (no wake-up while idle): every event
+/// stamped with when it arrived. The blocked read holds crossterm's input lock, which ratatui
+/// needs only after a size change (its inline viewport asks where the cursor is); a size
+/// change wakes the read with a resize event, after which the reader stands aside until
+/// `resumed` (the loop drew the new layout) before reading on.
 fn spawn_reader(ui: UnboundedSender<UiMsg>, resumed: std::sync::mpsc::Receiver<()>) {
-    std::thread::spawn(move || loop {
-        match term::poll(READ_SLICE) {
-            Ok(false) => {
-                if ui.is_closed() {
-                    break;
-                }
+    std::thread::spawn(move || {
+        while let Ok(event) = term::read() {
+            let resize = matches!(event, term::Event::Resize(..));
+            if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
+                break;
             }
-            Ok(true) => match term::read() {
-                Ok(event) => {
-                    let resize = matches!(event, term::Event::Resize(..));
-                    if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
-                        break;
-                    }
-                    if resize {
-                        let _ = resumed.recv_timeout(RESIZE_PAUSE);
-                    }
-                }
-                Err(_) => break,
-            },
-            Err(_) => break,
+            if resize {
+                let _ = resumed.recv_timeout(RESIZE_PAUSE);
+            }
         }
     });
 }
