@@ -301,6 +301,74 @@ impl Chat {
         Ok(())
     }
 
+    /// `/model`: the names of the models the server offers (Ollama `/api/tags`, an
+    /// OpenAI-compatible server's `/models`).
+    pub(crate) async fn models(&self) -> anyhow::Result<Vec<String>> {
+        use reagent_providers::ProviderKind;
+        let base = self
+            .plan
+            .provider
+            .base_urls
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.plan.provider.kind.default_base_url());
+        let base = base.trim_end_matches('/');
+        let (url, list, field) = match self.plan.provider.kind {
+            ProviderKind::Ollama => (format!("{base}/api/tags"), "models", "name"),
+            ProviderKind::OpenAi => (format!("{base}/models"), "data", "id"),
+            other => anyhow::bail!(
+                "listing the models of the {other} provider is not supported; use /model NAME"
+            ),
+        };
+        let mut request = reqwest::Client::new()
+            .get(&url)
+            .timeout(std::time::Duration::from_secs(10));
+        if let Some(key) = &self.plan.provider.api_key {
+            request = request.bearer_auth(key);
+        }
+        let body: serde_json::Value = request
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("cannot list the models: GET {url}"))?
+            .json()
+            .await
+            .with_context(|| format!("GET {url} did not answer JSON"))?;
+        Ok(body[list]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|m| m[field].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// `/provider NAME [URL]`: talk to another provider (at URL, else its default address)
+    /// from the next turn on; the conversation goes on. Returns the welcome's line about where
+    /// tool results go.
+    pub(crate) fn set_provider(
+        &mut self,
+        name: &str,
+        base_url: Option<String>,
+    ) -> anyhow::Result<String> {
+        let mut config = self.plan.provider.clone();
+        config.kind = name.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        config.base_urls = base_url.into_iter().collect();
+        if config.kind != self.plan.provider.kind {
+            config.api_key = None;
+        }
+        let provider = reagent_providers::build_provider(&config)
+            .map_err(|e| anyhow::anyhow!("cannot use provider {name}: {e}"))?;
+        self.plan.provider = config;
+        self.plan.local = None;
+        self._warm = None;
+        self.provider = provider;
+        self.reconfigure(|_| Ok(()))?;
+        Ok(self.provider_line())
+    }
+
     /// The model's name.
     pub(crate) fn model(&self) -> &str {
         &self.plan.agent.model

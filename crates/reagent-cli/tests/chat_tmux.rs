@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use reagent_testkit::{ScriptBuilder, ScriptedOllama, Turn};
+use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
 use serde_json::json;
 
 /// A tmux server of its own (its socket in the test's directory), killed at the end.
@@ -350,6 +350,59 @@ async fn writes_asked_with_their_diff_a_note_to_the_model_diff_and_undo() {
     );
     tmux.line("/diff").await;
     tmux.wait_for("no changes in this session").await;
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
+}
+
+#[tokio::test]
+async fn rename_then_sessions_and_a_model_picked_from_the_server_s_list() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .model(ModelSpec::new("m"))
+            .model(ModelSpec::new("coder:7b"))
+            .turn(Turn::text("Hello from m."))
+            .turn(Turn::text("Hello from the coder.")),
+    )
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, _) = chat_in_tmux(dir.path(), &server, "");
+    tmux.wait_for("Type a message").await;
+    tmux.line("hi").await;
+    tmux.wait_for("Hello from m.").await;
+
+    // `/rename`: stored, and `/sessions` shows (and filters by) the name.
+    tmux.line("/rename parser work").await;
+    tmux.wait_for("is now named").await;
+    tmux.line("/sessions parser").await;
+    let screen = tmux.wait_for("/resume ID to continue one").await;
+    assert!(
+        screen.contains("1 turns  m  \"parser work\""),
+        "the listed session shows its name: {screen}"
+    );
+
+    // `/model`: the server's models as a list; Down, Enter picks the second.
+    tmux.line("/model").await;
+    let screen = tmux.wait_for("models of the server").await;
+    assert!(screen.contains("m:latest"), "{screen}");
+    assert!(screen.contains("coder:7b"), "{screen}");
+    tmux.keys(&["Down"]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("model: coder:7b (the conversation goes on)")
+        .await;
+    tmux.wait_for("coder:7b @ ollama").await;
+    tmux.line("and now?").await;
+    tmux.wait_for("Hello from the coder.").await;
+    let requests = server.requests();
+    let last = requests.last().unwrap();
+    assert_eq!(last["model"], "coder:7b", "the next turn uses the pick");
+    assert!(
+        last["messages"].to_string().contains("Hello from m."),
+        "the conversation went on: {last}"
+    );
 
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);

@@ -13,6 +13,7 @@ use crate::approval::{ApprovalKind, ApprovalRequest, Decision, Grants, Prompt};
 use crate::commands::{self, ApprovalMode, Command, Input};
 use crate::editor::Editor;
 use crate::history::InputHistory;
+use crate::picker::{Picked, Picker};
 use crate::status::Status;
 use crate::transcript::{tool_output_text, Entry};
 
@@ -38,6 +39,8 @@ pub enum AppEvent {
     Notice(String),
     /// A command failed.
     Failure(String),
+    /// Show a list to pick from (the server's models for `/model`).
+    Pick(Picker),
 }
 
 /// What the caller must do after an update.
@@ -106,6 +109,8 @@ pub struct App {
     pub search: Option<(String, Option<usize>)>,
     /// The selected line of the command popup.
     pub popup_selected: usize,
+    /// The list being picked from, if any.
+    pub picker: Option<Picker>,
     /// Finished entries not yet written to the scrollback (see [`App::take_finished`]).
     finished: Vec<Entry>,
     /// Entries written so far (the session's length, for the status line).
@@ -140,6 +145,7 @@ impl App {
             live_thinking: String::new(),
             search: None,
             popup_selected: 0,
+            picker: None,
             finished: Vec::new(),
             entries_written: 0,
             last_answer: String::new(),
@@ -211,6 +217,10 @@ impl App {
             }
             AppEvent::Failure(text) => {
                 self.push_entry(Entry::Error(text));
+                Vec::new()
+            }
+            AppEvent::Pick(picker) => {
+                self.picker = Some(picker);
                 Vec::new()
             }
         }
@@ -357,6 +367,19 @@ impl App {
         if let Phase::ServerFailed(_) = self.phase {
             return self.failure_key(key);
         }
+        if let Some(picker) = &mut self.picker {
+            return match picker.key(key) {
+                Picked::Open => Vec::new(),
+                Picked::Closed => {
+                    self.picker = None;
+                    Vec::new()
+                }
+                Picked::Run(command) => {
+                    self.picker = None;
+                    self.command(command)
+                }
+            };
+        }
         if self.search.is_some() {
             return self.search_key(key, at);
         }
@@ -439,6 +462,8 @@ impl App {
                 self.last_answer.clear();
             }
             Command::Approvals { mode: Some(mode) } => self.status.approvals = *mode,
+            Command::Model { name: Some(name) } => self.status.model.clone_from(name),
+            Command::Provider { name, .. } => self.status.provider.clone_from(name),
             Command::Approvals { mode: None } => {
                 let mut lines = vec![format!("approvals: {}", self.status.approvals.as_str())];
                 lines.extend(

@@ -464,3 +464,36 @@ fn a_thousand_messages_keep_the_state_small() {
     t.type_text("still typing");
     assert_eq!(t.app.editor.text(), "still typing");
 }
+
+#[test]
+fn a_model_picked_from_the_list_is_the_command_and_the_status() {
+    let mut t = Typist::new();
+    let models = vec!["qwen3:8b".to_owned(), "llama3.2:3b".to_owned()];
+    t.app.update(AppEvent::Pick(crate::Picker::new(
+        "models",
+        models,
+        crate::PickAction::Model,
+    )));
+    assert!(t.app.picker.is_some());
+    // Keys go to the list, not the input.
+    assert!(t.press(KeyCode::Down).is_empty());
+    assert_eq!(t.app.editor.text(), "");
+    let effects = t.press(KeyCode::Enter);
+    assert_eq!(
+        effects,
+        [Effect::Command(Command::Model {
+            name: Some("llama3.2:3b".into())
+        })]
+    );
+    assert!(t.app.picker.is_none());
+    assert_eq!(t.app.status.model, "llama3.2:3b");
+
+    // Esc closes a list without a command.
+    t.app.update(AppEvent::Pick(crate::Picker::new(
+        "models",
+        vec!["a".into()],
+        crate::PickAction::Model,
+    )));
+    assert!(t.press(KeyCode::Esc).is_empty());
+    assert!(t.app.picker.is_none());
+}

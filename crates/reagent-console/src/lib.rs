@@ -22,6 +22,7 @@ pub mod commands;
 pub mod editor;
 pub mod history;
 mod keys;
+pub mod picker;
 pub mod render;
 pub mod status;
 pub mod transcript;
@@ -30,6 +31,7 @@ pub use app::{App, AppEvent, Effect, Phase};
 pub use editor::Editor;
 pub use history::InputHistory;
 pub use keys::{help_text, PASTE_BURST_GAP};
+pub use picker::{PickAction, Picker};
 /// The ratatui this crate draws with (its crossterm too), for the binary's terminal setup.
 pub use ratatui;
 pub use status::Status;

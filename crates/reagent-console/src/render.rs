@@ -154,6 +154,34 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: Theme) {
             Line::from("[r] retry · [p] another provider · [m] another model · [Esc] cancel"),
         ];
         draw_box(frame, live, "server failed", text, theme);
+    } else if let Some(picker) = &app.picker {
+        let shown = picker.shown();
+        let room = usize::from(live.height.saturating_sub(3)).max(1);
+        let top = picker.selected.saturating_sub(room.saturating_sub(1));
+        let mut lines: Vec<Line<'_>> = shown
+            .iter()
+            .enumerate()
+            .skip(top)
+            .take(room)
+            .map(|(i, item)| {
+                let style = if i == picker.selected {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                Line::styled(item.to_string(), style)
+            })
+            .collect();
+        lines.push(Line::styled(
+            format!(
+                "filter: {}_ · {} of {} · ↑/↓ Enter pick · Esc close",
+                picker.filter,
+                shown.len(),
+                picker.items.len()
+            ),
+            theme.dim(),
+        ));
+        draw_box(frame, live, &picker.title, lines, theme);
     } else {
         let popup = commands::popup(app.editor.text());
         if !popup.is_empty() {

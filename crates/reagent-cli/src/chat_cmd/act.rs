@@ -2,6 +2,7 @@
 //! mode.
 
 use reagent_console::commands::{ApprovalMode, Command, ExportFormat};
+use reagent_console::{PickAction, Picker};
 
 use super::{sessions, Chat};
 
@@ -11,6 +12,8 @@ pub(crate) enum Acted {
     Say(String),
     /// Send this message as a turn (a workflow's or a role's first message).
     Send(String),
+    /// Offer this list to pick from (on a terminal; line mode prints it).
+    Pick(Picker),
     /// Leave.
     Quit,
 }
@@ -69,10 +72,27 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             })?;
             say(format!("tool mode: {mode}"))
         }
-        Command::Model { name: None } => say(format!(
-            "model: {} (/model NAME to switch; the conversation goes on)",
-            chat.model()
-        )),
+        Command::Model { name: None } => {
+            let models = chat.models().await?;
+            if models.is_empty() {
+                anyhow::bail!("the server lists no models (/model NAME still switches)");
+            }
+            Ok(Acted::Pick(Picker::new(
+                format!("models of the server (now: {})", chat.model()),
+                models,
+                PickAction::Model,
+            )))
+        }
+        Command::Provider { name, base_url } => {
+            let line = chat.set_provider(&name, base_url)?;
+            say(format!(
+                "provider: {name} (the conversation goes on)\n{line}"
+            ))
+        }
+        Command::Rename { name } => {
+            let id = chat.session.id().to_owned();
+            say(sessions::rename(store(chat)?, &id, &name).await?)
+        }
         Command::Mode { mode: None } => say(format!(
             "tool mode: {} (/mode auto|native|constrained|prompt)",
             chat.tool_mode()

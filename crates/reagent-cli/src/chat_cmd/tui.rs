@@ -375,6 +375,10 @@ async fn worker(
                 tell(AppEvent::Notice(text));
                 continue;
             }
+            Ok(Acted::Pick(picker)) => {
+                tell(AppEvent::Pick(picker));
+                continue;
+            }
             Ok(Acted::Quit) => break,
             Err(e) => {
                 tell(AppEvent::Failure(format!("{e:#}")));
