@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::Command;
 use std::time::{Duration, Instant};
 
-use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, Turn};
+use reagent_testkit::{ModelSpec, ScriptBuilder, ScriptedOllama, ScriptedOpenAi, Turn};
 use serde_json::json;
 
 /// A tmux server of its own (its socket in the test's directory), killed at the end.
@@ -403,6 +403,66 @@ async fn rename_then_sessions_and_a_model_picked_from_the_server_s_list() {
         last["messages"].to_string().contains("Hello from m."),
         "the conversation went on: {last}"
     );
+
+    tmux.keys(&["C-c"]);
+    tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
+}
+
+#[tokio::test]
+async fn a_command_denied_with_a_note_then_another_provider() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "touch denied"}),
+            ))
+            .turn(Turn::text("Understood: no file was made.")),
+    )
+    .await
+    .unwrap();
+    let other = ScriptedOpenAi::start(ScriptBuilder::new().turn(Turn::text("Hello from OpenAI.")))
+        .await
+        .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (tmux, ws) = chat_in_tmux(
+        dir.path(),
+        &server,
+        "[[sandbox.rules]]\nprefix = \"touch\"\naction = \"ask\"\n",
+    );
+    tmux.wait_for("Type a message").await;
+    tmux.line("make the file").await;
+    tmux.wait_for("run this command?").await;
+    tokio::time::sleep(Duration::from_millis(300)).await;
+    tmux.keys(&["d"]);
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tmux.line("use the Makefile").await;
+    tmux.wait_for("Understood: no file was made.").await;
+    assert!(!ws.join("denied").exists());
+    let after = server.requests()[1]["messages"].to_string();
+    assert!(
+        after.contains("the user denied it and says: use the Makefile"),
+        "the note reached the model: {after}"
+    );
+
+    // `/provider NAME URL`: the next turn goes there, with the conversation so far.
+    tmux.line(&format!("/provider openai {}", other.base_url()))
+        .await;
+    let screen = tmux.wait_for("provider: openai").await;
+    assert!(screen.contains("a server on this machine"), "{screen}");
+    tmux.wait_for("m @ openai").await;
+    tmux.line("and now?").await;
+    tmux.wait_for("Hello from OpenAI.").await;
+    let sent = other.requests();
+    assert_eq!(sent.len(), 1);
+    assert!(
+        sent[0]["messages"]
+            .to_string()
+            .contains("Understood: no file was made."),
+        "{}",
+        sent[0]
+    );
+    assert_eq!(server.requests().len(), 2, "nothing more went to the first");
 
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);

@@ -497,3 +497,18 @@ fn a_model_picked_from_the_list_is_the_command_and_the_status() {
     assert!(t.press(KeyCode::Esc).is_empty());
     assert!(t.app.picker.is_none());
 }
+
+#[test]
+fn provider_with_a_url_is_one_command() {
+    let mut t = Typist::new();
+    t.type_text("/provider openai http://127.0.0.1:9/v1");
+    let effects = t.press(KeyCode::Enter);
+    assert_eq!(
+        effects,
+        [Effect::Command(Command::Provider {
+            name: "openai".into(),
+            base_url: Some("http://127.0.0.1:9/v1".into())
+        })]
+    );
+    assert_eq!(t.app.status.provider, "openai");
+}
