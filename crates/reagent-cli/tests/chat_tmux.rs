@@ -377,11 +377,15 @@ async fn rename_then_sessions_and_a_model_picked_from_the_server_s_list() {
     tmux.line("/rename parser work").await;
     tmux.wait_for("is now named").await;
     tmux.line("/sessions parser").await;
-    let screen = tmux.wait_for("/resume ID to continue one").await;
+    let screen = tmux.wait_for("stored sessions (Enter resumes one").await;
     assert!(
         screen.contains("1 turns  m  \"parser work\""),
         "the listed session shows its name: {screen}"
     );
+    // Picked: the same session is resumed (Esc would close the list).
+    tokio::time::sleep(Duration::from_millis(100)).await;
+    tmux.keys(&["Enter"]);
+    tmux.wait_for("resumed session").await;
 
     // `/model`: the server's models as a list; Down, Enter picks the second.
     tmux.line("/model").await;

@@ -109,7 +109,20 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
         }
         Command::Undo => say(chat.undo().await?),
         Command::Diff => say(chat.diff()?),
-        Command::Sessions { filter } => say(sessions::list(store(chat)?, &filter).await?),
+        Command::Sessions { filter } => {
+            let rows = sessions::list(store(chat)?, &filter).await?;
+            if rows.is_empty() && filter.is_empty() {
+                say("no stored sessions".to_owned())
+            } else if rows.is_empty() {
+                say(format!("no stored sessions match '{filter}'"))
+            } else {
+                Ok(Acted::Pick(Picker::new(
+                    "stored sessions (Enter resumes one; /resume ID does too)",
+                    rows,
+                    PickAction::Resume,
+                )))
+            }
+        }
         Command::Search { text } => say(sessions::search(store(chat)?, &text).await?),
         Command::Delete { id } => {
             let current = chat.session.id().to_owned();

@@ -64,11 +64,11 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-/// `/sessions [FILTER]`: the stored sessions, newest first (those whose first message, model
-/// or id contains FILTER).
-pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<String> {
+/// `/sessions [FILTER]`: the stored sessions, newest first (those whose first message, model,
+/// title or id contains FILTER), one line each starting with the id's first 12 characters.
+pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<Vec<String>> {
     let filter = filter.to_lowercase();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for (row, _) in session_rows(store).await? {
         let title = title(store, &row.id).await?;
         let hay = format!(
@@ -82,8 +82,7 @@ pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<String> 
         if !filter.is_empty() && !hay.contains(&filter) {
             continue;
         }
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "{}  {}  {:>3} turns  {}  {}",
             &row.id[..row.id.len().min(12)],
             row.last.get(..16).unwrap_or(&row.last),
@@ -93,15 +92,7 @@ pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<String> 
                 Some(title) => format!("\"{}\"", one_line(title, 60)),
                 None => one_line(&row.first_task, 60),
             }
-        );
-    }
-    if out.is_empty() {
-        out.push_str("no stored sessions");
-        if !filter.is_empty() {
-            let _ = write!(out, " match '{filter}'");
-        }
-    } else {
-        out.push_str("(/resume ID to continue one)");
+        ));
     }
     Ok(out)
 }

@@ -40,9 +40,9 @@ pub(crate) fn session_diff(workspace: &Path, turns: &[TurnRecord]) -> anyhow::Re
             .preview()
             .map_err(|e| anyhow::anyhow!("cannot read checkpoint {}: {e}", checkpoint.id))?;
         for path in changed.restored {
-            if !first.contains_key(&path) {
-                let old = content_at(checkpoint, &path)?;
-                first.insert(path, Some(old));
+            if let std::collections::btree_map::Entry::Vacant(slot) = first.entry(path) {
+                let old = content_at(checkpoint, slot.key())?;
+                slot.insert(Some(old));
             }
         }
         for path in changed.deleted {
