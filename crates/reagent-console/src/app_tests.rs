@@ -512,3 +512,39 @@ fn provider_with_a_url_is_one_command() {
     );
     assert_eq!(t.app.status.provider, "openai");
 }
+
+#[test]
+fn a_write_allowed_for_the_session_covers_that_file_only() {
+    let mut t = Typist::new();
+    t.type_text("edit it");
+    t.press(KeyCode::Enter);
+    let write = |id: u64, path: &str| {
+        AppEvent::Approval(ApprovalRequest {
+            id,
+            kind: ApprovalKind::Write {
+                path: path.into(),
+                diff: format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"),
+            },
+        })
+    };
+    assert!(t.app.update(write(1, "src/a.rs")).is_empty(), "asked");
+    t.shown();
+    assert_eq!(
+        t.press(KeyCode::Char('a')),
+        [Effect::Answer {
+            id: 1,
+            decision: Decision::AllowSession
+        }]
+    );
+    // The same file again: allowed without a question.
+    assert_eq!(
+        t.app.update(write(2, "src/a.rs")),
+        [Effect::Answer {
+            id: 2,
+            decision: Decision::AllowOnce
+        }]
+    );
+    // Another file: asked.
+    assert!(t.app.update(write(3, "src/b.rs")).is_empty());
+    assert!(t.app.prompt.is_some());
+}

@@ -7,7 +7,9 @@
 //!   no terminal, unit-tested;
 //! - [`Editor`] (multi-line input), [`InputHistory`] (Up/Down, Ctrl-R), [`commands`] (slash
 //!   commands, their parsing and the popup), [`approval`] (inline approvals: grants for a
-//!   command prefix or a file, keys typed before a prompt appeared ignored);
+//!   command prefix or a file, keys typed before a prompt appeared ignored; a write shows its
+//!   whole diff, scrollable), [`Picker`] (a list to pick from: the server's models for
+//!   `/model`, the stored sessions for `/sessions`);
 //! - [`render`]: the live area at the bottom drawn with ratatui, and the finished entries as
 //!   lines written into the terminal's own scrollback (`insert_before` of an inline viewport).
 //!
