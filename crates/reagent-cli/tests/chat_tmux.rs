@@ -327,6 +327,31 @@ async fn writes_asked_with_their_diff_a_note_to_the_model_diff_and_undo() {
         "one\nTWO\nthree\n"
     );
 
+    // Each question (with its diff) and answer (with its note) is an event in the store.
+    let out = Command::new("sqlite3")
+        .arg(dir.path().join("store.db"))
+        .arg("SELECT type, json FROM events WHERE type LIKE 'approval_%' ORDER BY ts, seq")
+        .output()
+        .expect("sqlite3 is needed for this test (scripts/install-test-deps.sh installs it)");
+    let stored = String::from_utf8_lossy(&out.stdout).into_owned();
+    let kinds: Vec<&str> = stored
+        .lines()
+        .filter_map(|l| l.split('|').next())
+        .filter(|k| k.starts_with("approval_"))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "approval_requested",
+            "approval_decided",
+            "approval_requested",
+            "approval_decided"
+        ],
+        "{stored}"
+    );
+    assert!(stored.contains("keep the words"), "the note: {stored}");
+    assert!(stored.contains("+TWO"), "the diff: {stored}");
+
     // `/diff`: the session's changes.
     tmux.line("/diff").await;
     let screen = tmux.wait_for("+++ b/notes.txt").await;
