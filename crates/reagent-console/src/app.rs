@@ -41,6 +41,13 @@ pub enum AppEvent {
     Failure(String),
     /// Show a list to pick from (the server's models for `/model`).
     Pick(Picker),
+    /// The model and provider in use now (after `/model`, `/provider`, a resumed session).
+    Using {
+        /// The model's name.
+        model: String,
+        /// The provider's name.
+        provider: String,
+    },
 }
 
 /// What the caller must do after an update.
@@ -221,6 +228,11 @@ impl App {
             }
             AppEvent::Pick(picker) => {
                 self.picker = Some(picker);
+                Vec::new()
+            }
+            AppEvent::Using { model, provider } => {
+                self.status.model = model;
+                self.status.provider = provider;
                 Vec::new()
             }
         }
@@ -462,8 +474,6 @@ impl App {
                 self.last_answer.clear();
             }
             Command::Approvals { mode: Some(mode) } => self.status.approvals = *mode,
-            Command::Model { name: Some(name) } => self.status.model.clone_from(name),
-            Command::Provider { name, .. } => self.status.provider.clone_from(name),
             Command::Approvals { mode: None } => {
                 let mut lines = vec![format!("approvals: {}", self.status.approvals.as_str())];
                 lines.extend(

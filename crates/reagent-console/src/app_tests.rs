@@ -486,6 +486,12 @@ fn a_model_picked_from_the_list_is_the_command_and_the_status() {
         })]
     );
     assert!(t.app.picker.is_none());
+    // The status line follows once the switch was made.
+    assert_eq!(t.app.status.model, "qwen3:8b");
+    t.app.update(AppEvent::Using {
+        model: "llama3.2:3b".into(),
+        provider: "ollama".into(),
+    });
     assert_eq!(t.app.status.model, "llama3.2:3b");
 
     // Esc closes a list without a command.
@@ -510,7 +516,7 @@ fn provider_with_a_url_is_one_command() {
             base_url: Some("http://127.0.0.1:9/v1".into())
         })]
     );
-    assert_eq!(t.app.status.provider, "openai");
+    assert_eq!(t.app.status.provider, "ollama", "not before it was made");
 }
 
 #[test]

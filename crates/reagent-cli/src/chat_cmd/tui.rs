@@ -373,6 +373,10 @@ async fn worker(
             Ok(Acted::Send(message)) => message,
             Ok(Acted::Say(text)) => {
                 tell(AppEvent::Notice(text));
+                tell(AppEvent::Using {
+                    model: chat.model().to_owned(),
+                    provider: chat.provider_name().to_owned(),
+                });
                 continue;
             }
             Ok(Acted::Pick(picker)) => {
