@@ -2,7 +2,9 @@
 //! capture-pane reads the screen) against a scripted Ollama: the welcome names the provider,
 //! a reply lands in the conversation, a command the rules mark `ask` shows an inline approval
 //! whose early keys are ignored and whose answer runs it, Ctrl-C cancels nothing when idle and
-//! quits when pressed twice, leaving the terminal usable.
+//! quits when pressed twice, leaving the terminal usable; in read-only mode writes show their
+//! diff and a denial's note reaches the model, `/diff`, `/undo`, `/rename` + `/sessions`, the
+//! `/model` picker and `/provider`.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
 use std::path::Path;
