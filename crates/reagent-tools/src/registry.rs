@@ -225,18 +225,19 @@ impl ToolContext {
         }
     }
 
-    /// When `ask` ([`ToolsConfig::approve_writes`]), ask the approver to allow changing the
-    /// file at `path` from `old` (`None`: its current content, read now; a missing file is
-    /// empty) to `new`, showing the whole unified diff. A denial, or no approver, is the error
-    /// the tool answers with (a denial's note included).
+    /// When `config` says writes need approval ([`ToolsConfig::approve_writes`]), ask the
+    /// approver to allow changing the file at `path` from `old` (`None`: its current content,
+    /// read now; a missing file is empty) to `new`, showing the whole unified diff. A denial,
+    /// or no approver, is the error the tool answers with (a denial's note included). A
+    /// protected path is not asked about: the write policy refuses it anyway.
     pub fn approve_write(
         &self,
-        ask: bool,
+        config: &ToolsConfig,
         path: &str,
         old: Option<&str>,
         new: &str,
     ) -> Result<(), String> {
-        if !ask {
+        if !config.approve_writes {
             return Ok(());
         }
         let shown = self
@@ -248,6 +249,15 @@ impl ToolContext {
             .collect::<std::path::PathBuf>()
             .to_string_lossy()
             .into_owned();
+        let components: Vec<String> = shown.split('/').map(str::to_owned).collect();
+        if config
+            .write_policy()
+            .protected
+            .covering(&components)
+            .is_some()
+        {
+            return Ok(());
+        }
         let current;
         let old = match old {
             Some(old) => old,

@@ -46,7 +46,7 @@ impl Tool for WriteFile {
             (Ok(p), Ok(c)) => (p, c),
             (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
         };
-        if let Err(e) = ctx.approve_write(self.cfg.approve_writes, path, None, content) {
+        if let Err(e) = ctx.approve_write(&self.cfg, path, None, content) {
             return ToolResult::err(e);
         }
         match ctx

@@ -71,6 +71,7 @@ fn a_denied_edit_writes_nothing_and_the_note_reaches_the_model() {
     let (fx, approver) = fixture(Some(Verdict::Deny {
         note: Some("keep the old name".into()),
     }));
+    let approver = approver.unwrap();
     fx.put("lib.rs", "fn old() {}\n");
     let r = fx.call(
         "edit_file",
@@ -83,7 +84,7 @@ fn a_denied_edit_writes_nothing_and_the_note_reaches_the_model() {
         "{e}"
     );
     assert_eq!(fx.get("lib.rs"), "fn old() {}\n");
-    let seen = approver.unwrap().seen.lock().unwrap().clone();
+    let seen = approver.seen.lock().unwrap().clone();
     assert!(
         matches!(seen.as_slice(), [Approval::Write { diff, .. }] if diff.contains("-fn old() {}\n+fn new() {}\n")),
         "{seen:?}"
@@ -91,6 +92,17 @@ fn a_denied_edit_writes_nothing_and_the_note_reaches_the_model() {
     let r = fx.call("write_file", json!({"path": "other.txt", "content": "x"}));
     assert!(err(&r).contains("the user denied it"));
     assert!(!fx.ws.join("other.txt").exists());
+
+    // A protected path is refused by the write policy without a question.
+    let asked = approver.seen.lock().unwrap().len();
+    assert_eq!(asked, 2);
+    let r = fx.call("write_file", json!({"path": ".env", "content": "X=1"}));
+    assert!(err(&r).contains("protected"), "{r:?}");
+    assert_eq!(
+        approver.seen.lock().unwrap().len(),
+        asked,
+        "not asked about"
+    );
 }
 
 #[test]
