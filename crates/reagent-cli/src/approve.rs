@@ -5,7 +5,7 @@ use std::collections::HashSet;
 use std::io::{BufRead, IsTerminal, Write};
 use std::sync::{Arc, Mutex};
 
-use reagent_tools::Approver;
+use reagent_tools::{Approval, Approver, Verdict};
 
 /// Asks on stderr, reads the answer from stdin.
 #[derive(Default)]
@@ -23,27 +23,35 @@ impl TerminalApprover {
 }
 
 impl Approver for TerminalApprover {
-    fn approve(&self, command: &str) -> bool {
+    fn approve(&self, request: &Approval) -> Verdict {
         let Ok(mut allowed) = self.allowed_for_run.lock() else {
-            return false;
+            return Verdict::DENY;
         };
-        if allowed.contains(command) {
-            return true;
+        let what = request.summary();
+        if allowed.contains(&what) {
+            return Verdict::Allow;
         }
         let mut err = std::io::stderr().lock();
-        let _ = write!(err, "\nreagent: the model wants to run\n    {command}\nAllow? [y] once, [a] for this run, [N] deny: ");
+        let _ = match request.diff() {
+            Some(diff) => write!(
+                err,
+                "\nreagent: the model wants to change a file:\n{diff}\n"
+            ),
+            None => write!(err, "\nreagent: the model wants to run\n    {what}\n"),
+        };
+        let _ = write!(err, "Allow? [y] once, [a] for this run, [N] deny: ");
         let _ = err.flush();
         let mut answer = String::new();
         if std::io::stdin().lock().read_line(&mut answer).is_err() {
-            return false;
+            return Verdict::DENY;
         }
         match answer.trim().to_lowercase().as_str() {
-            "y" | "yes" => true,
+            "y" | "yes" => Verdict::Allow,
             "a" | "always" => {
-                allowed.insert(command.to_owned());
-                true
+                allowed.insert(what);
+                Verdict::Allow
             }
-            _ => false,
+            _ => Verdict::DENY,
         }
     }
 }

@@ -7,6 +7,7 @@ mod act;
 mod line;
 mod sessions;
 mod tui;
+mod undo;
 
 use std::io::IsTerminal;
 use std::path::PathBuf;
@@ -48,6 +49,11 @@ pub(crate) struct Chat {
     /// prompt, until `/new`.
     pub(crate) agentic: Option<(String, String)>,
     store: Option<RunStore>,
+    /// Approval mode read-only: writes are asked about with their diff (without an approver:
+    /// not offered) and `run_command` is not offered.
+    read_only: bool,
+    /// This session's turns in this process, for `/undo` and `/diff`.
+    turns: Vec<undo::TurnRecord>,
     /// Kept while the provider is used (`--provider local`).
     _warm: Option<reagent_local::WarmServer>,
 }
@@ -66,11 +72,20 @@ impl Chat {
         run_args.task = "chat".into();
         let mut plan = run_cmd::plan(&run_args, file).map_err(crate::usage)?;
         plan.quiet = true;
+        // Each turn that changes files takes a checkpoint first (for `/undo`).
+        plan.agent.verify.checkpoints =
+            !args.run.no_checkpoint && file.verify.checkpoints.unwrap_or(true);
+        plan.agent.verify.checkpoint_dir = file.verify.checkpoint_dir.clone();
+        let read_only = std::mem::take(&mut plan.tools.read_only);
         let workspace = Workspace::open(&plan.workspace).map_err(|e| {
             anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display())
         })?;
         let (provider, warm) = run_cmd::provider_for(&plan).await?;
-        let tools = Arc::new(ToolRegistry::workspace_tools(&plan.tools));
+        let tools = Arc::new(ToolRegistry::workspace_tools(&tools_config(
+            &plan.tools,
+            read_only,
+            approver.is_some(),
+        )));
         let workspace = Arc::new(workspace);
         let placeholder = Session::new(
             Arc::new(Agent::new(
@@ -89,6 +104,8 @@ impl Chat {
             session: placeholder,
             agentic: None,
             store,
+            read_only,
+            turns: Vec::new(),
             _warm: warm,
         };
         let agent = chat.agent();
@@ -128,6 +145,7 @@ impl Chat {
     /// far stays stored), whose follow-ups keep the mode until `/new`.
     pub(crate) fn enter_agentic(&mut self, name: String, text: String) {
         self.agentic = Some((name, text));
+        self.turns.clear();
         self.session = Session::new(self.agent(), self.workspace.clone());
     }
 
@@ -153,6 +171,10 @@ impl Chat {
         on_event: OnEvent,
         cancel: &CancellationToken,
     ) -> (RunResult, Option<String>) {
+        self.turns.push(undo::TurnRecord {
+            before: self.session.snapshot(),
+            checkpoints: Vec::new(),
+        });
         self.session.push_user(message);
         self.run_pending(on_event, cancel).await
     }
@@ -174,6 +196,9 @@ impl Chat {
             }),
         );
         let result = self.session.run_to_end(&sink, cancel).await;
+        if let (Some(checkpoint), Some(turn)) = (&result.checkpoint, self.turns.last_mut()) {
+            turn.checkpoints.push(checkpoint.clone());
+        }
         let store_error = match &self.store {
             Some(store) => store.finish(&mut self.session).await,
             None => None,
@@ -184,7 +209,56 @@ impl Chat {
     /// `/new`: a fresh session, out of agentic mode.
     pub(crate) fn reset(&mut self) {
         self.agentic = None;
+        self.turns.clear();
         self.session = Session::new(self.agent(), self.workspace.clone());
+    }
+
+    /// `/undo`: the files and the conversation as they were before the last turn (of this
+    /// session, in this process); the stored session follows.
+    pub(crate) async fn undo(&mut self) -> anyhow::Result<String> {
+        let record = self
+            .turns
+            .pop()
+            .context("nothing to undo: no turn of this session ran in this console")?;
+        let said = match undo::restore_files(&record) {
+            Ok(said) => said,
+            Err(e) => {
+                self.turns.push(record);
+                return Err(e);
+            }
+        };
+        let mut before = record.before;
+        before.settings = None;
+        let kept = before.messages().len();
+        self.session = Session::resume(self.agent(), self.workspace.clone(), before)
+            .map_err(|e| anyhow::anyhow!("the conversation cannot be put back: {e}"))?;
+        if let Some(store) = self.store.as_ref().and_then(RunStore::store) {
+            // Whole: the undone turn's events stay stored, so they must not rebuild it.
+            let id = self.session.id().to_owned();
+            let session = &mut self.session;
+            store
+                .save_session_after_events(&id, |_| session.snapshot_over_events(false))
+                .await
+                .map_err(|e| anyhow::anyhow!("the undone session was not saved: {e}"))?;
+        }
+        let files = if said.is_empty() {
+            "no file had changed".to_owned()
+        } else {
+            said.join("\n")
+        };
+        Ok(format!(
+            "undid the last turn: the conversation is back to {kept} messages\n{files}"
+        ))
+    }
+
+    /// `/diff`: what this session's turns changed in the workspace, as a unified diff.
+    pub(crate) fn diff(&self) -> anyhow::Result<String> {
+        let diff = undo::session_diff(&self.plan.workspace, &self.turns)?;
+        Ok(if diff.is_empty() {
+            "no changes in this session".to_owned()
+        } else {
+            diff
+        })
     }
 
     /// `/resume ID`: continue the stored session ID (or the session of run ID) in place of
@@ -202,6 +276,7 @@ impl Chat {
             .await?
             .context("no session to resume")?;
         self.agentic = None;
+        self.turns.clear();
         self.session = Session::from_stored(
             self.agent(),
             self.workspace.clone(),
@@ -226,6 +301,74 @@ impl Chat {
         Ok(())
     }
 
+    /// `/model`: the names of the models the server offers (Ollama `/api/tags`, an
+    /// OpenAI-compatible server's `/models`).
+    pub(crate) async fn models(&self) -> anyhow::Result<Vec<String>> {
+        use reagent_providers::ProviderKind;
+        let base = self
+            .plan
+            .provider
+            .base_urls
+            .first()
+            .cloned()
+            .unwrap_or_else(|| self.plan.provider.kind.default_base_url());
+        let base = base.trim_end_matches('/');
+        let (url, list, field) = match self.plan.provider.kind {
+            ProviderKind::Ollama => (format!("{base}/api/tags"), "models", "name"),
+            ProviderKind::OpenAi => (format!("{base}/models"), "data", "id"),
+            other => anyhow::bail!(
+                "listing the models of the {other} provider is not supported; use /model NAME"
+            ),
+        };
+        let mut request = reqwest::Client::new()
+            .get(&url)
+            .timeout(std::time::Duration::from_secs(10));
+        if let Some(key) = &self.plan.provider.api_key {
+            request = request.bearer_auth(key);
+        }
+        let body: serde_json::Value = request
+            .send()
+            .await
+            .and_then(reqwest::Response::error_for_status)
+            .with_context(|| format!("cannot list the models: GET {url}"))?
+            .json()
+            .await
+            .with_context(|| format!("GET {url} did not answer JSON"))?;
+        Ok(body[list]
+            .as_array()
+            .map(|items| {
+                items
+                    .iter()
+                    .filter_map(|m| m[field].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default())
+    }
+
+    /// `/provider NAME [URL]`: talk to another provider (at URL, else its default address)
+    /// from the next turn on; the conversation goes on. Returns the welcome's line about where
+    /// tool results go.
+    pub(crate) fn set_provider(
+        &mut self,
+        name: &str,
+        base_url: Option<String>,
+    ) -> anyhow::Result<String> {
+        let mut config = self.plan.provider.clone();
+        config.kind = name.parse().map_err(|e| anyhow::anyhow!("{e}"))?;
+        config.base_urls = base_url.into_iter().collect();
+        if config.kind != self.plan.provider.kind {
+            config.api_key = None;
+        }
+        let provider = reagent_providers::build_provider(&config)
+            .map_err(|e| anyhow::anyhow!("cannot use provider {name}: {e}"))?;
+        self.plan.provider = config;
+        self.plan.local = None;
+        self._warm = None;
+        self.provider = provider;
+        self.reconfigure(|_| Ok(()))?;
+        Ok(self.provider_line())
+    }
+
     /// The model's name.
     pub(crate) fn model(&self) -> &str {
         &self.plan.agent.model
@@ -235,6 +378,7 @@ impl Chat {
     pub(crate) fn tools_list(&self) -> String {
         let all = ToolRegistry::workspace_tools(&reagent_tools::ToolsConfig {
             disabled: Vec::new(),
+            read_only: false,
             ..self.plan.tools.clone()
         })
         .names();
@@ -258,15 +402,28 @@ impl Chat {
         if !enabled {
             self.plan.tools.disabled.push(name.to_owned());
         }
-        self.tools = Arc::new(ToolRegistry::workspace_tools(&self.plan.tools));
-        self.reconfigure(|_| Ok(()))
+        self.rebuild_tools()
     }
 
-    /// `/approvals MODE`: read-only takes the tools that change things away from the next turn
-    /// on (asking for each write is not there yet); ask and auto offer them again.
+    /// `/approvals MODE`: read-only asks about every write with its diff (without an approver,
+    /// as in line mode, the writing tools are not offered) and does not offer `run_command`;
+    /// ask and auto offer them again. From the next turn on.
     pub(crate) fn set_read_only(&mut self, read_only: bool) -> anyhow::Result<()> {
-        self.plan.tools.read_only = read_only;
-        self.tools = Arc::new(ToolRegistry::workspace_tools(&self.plan.tools));
+        self.read_only = read_only;
+        self.rebuild_tools()
+    }
+
+    /// Whether writes are asked about (read-only with an approver).
+    pub(crate) fn asks_writes(&self) -> bool {
+        self.read_only && self.approver.is_some()
+    }
+
+    fn rebuild_tools(&mut self) -> anyhow::Result<()> {
+        self.tools = Arc::new(ToolRegistry::workspace_tools(&tools_config(
+            &self.plan.tools,
+            self.read_only,
+            self.approver.is_some(),
+        )));
         self.reconfigure(|_| Ok(()))
     }
 
@@ -304,6 +461,24 @@ impl Chat {
             }
         )
     }
+}
+
+/// The tools' configuration for approval mode read-only (or not): with an approver, writes are
+/// asked about and `run_command` (whose effects have no diff to show) is not offered; without
+/// one, nothing that changes things is offered.
+fn tools_config(
+    base: &reagent_tools::ToolsConfig,
+    read_only: bool,
+    approver: bool,
+) -> reagent_tools::ToolsConfig {
+    let mut config = base.clone();
+    if read_only && approver {
+        config.approve_writes = true;
+        config.disabled.push("run_command".to_owned());
+    } else {
+        config.read_only = read_only;
+    }
+    config
 }
 
 /// Whether `url`'s host is this machine.

@@ -457,9 +457,11 @@ fn transcript_line(event: &Event) -> String {
         EventKind::ApprovalRequested { command, .. } => {
             format!("  ? approval asked for: {command}\n")
         }
-        EventKind::ApprovalDecided { approved, .. } => {
-            format!("  ? {}\n", if *approved { "approved" } else { "denied" })
-        }
+        EventKind::ApprovalDecided { approved, note, .. } => match (approved, note) {
+            (true, _) => "  ? approved\n".to_owned(),
+            (false, None) => "  ? denied\n".to_owned(),
+            (false, Some(note)) => format!("  ? denied: {note}\n"),
+        },
         EventKind::Retry {
             attempt,
             delay_ms,

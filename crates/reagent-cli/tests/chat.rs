@@ -1,7 +1,8 @@
 //! `reagent chat` without a terminal (line mode): a message per stdin line, replies on stdout,
 //! tool calls on stderr, `--json` one object per turn; follow-ups continue the conversation,
 //! the chat is a stored session that `--resume` continues, `/workflow` adds its Markdown to the
-//! system prompt until `/new`, and a server that drops mid-reply ends only that turn. Against a
+//! system prompt until `/new`, a server that drops mid-reply ends only that turn, and `/diff`
+//! and `/undo` go back turn by turn. Against a
 //! scripted Ollama on 127.0.0.1.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
@@ -386,4 +387,54 @@ async fn model_and_resume_commands_keep_or_switch_the_conversation() {
         users,
         ["remember 7", "what number?", "and now?", "and now?"]
     );
+}
+
+#[tokio::test]
+async fn line_mode_diff_and_undo_of_two_turns() {
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "notes.txt", "content": "the answer is 43\n"}),
+            ))
+            .turn(Turn::text("Changed it."))
+            .turn(Turn::tool_call(
+                "write_file",
+                json!({"path": "new.txt", "content": "fresh\n"}),
+            ))
+            .turn(Turn::text("Added a file."))
+            .turn(Turn::text("Fine.")),
+    )
+    .await
+    .unwrap();
+    let setup = Setup::new();
+    let out = setup
+        .chat(
+            &server,
+            &[],
+            "change the answer\n/diff\nadd a file\n/undo\n/diff\n/undo\n/undo\nhow is it?\n",
+        )
+        .await;
+    let err = String::from_utf8_lossy(&out.stderr);
+    // The first /diff: the first turn's change.
+    assert!(
+        err.contains("-the answer is 42\n+the answer is 43"),
+        "{err}"
+    );
+    // Undone turn by turn: first the created file goes, then the change.
+    assert!(err.contains("deleted new.txt"), "{err}");
+    assert!(err.contains("restored notes.txt"), "{err}");
+    assert!(
+        err.contains("nothing to undo"),
+        "a third /undo has no turn left: {err}"
+    );
+    assert_eq!(
+        std::fs::read_to_string(setup.ws().join("notes.txt")).unwrap(),
+        "the answer is 42\n"
+    );
+    assert!(!setup.ws().join("new.txt").exists());
+    let last = server.requests().last().unwrap()["messages"].to_string();
+    assert!(!last.contains("change the answer"), "{last}");
+    assert!(!last.contains("add a file"), "{last}");
+    assert!(last.contains("how is it?"), "{last}");
 }

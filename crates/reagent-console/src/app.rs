@@ -13,6 +13,7 @@ use crate::approval::{ApprovalKind, ApprovalRequest, Decision, Grants, Prompt};
 use crate::commands::{self, ApprovalMode, Command, Input};
 use crate::editor::Editor;
 use crate::history::InputHistory;
+use crate::picker::{Picked, Picker};
 use crate::status::Status;
 use crate::transcript::{tool_output_text, Entry};
 
@@ -38,6 +39,15 @@ pub enum AppEvent {
     Notice(String),
     /// A command failed.
     Failure(String),
+    /// Show a list to pick from (the server's models for `/model`).
+    Pick(Picker),
+    /// The model and provider in use now (after `/model`, `/provider`, a resumed session).
+    Using {
+        /// The model's name.
+        model: String,
+        /// The provider's name.
+        provider: String,
+    },
 }
 
 /// What the caller must do after an update.
@@ -106,6 +116,8 @@ pub struct App {
     pub search: Option<(String, Option<usize>)>,
     /// The selected line of the command popup.
     pub popup_selected: usize,
+    /// The list being picked from, if any.
+    pub picker: Option<Picker>,
     /// Finished entries not yet written to the scrollback (see [`App::take_finished`]).
     finished: Vec<Entry>,
     /// Entries written so far (the session's length, for the status line).
@@ -140,6 +152,7 @@ impl App {
             live_thinking: String::new(),
             search: None,
             popup_selected: 0,
+            picker: None,
             finished: Vec::new(),
             entries_written: 0,
             last_answer: String::new(),
@@ -211,6 +224,15 @@ impl App {
             }
             AppEvent::Failure(text) => {
                 self.push_entry(Entry::Error(text));
+                Vec::new()
+            }
+            AppEvent::Pick(picker) => {
+                self.picker = Some(picker);
+                Vec::new()
+            }
+            AppEvent::Using { model, provider } => {
+                self.status.model = model;
+                self.status.provider = provider;
                 Vec::new()
             }
         }
@@ -356,6 +378,19 @@ impl App {
         }
         if let Phase::ServerFailed(_) = self.phase {
             return self.failure_key(key);
+        }
+        if let Some(picker) = &mut self.picker {
+            return match picker.key(key) {
+                Picked::Open => Vec::new(),
+                Picked::Closed => {
+                    self.picker = None;
+                    Vec::new()
+                }
+                Picked::Run(command) => {
+                    self.picker = None;
+                    self.command(command)
+                }
+            };
         }
         if self.search.is_some() {
             return self.search_key(key, at);

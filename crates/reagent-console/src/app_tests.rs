@@ -464,3 +464,93 @@ fn a_thousand_messages_keep_the_state_small() {
     t.type_text("still typing");
     assert_eq!(t.app.editor.text(), "still typing");
 }
+
+#[test]
+fn a_model_picked_from_the_list_is_the_command_and_the_status() {
+    let mut t = Typist::new();
+    let models = vec!["qwen3:8b".to_owned(), "llama3.2:3b".to_owned()];
+    t.app.update(AppEvent::Pick(crate::Picker::new(
+        "models",
+        models,
+        crate::PickAction::Model,
+    )));
+    assert!(t.app.picker.is_some());
+    // Keys go to the list, not the input.
+    assert!(t.press(KeyCode::Down).is_empty());
+    assert_eq!(t.app.editor.text(), "");
+    let effects = t.press(KeyCode::Enter);
+    assert_eq!(
+        effects,
+        [Effect::Command(Command::Model {
+            name: Some("llama3.2:3b".into())
+        })]
+    );
+    assert!(t.app.picker.is_none());
+    // The status line follows once the switch was made.
+    assert_eq!(t.app.status.model, "qwen3:8b");
+    t.app.update(AppEvent::Using {
+        model: "llama3.2:3b".into(),
+        provider: "ollama".into(),
+    });
+    assert_eq!(t.app.status.model, "llama3.2:3b");
+
+    // Esc closes a list without a command.
+    t.app.update(AppEvent::Pick(crate::Picker::new(
+        "models",
+        vec!["a".into()],
+        crate::PickAction::Model,
+    )));
+    assert!(t.press(KeyCode::Esc).is_empty());
+    assert!(t.app.picker.is_none());
+}
+
+#[test]
+fn provider_with_a_url_is_one_command() {
+    let mut t = Typist::new();
+    t.type_text("/provider openai http://127.0.0.1:9/v1");
+    let effects = t.press(KeyCode::Enter);
+    assert_eq!(
+        effects,
+        [Effect::Command(Command::Provider {
+            name: "openai".into(),
+            base_url: Some("http://127.0.0.1:9/v1".into())
+        })]
+    );
+    assert_eq!(t.app.status.provider, "ollama", "not before it was made");
+}
+
+#[test]
+fn a_write_allowed_for_the_session_covers_that_file_only() {
+    let mut t = Typist::new();
+    t.type_text("edit it");
+    t.press(KeyCode::Enter);
+    let write = |id: u64, path: &str| {
+        AppEvent::Approval(ApprovalRequest {
+            id,
+            kind: ApprovalKind::Write {
+                path: path.into(),
+                diff: format!("--- a/{path}\n+++ b/{path}\n@@ -1 +1 @@\n-a\n+b\n"),
+            },
+        })
+    };
+    assert!(t.app.update(write(1, "src/a.rs")).is_empty(), "asked");
+    t.shown();
+    assert_eq!(
+        t.press(KeyCode::Char('a')),
+        [Effect::Answer {
+            id: 1,
+            decision: Decision::AllowSession
+        }]
+    );
+    // The same file again: allowed without a question.
+    assert_eq!(
+        t.app.update(write(2, "src/a.rs")),
+        [Effect::Answer {
+            id: 2,
+            decision: Decision::AllowOnce
+        }]
+    );
+    // Another file: asked.
+    assert!(t.app.update(write(3, "src/b.rs")).is_empty());
+    assert!(t.app.prompt.is_some());
+}

@@ -7,7 +7,9 @@
 //!   no terminal, unit-tested;
 //! - [`Editor`] (multi-line input), [`InputHistory`] (Up/Down, Ctrl-R), [`commands`] (slash
 //!   commands, their parsing and the popup), [`approval`] (inline approvals: grants for a
-//!   command prefix or a file, keys typed before a prompt appeared ignored);
+//!   command prefix or a file, keys typed before a prompt appeared ignored; a write shows its
+//!   whole diff, scrollable), [`Picker`] (a list to pick from: the server's models for
+//!   `/model`, the stored sessions for `/sessions`);
 //! - [`render`]: the live area at the bottom drawn with ratatui, and the finished entries as
 //!   lines written into the terminal's own scrollback (`insert_before` of an inline viewport).
 //!
@@ -22,6 +24,7 @@ pub mod commands;
 pub mod editor;
 pub mod history;
 mod keys;
+pub mod picker;
 pub mod render;
 pub mod status;
 pub mod transcript;
@@ -30,6 +33,7 @@ pub use app::{App, AppEvent, Effect, Phase};
 pub use editor::Editor;
 pub use history::InputHistory;
 pub use keys::{help_text, PASTE_BURST_GAP};
+pub use picker::{PickAction, Picker};
 /// The ratatui this crate draws with (its crossterm too), for the binary's terminal setup.
 pub use ratatui;
 pub use status::Status;

@@ -154,6 +154,34 @@ pub fn draw(frame: &mut Frame<'_>, app: &App, theme: Theme) {
             Line::from("[r] retry · [p] another provider · [m] another model · [Esc] cancel"),
         ];
         draw_box(frame, live, "server failed", text, theme);
+    } else if let Some(picker) = &app.picker {
+        let shown = picker.shown();
+        let room = usize::from(live.height.saturating_sub(3)).max(1);
+        let top = picker.selected.saturating_sub(room.saturating_sub(1));
+        let mut lines: Vec<Line<'_>> = shown
+            .iter()
+            .enumerate()
+            .skip(top)
+            .take(room)
+            .map(|(i, item)| {
+                let style = if i == picker.selected {
+                    Style::default().add_modifier(Modifier::REVERSED)
+                } else {
+                    Style::default()
+                };
+                Line::styled(item.to_string(), style)
+            })
+            .collect();
+        lines.push(Line::styled(
+            format!(
+                "filter: {}_ · {} of {} · ↑/↓ Enter pick · Esc close",
+                picker.filter,
+                shown.len(),
+                picker.items.len()
+            ),
+            theme.dim(),
+        ));
+        draw_box(frame, live, &picker.title, lines, theme);
     } else {
         let popup = commands::popup(app.editor.text());
         if !popup.is_empty() {
@@ -313,7 +341,9 @@ fn draw_prompt(frame: &mut Frame<'_>, prompt: &crate::approval::Prompt, area: Re
     };
     let body = prompt.body_lines();
     let room = usize::from(area.height.saturating_sub(5)).max(1);
-    let shown = body.iter().skip(prompt.scroll).take(room);
+    // Scrolled past the end, the last page stays full.
+    let scroll = prompt.scroll.min(body.len().saturating_sub(room));
+    let shown = body.iter().skip(scroll).take(room);
     let mut lines = vec![Line::from(subject)];
     lines.extend(shown.map(|l| {
         let style = match l.chars().next() {
@@ -323,10 +353,10 @@ fn draw_prompt(frame: &mut Frame<'_>, prompt: &crate::approval::Prompt, area: Re
         };
         Line::styled(format!("  {l}"), style)
     }));
-    let below = body.len().saturating_sub(prompt.scroll + room);
-    if prompt.scroll > 0 || below > 0 {
+    let below = body.len().saturating_sub(scroll + room);
+    if scroll > 0 || below > 0 {
         lines.push(Line::styled(
-            format!("  ({} above, {below} below: ↑/↓ PgUp/PgDn)", prompt.scroll),
+            format!("  ({scroll} above, {below} below: ↑/↓ PgUp/PgDn)"),
             theme.dim(),
         ));
     }

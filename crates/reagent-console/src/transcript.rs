@@ -60,7 +60,10 @@ pub fn fold(text: &str, keep: usize) -> Vec<String> {
 /// JSON the model gets, else the output as it is.
 pub fn tool_output_text(output: &str) -> String {
     match serde_json::from_str::<serde_json::Value>(output) {
-        Ok(serde_json::Value::Object(map)) => match map.get("ok").or_else(|| map.get("error")) {
+        Ok(serde_json::Value::Object(map)) => match ["error", "output", "ok"]
+            .iter()
+            .find_map(|k| map.get(*k).filter(|v| !v.is_boolean()))
+        {
             Some(serde_json::Value::String(s)) => s.clone(),
             Some(other) => other.to_string(),
             None => output.to_owned(),
@@ -72,6 +75,16 @@ pub fn tool_output_text(output: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_tool_result_shows_its_output_or_its_error() {
+        assert_eq!(
+            tool_output_text(r#"{"ok":false,"error":"command not run: the user denied it"}"#),
+            "command not run: the user denied it"
+        );
+        assert_eq!(tool_output_text(r#"{"ok":true,"output":"hi"}"#), "hi");
+        assert_eq!(tool_output_text("plain"), "plain");
+    }
 
     #[test]
     fn long_output_keeps_head_and_tail() {

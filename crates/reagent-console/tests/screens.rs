@@ -175,3 +175,66 @@ fn a_long_reply_shows_its_end() {
     assert_eq!(rows[3], "the end", "{rows:#?}");
     assert_eq!(rows[2], "w19995 w19996 w19997 w19998 w19999 é", "{rows:#?}");
 }
+
+#[test]
+fn a_long_diff_scrolled_to_its_end_keeps_a_full_page() {
+    let mut app = app();
+    let diff: String = (1..=20).map(|i| format!("+line{i}\n")).collect();
+    app.update(AppEvent::Approval(ApprovalRequest {
+        id: 1,
+        kind: ApprovalKind::Write {
+            path: "a.txt".into(),
+            diff,
+        },
+    }));
+    app.prompt_shown(Instant::now() - std::time::Duration::from_secs(1));
+    for _ in 0..5 {
+        app.update(AppEvent::Key(
+            KeyEvent::new(KeyCode::PageDown, KeyModifiers::NONE),
+            Instant::now(),
+        ));
+    }
+    let rows = screen(&app, 80, 14);
+    let shown: Vec<&String> = rows.iter().filter(|r| r.starts_with("│  +line")).collect();
+    assert_eq!(shown.len(), 7, "a full page of the diff: {rows:#?}");
+    assert!(shown[0].starts_with("│  +line14 "), "{rows:#?}");
+    assert!(shown[6].starts_with("│  +line20 "), "{rows:#?}");
+    assert!(
+        rows.iter()
+            .any(|r| r.contains("(13 above, 0 below: ↑/↓ PgUp/PgDn)")),
+        "{rows:#?}"
+    );
+    // One PgUp moves back from the end at once.
+    app.update(AppEvent::Key(
+        KeyEvent::new(KeyCode::PageUp, KeyModifiers::NONE),
+        Instant::now(),
+    ));
+    let rows = screen(&app, 80, 14);
+    assert!(
+        rows.iter().any(|r| r.starts_with("│  +line10 ")),
+        "{rows:#?}"
+    );
+}
+
+#[test]
+fn the_model_picker() {
+    let mut app = app();
+    app.update(AppEvent::Pick(reagent_console::Picker::new(
+        "models of the server (now: qwen3:8b)",
+        vec!["qwen3:8b".into(), "llama3.2:3b".into()],
+        reagent_console::PickAction::Model,
+    )));
+    typed(&mut app, "lla");
+    let rows = screen(&app, 80, 8);
+    let top = rows
+        .iter()
+        .position(|r| r.starts_with("┌models of the server (now: qwen3:8b)──"))
+        .unwrap_or_else(|| panic!("the picker's box: {rows:#?}"));
+    assert_eq!(
+        rows[top + 1],
+        "│llama3.2:3b                                                                   │",
+        "the filter leaves one model"
+    );
+    assert!(rows[top + 2].contains("filter: lla_ · 1 of 2"), "{rows:#?}");
+    assert_eq!(rows[6], "›", "typing went to the list, not the input");
+}

@@ -267,12 +267,15 @@ pub enum EventKind {
         /// The digest message appended in their place.
         digest: String,
     },
-    /// A command waits for a person's approval.
+    /// A command, a write or a tool call waits for a person's approval.
     ApprovalRequested {
         /// Id of this approval, unique in the run.
         approval_id: String,
-        /// The command to approve.
+        /// What is to be approved, in one line: the command, `write PATH`, or the tool call.
         command: String,
+        /// For a write: the unified diff of the change, whole.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        diff: Option<String>,
     },
     /// A person (or the policy) answered an approval.
     ApprovalDecided {
@@ -280,6 +283,9 @@ pub enum EventKind {
         approval_id: String,
         /// Whether the command may run.
         approved: bool,
+        /// What the person told the model with a denial.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        note: Option<String>,
     },
     /// A provider call is retried.
     Retry {

@@ -7,7 +7,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use reagent_protocol::CancellationToken;
-use reagent_tools::Approver;
+use reagent_tools::{Approval as Asked, Approver, Verdict};
 use serde_json::json;
 
 use crate::api::{Approval, Decision};
@@ -115,14 +115,19 @@ pub(crate) enum RunApprover {
 }
 
 impl Approver for RunApprover {
-    fn approve(&self, _command: &str) -> bool {
-        match self {
+    fn approve(&self, _request: &Asked) -> Verdict {
+        let allowed = match self {
             RunApprover::Ask {
                 approvals,
                 run_id,
                 cancel,
             } => approvals.wait(run_id, cancel),
             RunApprover::Fixed(answer) => *answer,
+        };
+        if allowed {
+            Verdict::Allow
+        } else {
+            Verdict::DENY
         }
     }
 }
@@ -130,6 +135,12 @@ impl Approver for RunApprover {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn command(c: &str) -> Asked {
+        Asked::Command {
+            command: c.to_owned(),
+        }
+    }
 
     #[test]
     fn an_answer_reaches_the_waiting_run_and_a_cancel_denies() {
@@ -143,7 +154,7 @@ mod tests {
         approvals.requested("r1", "r1-1", "make test");
         assert_eq!(approvals.list().len(), 1);
         assert_eq!(approvals.list()[0].summary, "make test");
-        let waiter = std::thread::spawn(move || approver.approve("make test"));
+        let waiter = std::thread::spawn(move || approver.approve(&command("make test")).allowed());
         assert!(approvals.decide("r1-1", Decision::Allow));
         assert!(waiter.join().unwrap());
         assert!(approvals.list().is_empty());
@@ -155,7 +166,8 @@ mod tests {
             cancel: cancel.clone(),
         };
         approvals.requested("r1", "r1-2", "rm -rf build");
-        let waiter = std::thread::spawn(move || approver.approve("rm -rf build"));
+        let waiter =
+            std::thread::spawn(move || approver.approve(&command("rm -rf build")).allowed());
         cancel.cancel();
         assert!(!waiter.join().unwrap());
         assert!(approvals.list().is_empty());

@@ -331,6 +331,7 @@ impl Runs {
                 EventKind::ApprovalRequested {
                     approval_id,
                     command,
+                    ..
                 },
             ) = (policy, &event.kind)
             {

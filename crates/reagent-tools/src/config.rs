@@ -11,6 +11,11 @@ use crate::workspace::{ProtectedPaths, WritePolicy};
 pub struct ToolsConfig {
     /// Disable every tool that mutates (writes, edits, commands).
     pub read_only: bool,
+    /// Every file write (write_file, edit_file) shows its diff to the run's approver and waits
+    /// for its answer (refused when there is no approver); see [`ToolContext::approve_write`].
+    ///
+    /// [`ToolContext::approve_write`]: crate::ToolContext::approve_write
+    pub approve_writes: bool,
     /// Tool names to leave out.
     pub disabled: Vec<String>,
     /// Settings of `run_command`.
@@ -28,6 +33,7 @@ impl Default for ToolsConfig {
     fn default() -> Self {
         ToolsConfig {
             read_only: false,
+            approve_writes: false,
             disabled: Vec::new(),
             command: CommandConfig::default(),
             protected: ProtectedPaths::DEFAULTS

@@ -54,8 +54,8 @@ pub use async_tool::{
 };
 pub use config::{FileLimits, ToolsConfig};
 pub use registry::{
-    call_catching_panics, call_tool, Approver, DuplicateTool, Tool, ToolContext, ToolEvents,
-    ToolRegistry, ToolResult,
+    call_catching_panics, call_tool, Approval, Approver, DuplicateTool, Tool, ToolContext,
+    ToolEvents, ToolRegistry, ToolResult, Verdict,
 };
 pub use tools::nearby::{workspace_files, WorkspaceFiles};
 pub use workspace::Workspace;

@@ -107,11 +107,88 @@ impl ToolResult {
     }
 }
 
-/// Decides commands that match an `ask` rule. The CLI asks the person at the terminal; with
-/// no approver, such commands are refused.
+/// What a tool asks a person to allow before it acts.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Approval {
+    /// A shell command that matches an `ask` rule.
+    Command {
+        /// The command line, as the model wrote it.
+        command: String,
+    },
+    /// A change to a file, while writes need approval.
+    Write {
+        /// The file, relative to the workspace.
+        path: String,
+        /// The unified diff of the change, whole.
+        diff: String,
+    },
+    /// A call to a tool whose every call needs approval (an MCP server's, when its config asks).
+    ToolCall {
+        /// The tool's name, as offered to the model.
+        tool: String,
+        /// Its arguments, as JSON.
+        arguments: String,
+    },
+}
+
+impl Approval {
+    /// The request in one line: the command, `write PATH`, or `TOOL ARGUMENTS`.
+    pub fn summary(&self) -> String {
+        match self {
+            Approval::Command { command } => command.clone(),
+            Approval::Write { path, .. } => format!("write {path}"),
+            Approval::ToolCall { tool, arguments } => format!("{tool} {arguments}"),
+        }
+    }
+
+    /// The diff to show with it, for a write.
+    pub fn diff(&self) -> Option<&str> {
+        match self {
+            Approval::Write { diff, .. } => Some(diff),
+            _ => None,
+        }
+    }
+}
+
+/// A person's answer to an [`Approval`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Go ahead.
+    Allow,
+    /// Do not; the note, when given, is passed to the model with the refusal.
+    Deny {
+        /// What the person wants the model to know.
+        note: Option<String>,
+    },
+}
+
+impl Verdict {
+    /// A denial without a note.
+    pub const DENY: Verdict = Verdict::Deny { note: None };
+
+    /// Whether the action may go ahead.
+    pub fn allowed(&self) -> bool {
+        matches!(self, Verdict::Allow)
+    }
+
+    /// The error a tool answers the model with when it was denied `what` (`None` if allowed).
+    pub fn refusal(&self, what: &str) -> Option<String> {
+        match self {
+            Verdict::Allow => None,
+            Verdict::Deny { note: None } => Some(format!("{what}: the user denied it")),
+            Verdict::Deny { note: Some(note) } => {
+                Some(format!("{what}: the user denied it and says: {note}"))
+            }
+        }
+    }
+}
+
+/// Decides what needs a person's approval: commands that match an `ask` rule, writes while
+/// writes need approval, calls of tools that ask. The CLI asks the person at the terminal; with
+/// no approver, such actions are refused.
 pub trait Approver: Send + Sync {
-    /// Whether `command` may run. Called from a blocking thread; may wait for a person.
-    fn approve(&self, command: &str) -> bool;
+    /// Whether the action may go ahead. Called from a blocking thread; may wait for a person.
+    fn approve(&self, request: &Approval) -> Verdict;
 }
 
 /// Where a tool may report events of its run (the agent loop's event sink).
@@ -146,6 +223,83 @@ impl ToolContext {
             run_id: Arc::from(""),
             events: None,
         }
+    }
+
+    /// When `config` says writes need approval ([`ToolsConfig::approve_writes`]), ask the
+    /// approver to allow changing the file at `path` from `old` (`None`: its current content,
+    /// read now; a missing file is empty) to `new`, showing the whole unified diff. A denial,
+    /// or no approver, is the error the tool answers with (a denial's note included). A
+    /// protected path is not asked about: the write policy refuses it anyway.
+    pub fn approve_write(
+        &self,
+        config: &ToolsConfig,
+        path: &str,
+        old: Option<&str>,
+        new: &str,
+    ) -> Result<(), String> {
+        if !config.approve_writes {
+            return Ok(());
+        }
+        let shown = self
+            .workspace
+            .relative(path)
+            .map_err(|e| e.to_string())?
+            .components()
+            .filter(|c| !matches!(c, std::path::Component::CurDir))
+            .collect::<std::path::PathBuf>()
+            .to_string_lossy()
+            .into_owned();
+        let components: Vec<String> = shown.split('/').map(str::to_owned).collect();
+        if config
+            .write_policy()
+            .protected
+            .covering(&components)
+            .is_some()
+        {
+            return Ok(());
+        }
+        let current;
+        let old = match old {
+            Some(old) => old,
+            None => {
+                current = self.current_text(path)?;
+                &current
+            }
+        };
+        let diff = similar::TextDiff::configure()
+            .timeout(std::time::Duration::from_secs(2))
+            .diff_lines(old, new)
+            .unified_diff()
+            .context_radius(3)
+            .header(&format!("a/{shown}"), &format!("b/{shown}"))
+            .to_string();
+        let what = format!("writing {shown}");
+        let Some(approver) = &self.approver else {
+            return Err(format!(
+                "{what} needs approval (writes are asked about) and no one can approve here"
+            ));
+        };
+        let request = Approval::Write { path: shown, diff };
+        match approver.approve(&request).refusal(&what) {
+            None => Ok(()),
+            Some(refusal) => Err(refusal),
+        }
+    }
+
+    /// The text of the file at `path` for a write's diff: empty when it does not exist yet.
+    fn current_text(&self, path: &str) -> Result<String, String> {
+        use std::io::Read;
+        let mut opened = match self.workspace.open_file(path) {
+            Ok(opened) => opened,
+            Err(crate::workspace::WorkspaceError::NotFound(_)) => return Ok(String::new()),
+            Err(e) => return Err(e.to_string()),
+        };
+        let mut bytes = Vec::new();
+        opened
+            .file
+            .read_to_end(&mut bytes)
+            .map_err(|e| format!("{path}: {e}"))?;
+        Ok(String::from_utf8_lossy(&bytes).into_owned())
     }
 }
 

@@ -2,6 +2,7 @@
 //! mode.
 
 use reagent_console::commands::{ApprovalMode, Command, ExportFormat};
+use reagent_console::{PickAction, Picker};
 
 use super::{sessions, Chat};
 
@@ -11,6 +12,8 @@ pub(crate) enum Acted {
     Say(String),
     /// Send this message as a turn (a workflow's or a role's first message).
     Send(String),
+    /// Offer this list to pick from (on a terminal; line mode prints it).
+    Pick(Picker),
     /// Leave.
     Quit,
 }
@@ -31,7 +34,9 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
         Command::Approvals { mode: Some(mode) } => {
             let read_only = mode == ApprovalMode::ReadOnly;
             chat.set_read_only(read_only)?;
-            say(if read_only {
+            say(if chat.asks_writes() {
+                "approvals: read-only — every write shows its diff and waits for your answer; run_command is not offered (from the next turn)".to_owned()
+            } else if read_only {
                 "approvals: read-only — the tools that write or run commands are not offered from the next turn".to_owned()
             } else {
                 format!("approvals: {}", mode.as_str())
@@ -67,10 +72,27 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
             })?;
             say(format!("tool mode: {mode}"))
         }
-        Command::Model { name: None } => say(format!(
-            "model: {} (/model NAME to switch; the conversation goes on)",
-            chat.model()
-        )),
+        Command::Model { name: None } => {
+            let models = chat.models().await?;
+            if models.is_empty() {
+                anyhow::bail!("the server lists no models (/model NAME still switches)");
+            }
+            Ok(Acted::Pick(Picker::new(
+                format!("models of the server (now: {})", chat.model()),
+                models,
+                PickAction::Model,
+            )))
+        }
+        Command::Provider { name, base_url } => {
+            let line = chat.set_provider(&name, base_url)?;
+            say(format!(
+                "provider: {name} (the conversation goes on)\n{line}"
+            ))
+        }
+        Command::Rename { name } => {
+            let id = chat.session.id().to_owned();
+            say(sessions::rename(store(chat)?, &id, &name).await?)
+        }
         Command::Mode { mode: None } => say(format!(
             "tool mode: {} (/mode auto|native|constrained|prompt)",
             chat.tool_mode()
@@ -85,7 +107,22 @@ pub(crate) async fn command(chat: &mut Chat, command: Command) -> anyhow::Result
                 if enabled { "offered" } else { "not offered" }
             ))
         }
-        Command::Sessions { filter } => say(sessions::list(store(chat)?, &filter).await?),
+        Command::Undo => say(chat.undo().await?),
+        Command::Diff => say(chat.diff()?),
+        Command::Sessions { filter } => {
+            let rows = sessions::list(store(chat)?, &filter).await?;
+            if rows.is_empty() && filter.is_empty() {
+                say("no stored sessions".to_owned())
+            } else if rows.is_empty() {
+                say(format!("no stored sessions match '{filter}'"))
+            } else {
+                Ok(Acted::Pick(Picker::new(
+                    "stored sessions (Enter resumes one; /resume ID does too)",
+                    rows,
+                    PickAction::Resume,
+                )))
+            }
+        }
         Command::Search { text } => say(sessions::search(store(chat)?, &text).await?),
         Command::Delete { id } => {
             let current = chat.session.id().to_owned();

@@ -107,6 +107,10 @@ fn say(acted: Acted) -> bool {
             eprintln!("{text}");
             false
         }
+        Acted::Pick(picker) => {
+            eprintln!("{}:\n{}", picker.title, picker.items.join("\n"));
+            false
+        }
         Acted::Send(_) => false,
         Acted::Quit => true,
     }

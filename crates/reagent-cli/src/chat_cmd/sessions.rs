@@ -5,7 +5,10 @@
 use std::fmt::Write as _;
 
 use reagent_protocol::{Message, Role};
-use reagent_store::{RunFilter, RunRecord, Store};
+use reagent_store::{RunFilter, RunRecord, Scope, Store};
+
+/// The key of a session's title (`/rename`) in the store's session memory.
+const TITLE_KEY: &str = "reagent.chat.title";
 
 /// Runs looked at when listing or searching sessions.
 const RUNS_SCANNED: u32 = 2000;
@@ -61,35 +64,57 @@ fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-/// `/sessions [FILTER]`: the stored sessions, newest first (those whose first message, model
-/// or id contains FILTER).
-pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<String> {
+/// `/sessions [FILTER]`: the stored sessions, newest first (those whose first message, model,
+/// title or id contains FILTER), one line each starting with the id's first 12 characters.
+pub(crate) async fn list(store: &Store, filter: &str) -> anyhow::Result<Vec<String>> {
     let filter = filter.to_lowercase();
-    let mut out = String::new();
+    let mut out = Vec::new();
     for (row, _) in session_rows(store).await? {
-        let hay = format!("{} {} {}", row.id, row.model, row.first_task).to_lowercase();
+        let title = title(store, &row.id).await?;
+        let hay = format!(
+            "{} {} {} {}",
+            row.id,
+            row.model,
+            row.first_task,
+            title.as_deref().unwrap_or_default()
+        )
+        .to_lowercase();
         if !filter.is_empty() && !hay.contains(&filter) {
             continue;
         }
-        let _ = writeln!(
-            out,
+        out.push(format!(
             "{}  {}  {:>3} turns  {}  {}",
             &row.id[..row.id.len().min(12)],
             row.last.get(..16).unwrap_or(&row.last),
             row.turns,
             row.model,
-            one_line(&row.first_task, 60)
-        );
-    }
-    if out.is_empty() {
-        out.push_str("no stored sessions");
-        if !filter.is_empty() {
-            let _ = write!(out, " match '{filter}'");
-        }
-    } else {
-        out.push_str("(/resume ID to continue one)");
+            match &title {
+                Some(title) => format!("\"{}\"", one_line(title, 60)),
+                None => one_line(&row.first_task, 60),
+            }
+        ));
     }
     Ok(out)
+}
+
+/// The title `/rename` gave session `id`, if any.
+async fn title(store: &Store, id: &str) -> anyhow::Result<Option<String>> {
+    let value = store.memory_get(Scope::Session, id, TITLE_KEY).await?;
+    Ok(value.and_then(|v| v.as_str().map(str::to_owned)))
+}
+
+/// `/rename NAME`: store `name` as the title of session `id` (`/sessions` shows and filters it).
+pub(crate) async fn rename(store: &Store, id: &str, name: &str) -> anyhow::Result<String> {
+    let name = name.trim();
+    store
+        .memory_put(
+            Scope::Session,
+            id,
+            TITLE_KEY,
+            &serde_json::Value::String(name.to_owned()),
+        )
+        .await?;
+    Ok(format!("session {id} is now named \"{name}\""))
 }
 
 /// `/search TEXT`: the messages of stored sessions that contain TEXT.

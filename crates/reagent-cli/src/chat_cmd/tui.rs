@@ -24,7 +24,7 @@ use reagent_console::ratatui::{Terminal, TerminalOptions, Viewport};
 use reagent_console::render::{self, Theme};
 use reagent_console::{App, AppEvent, Effect, Entry, InputHistory, Status};
 use reagent_protocol::{CancellationToken, Role};
-use reagent_tools::Approver;
+use reagent_tools::{Approval, Approver, Verdict};
 use tokio::sync::mpsc::{unbounded_channel, UnboundedReceiver, UnboundedSender};
 
 use super::act::{self, Acted};
@@ -55,27 +55,37 @@ struct ConsoleApprover {
 }
 
 impl Approver for ConsoleApprover {
-    fn approve(&self, command: &str) -> bool {
+    fn approve(&self, asked: &Approval) -> Verdict {
         let id = self.next.fetch_add(1, Ordering::Relaxed);
         let (tx, rx) = std::sync::mpsc::channel();
         if let Ok(mut waiting) = self.waiting.lock() {
             waiting.insert(id, tx);
         }
-        let request = ApprovalRequest {
-            id,
-            kind: ApprovalKind::Command {
-                command: command.to_owned(),
+        let kind = match asked {
+            Approval::Write { path, diff } => ApprovalKind::Write {
+                path: path.clone(),
+                diff: diff.clone(),
+            },
+            other => ApprovalKind::Command {
+                command: other.summary(),
             },
         };
+        let request = ApprovalRequest { id, kind };
         if self
             .ui
             .send(UiMsg::App(AppEvent::Approval(request)))
             .is_err()
         {
-            return false;
+            return Verdict::DENY;
         }
-        // A cancelled turn drops the sender: the command is refused.
-        matches!(rx.recv(), Ok(Decision::AllowOnce | Decision::AllowSession))
+        // A cancelled turn drops the sender: the action is refused.
+        match rx.recv() {
+            Ok(Decision::AllowOnce | Decision::AllowSession) => Verdict::Allow,
+            Ok(Decision::Deny { note }) if !note.trim().is_empty() => Verdict::Deny {
+                note: Some(note.trim().to_owned()),
+            },
+            Ok(Decision::Deny { .. }) | Err(_) => Verdict::DENY,
+        }
     }
 }
 
@@ -321,38 +331,24 @@ fn inline_height(rows: u16) -> u16 {
     (rows / 2).clamp(6, 14).min(rows.max(1))
 }
 
-/// How long the reader waits for input before letting go of crossterm's input lock, so that
-/// ratatui can ask where the cursor is (its inline viewport does when the size changed). Long,
-/// so an idle console wakes once a second at most; after a resize event the reader stands
-/// aside until the loop has drawn (see [`spawn_reader`]), so the new layout is immediate.
-const READ_SLICE: Duration = Duration::from_secs(1);
-
 /// How long the reader stands aside after a resize at most.
 const RESIZE_PAUSE: Duration = Duration::from_secs(2);
 
-/// Read the terminal on a thread of its own: every event stamped with when it arrived. After
-/// a resize it waits for `resumed` (the loop drew the new layout) before reading on.
+/// Read the terminal on a thread of its own, blocking (no wake-up while idle): every event
+/// stamped with when it arrived. The blocked read holds crossterm's input lock, which ratatui
+/// needs only after a size change (its inline viewport asks where the cursor is); a size
+/// change wakes the read with a resize event, after which the reader stands aside until
+/// `resumed` (the loop drew the new layout) before reading on.
 fn spawn_reader(ui: UnboundedSender<UiMsg>, resumed: std::sync::mpsc::Receiver<()>) {
-    std::thread::spawn(move || loop {
-        match term::poll(READ_SLICE) {
-            Ok(false) => {
-                if ui.is_closed() {
-                    break;
-                }
+    std::thread::spawn(move || {
+        while let Ok(event) = term::read() {
+            let resize = matches!(event, term::Event::Resize(..));
+            if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
+                break;
             }
-            Ok(true) => match term::read() {
-                Ok(event) => {
-                    let resize = matches!(event, term::Event::Resize(..));
-                    if ui.send(UiMsg::Term(event, Instant::now())).is_err() {
-                        break;
-                    }
-                    if resize {
-                        let _ = resumed.recv_timeout(RESIZE_PAUSE);
-                    }
-                }
-                Err(_) => break,
-            },
-            Err(_) => break,
+            if resize {
+                let _ = resumed.recv_timeout(RESIZE_PAUSE);
+            }
         }
     });
 }
@@ -377,6 +373,14 @@ async fn worker(
             Ok(Acted::Send(message)) => message,
             Ok(Acted::Say(text)) => {
                 tell(AppEvent::Notice(text));
+                tell(AppEvent::Using {
+                    model: chat.model().to_owned(),
+                    provider: chat.provider_name().to_owned(),
+                });
+                continue;
+            }
+            Ok(Acted::Pick(picker)) => {
+                tell(AppEvent::Pick(picker));
                 continue;
             }
             Ok(Acted::Quit) => break,

@@ -8,7 +8,9 @@ use reagent_protocol::{
     CancellationToken, ChatRequest, EventKind, Guardrail, GuardrailAction, Message, ProviderError,
     ToolCall, ToolChoice, UserMessageReason,
 };
-use reagent_tools::{call_async_catching_panics, Approver, ToolContext, ToolEvents, ToolResult};
+use reagent_tools::{
+    call_async_catching_panics, Approval, Approver, ToolContext, ToolEvents, ToolResult, Verdict,
+};
 use serde_json::Value;
 
 use super::{RunState, Session};
@@ -374,19 +376,24 @@ struct RecordedApprover {
 }
 
 impl Approver for RecordedApprover {
-    fn approve(&self, command: &str) -> bool {
+    fn approve(&self, request: &Approval) -> Verdict {
         // Tools run one at a time, so the next seq is this request's.
         let approval_id = format!("{}-{}", self.events.run_id(), self.events.last_seq() + 1);
         self.events.emit(EventKind::ApprovalRequested {
             approval_id: approval_id.clone(),
-            command: command.to_owned(),
+            command: request.summary(),
+            diff: request.diff().map(str::to_owned),
         });
-        let approved = self.inner.approve(command);
+        let verdict = self.inner.approve(request);
         self.events.emit(EventKind::ApprovalDecided {
             approval_id,
-            approved,
+            approved: verdict.allowed(),
+            note: match &verdict {
+                Verdict::Deny { note } => note.clone(),
+                Verdict::Allow => None,
+            },
         });
-        approved
+        verdict
     }
 }
 

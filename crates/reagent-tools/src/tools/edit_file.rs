@@ -123,6 +123,7 @@ impl EditFile {
         } else {
             text.replacen(old, new, 1)
         };
+        ctx.approve_write(&self.cfg, path, Some(&text), &updated)?;
         let done = ctx
             .workspace
             .write_file(path, updated.as_bytes(), &self.cfg.write_policy())

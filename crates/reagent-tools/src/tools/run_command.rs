@@ -10,7 +10,7 @@ use reagent_sandbox::RuleDecision;
 use serde_json::{json, Value};
 
 use super::{opt_u64_arg, schema, str_arg};
-use crate::registry::{Tool, ToolContext, ToolResult};
+use crate::registry::{Approval, Tool, ToolContext, ToolResult};
 use crate::run_command::{run, CommandOutcome};
 use crate::ToolsConfig;
 
@@ -35,8 +35,15 @@ impl RunCommand {
                 "command not run: it matches a `forbid` rule of this workspace's policy: {command}"
             )),
             RuleDecision::Ask => match &ctx.approver {
-                Some(approver) if approver.approve(command) => Ok(()),
-                Some(_) => Err(format!("command not run: the user denied it: {command}")),
+                Some(approver) => {
+                    let request = Approval::Command {
+                        command: command.to_owned(),
+                    };
+                    match approver.approve(&request).refusal("command not run") {
+                        None => Ok(()),
+                        Some(why) => Err(format!("{why}: {command}")),
+                    }
+                }
                 None => Err(format!(
                     "command not run: it needs the user's approval (an `ask` rule matches) and no \
                      one can approve it in this run: {command}"

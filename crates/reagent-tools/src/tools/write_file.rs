@@ -46,6 +46,9 @@ impl Tool for WriteFile {
             (Ok(p), Ok(c)) => (p, c),
             (Err(e), _) | (_, Err(e)) => return ToolResult::err(e),
         };
+        if let Err(e) = ctx.approve_write(&self.cfg, path, None, content) {
+            return ToolResult::err(e);
+        }
         match ctx
             .workspace
             .write_file(path, content.as_bytes(), &self.cfg.write_policy())

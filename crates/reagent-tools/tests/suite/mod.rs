@@ -11,3 +11,4 @@ mod redteam_table;
 mod registry;
 mod run_command;
 mod tidy;
+mod write_approval;

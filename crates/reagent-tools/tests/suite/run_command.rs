@@ -203,15 +203,24 @@ mod rules {
     use std::sync::Arc;
 
     use reagent_sandbox::CommandRules;
-    use reagent_tools::{Approver, ToolContext, ToolRegistry, ToolsConfig, Workspace};
+    use reagent_tools::{
+        Approval, Approver, ToolContext, ToolRegistry, ToolsConfig, Verdict, Workspace,
+    };
     use serde_json::json;
 
     struct Fixed(bool, AtomicUsize);
 
     impl Approver for Fixed {
-        fn approve(&self, _command: &str) -> bool {
+        fn approve(&self, request: &Approval) -> Verdict {
+            assert!(matches!(request, Approval::Command { .. }));
             self.1.fetch_add(1, Ordering::SeqCst);
-            self.0
+            if self.0 {
+                Verdict::Allow
+            } else {
+                Verdict::Deny {
+                    note: Some("use make instead".into()),
+                }
+            }
         }
     }
 
@@ -252,7 +261,12 @@ mod rules {
         let deny = Arc::new(Fixed(false, AtomicUsize::new(0)));
         let (dir, tools, ctx) = setup(CommandRules::default().ask("touch"), Some(deny.clone()));
         let r = tools.call("run_command", &json!({"command": "touch made"}), &ctx);
-        assert!(r.to_json()["error"].as_str().unwrap().contains("denied"));
+        let error = r.to_json()["error"].as_str().unwrap().to_owned();
+        assert!(error.contains("denied"), "{error}");
+        assert!(
+            error.contains("says: use make instead"),
+            "the note reaches the model: {error}"
+        );
         assert!(!dir.path().join("made").exists());
         assert_eq!(deny.1.load(Ordering::SeqCst), 1);
 
