@@ -75,7 +75,11 @@ impl Chat {
         // Each turn that changes files takes a checkpoint first (for `/undo`).
         plan.agent.verify.checkpoints =
             !args.run.no_checkpoint && file.verify.checkpoints.unwrap_or(true);
-        plan.agent.verify.checkpoint_dir = file.verify.checkpoint_dir.clone();
+        plan.agent.verify.checkpoint_dir = file
+            .verify
+            .checkpoint_dir
+            .clone()
+            .or_else(crate::run_cmd::default_checkpoint_dir);
         let read_only = std::mem::take(&mut plan.tools.read_only);
         let workspace = Workspace::open(&plan.workspace).map_err(|e| {
             anyhow::anyhow!("cannot open workspace {}: {e}", plan.workspace.display())

@@ -236,7 +236,7 @@ fn verify_settings(
 /// Where checkpoints of workspaces outside git keep their copies by default: beside the
 /// default store, `$XDG_DATA_HOME/reagent/checkpoints` (else `~/.local/share/…`); outside the
 /// workspace, where the run's commands cannot write.
-fn default_checkpoint_dir() -> Option<PathBuf> {
+pub(crate) fn default_checkpoint_dir() -> Option<PathBuf> {
     let data = std::env::var_os("XDG_DATA_HOME")
         .filter(|v| !v.is_empty())
         .map(PathBuf::from)
