@@ -12,13 +12,10 @@ use reagent_tools::{call_async_catching_panics, Approver, ToolContext, ToolEvent
 use serde_json::Value;
 
 use super::{RunState, Session};
-use crate::answer_focus;
-use crate::config::ToolMode;
 use crate::events::EventSink;
-use crate::plain_question;
 use crate::prompts;
 use crate::turn::TurnSetup;
-use crate::workspace_view::workspace_view;
+use crate::weak_model::PlainQuestion;
 
 impl Session {
     /// What a model turn needs, borrowed from the session and its agent.
@@ -69,12 +66,13 @@ impl Session {
     }
 
     /// Validate and run one call (`tool_call_started` first); returns the arguments as used and
-    /// the result.
+    /// the result. A call the loop refused (`refused`, its answer) is not run.
     pub(super) async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         iteration: u32,
+        refused: Option<ToolResult>,
         events: &EventSink,
     ) -> (Value, ToolResult) {
         let checked = self.agent.checker.check(&call.name, &call.arguments);
@@ -86,8 +84,14 @@ impl Session {
         });
         let args = match checked {
             Ok(args) => args,
-            Err(message) => return (call.arguments.clone(), ToolResult::err(message)),
+            Err(message) => {
+                let message = self.not_a_tool(&call.name).unwrap_or(message);
+                return (call.arguments.clone(), ToolResult::err(message));
+            }
         };
+        if let Some(refusal) = refused {
+            return (args, refusal);
+        }
         let Some(tool) = self.agent.tools.get(&call.name).cloned() else {
             return (
                 args,
@@ -97,6 +101,19 @@ impl Session {
         let result =
             call_async_catching_panics(tool.as_ref(), &call.name, args.clone(), ctx.clone()).await;
         (args, result)
+    }
+
+    /// The error for a call that names a workspace file instead of a tool (a small model
+    /// writes `calc.py({...})`): what the file is, and the tools to use on it.
+    pub(super) fn not_a_tool(&self, name: &str) -> Option<String> {
+        if self.agent.tools.get(name).is_some() || self.workspace.open_file(name).is_err() {
+            return None;
+        }
+        let tools: Vec<&str> = self.agent.specs.iter().map(|s| s.name.as_str()).collect();
+        Some(format!(
+            "`{name}` is a file of the workspace, not a tool. Call a tool with its path, e.g.              read_file with {{\"path\": \"{name}\"}}. Valid tools: {}.",
+            tools.join(", ")
+        ))
     }
 
     /// The `tool_call` and `tool_result` events of a finished call.
@@ -219,7 +236,7 @@ impl Session {
         true
     }
 
-    /// Ask, without tools, for the final answer: weak (constrained-mode) models plainly
+    /// Ask, without tools, for the final answer: a very small model plainly
     /// ([`Self::plain_final_answer`]); others continue the conversation.
     pub(super) async fn final_answer(
         &mut self,
@@ -227,13 +244,20 @@ impl Session {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> String {
-        let answer = if self.mode() == ToolMode::Constrained {
-            self.plain_final_answer(run, events, cancel).await
-        } else {
-            let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
-            self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
-            let messages = self.history.messages().to_vec();
-            self.ask_without_tools(run, messages, events, cancel).await
+        let plain = self.policy().plain_question(
+            &run.task,
+            self.history.messages(),
+            &self.agent.tools,
+            &self.workspace,
+        );
+        let answer = match plain {
+            Some(question) => self.plain_final_answer(run, question, events, cancel).await,
+            None => {
+                let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
+                self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
+                let messages = self.history.messages().to_vec();
+                self.ask_without_tools(run, messages, events, cancel).await
+            }
         };
         match answer {
             Ok(answer) if answer.text.is_empty() => run.last_text.clone(),
@@ -242,35 +266,30 @@ impl Session {
         }
     }
 
-    /// The final answer of a weak model in the constrained mode: a fresh, plain question with
-    /// the tool results restated; once more, narrowly, when the answer mostly copies what was
-    /// restated; the text under an `Answer:` label when the reply is shaped as a question and its answer.
+    /// The final answer of a very small model (see [`PlainQuestion`]): the plain question;
+    /// once more, narrowly, when the answer mostly copies what was restated.
     async fn plain_final_answer(
         &mut self,
         run: &mut RunState,
+        plain: PlainQuestion,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<PlainAnswer, ProviderError> {
-        let ctx = ToolContext::new(self.workspace.clone());
-        let view = workspace_view(&self.agent.tools, &ctx);
-        let history = self.history.messages().to_vec();
-        let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
-        let question: Vec<Arc<Message>> = shared(plain_question::restated_question(
-            &run.task, &history, &view,
-        ));
-        let material = question
-            .last()
-            .map(|m| m.content.clone())
-            .unwrap_or_default();
-        match self.ask_without_tools(run, question, events, cancel).await {
-            Ok(answer) if answer_focus::is_echo(&answer.text, &material) => {
+        let question = plain.first();
+        match self
+            .ask_without_tools(run, question.clone(), events, cancel)
+            .await
+        {
+            Ok(answer) if PlainQuestion::is_echo(&answer.text, &question) => {
                 events.guardrail(
                     Guardrail::EchoedAnswer,
                     GuardrailAction::Retry,
                     "the answer only copied the restated tool results; asking narrowly",
                 );
-                let narrow = shared(plain_question::narrow_question(&run.task, &history, &view));
-                match self.ask_without_tools(run, narrow, events, cancel).await {
+                match self
+                    .ask_without_tools(run, plain.narrow(), events, cancel)
+                    .await
+                {
                     // A narrow answer that degenerated says less than the copy did.
                     Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
                     _ => Ok(answer),
@@ -278,11 +297,9 @@ impl Session {
             }
             other => other,
         }
-        .map(|mut answer| {
-            if let Some(said) = answer_focus::answer_below_question(&answer.text, &run.task) {
-                answer.text = said;
-            }
-            answer
+        .map(|answer| PlainAnswer {
+            text: plain.tidy(answer.text),
+            degenerate: answer.degenerate,
         })
     }
 

@@ -6,8 +6,8 @@ use std::sync::Arc;
 
 use reagent_protocol::{Message, Role};
 
-use crate::weak_model::answer_focus;
 use crate::prompts::ERROR_LABEL;
+use crate::weak_model::answer_focus;
 use crate::weak_model::tool_retrieval;
 use crate::weak_model::workspace_view::WorkspaceView;
 
