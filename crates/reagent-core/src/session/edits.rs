@@ -67,9 +67,8 @@ impl Session {
         };
         let name = object.get("name")?.as_str()?.to_owned();
         let Some(spec) = self.agent.specs.iter().find(|s| s.name == name) else {
-            let tools: Vec<&str> = self.agent.specs.iter().map(|s| s.name.as_str()).collect();
             return Some(Err(self.not_a_tool(&name).unwrap_or_else(|| {
-                format!("`{name}` is not a tool. Valid tools: {}.", tools.join(", "))
+                format!("`{name}` is not a tool. {}", self.valid_tools())
             })));
         };
         object.remove("name");
@@ -83,6 +82,38 @@ impl Session {
                 arguments: Value::Object(object),
             })
         })
+    }
+
+    /// The error for a call that names a workspace file (or a file's name without its
+    /// extension: `test_calc` for `test_calc.py`) instead of a tool, as small models write
+    /// `{"name": "report.py", …}`: what the file is, how to read it, and the tools.
+    pub(super) fn not_a_tool(&self, name: &str) -> Option<String> {
+        if self.agent.tools.get(name).is_some() {
+            return None;
+        }
+        let listed = self
+            .settled
+            .as_ref()
+            .and_then(|s| s.settings.files.as_ref())
+            .map_or(&[][..], |f| f.paths.as_slice());
+        let stem = |p: &str| p.rsplit_once('.').map_or(p, |(stem, _)| stem).to_owned();
+        let path = if self.workspace.open_file(name).is_ok() {
+            name.to_owned()
+        } else {
+            listed.iter().find(|p| stem(p) == name)?.clone()
+        };
+        let read = json!({"name": "read_file", "arguments": {"path": path}});
+        Some(format!(
+            "`{name}` is not a tool: {path} is a file of the workspace. To read it, call \
+             read_file: {read}; to run a command, call run_command with {{\"command\": …}}. {}",
+            self.valid_tools()
+        ))
+    }
+
+    /// `Valid tools: a, b, c.`
+    fn valid_tools(&self) -> String {
+        let tools: Vec<&str> = self.agent.specs.iter().map(|s| s.name.as_str()).collect();
+        format!("Valid tools: {}.", tools.join(", "))
     }
 
     fn set_calls(&self, turn: &mut Turn, calls: Vec<ToolCall>, layer: &str) {

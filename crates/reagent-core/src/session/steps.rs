@@ -103,19 +103,6 @@ impl Session {
         (args, result)
     }
 
-    /// The error for a call that names a workspace file instead of a tool (a small model
-    /// writes `calc.py({...})`): what the file is, and the tools to use on it.
-    pub(super) fn not_a_tool(&self, name: &str) -> Option<String> {
-        if self.agent.tools.get(name).is_some() || self.workspace.open_file(name).is_err() {
-            return None;
-        }
-        let tools: Vec<&str> = self.agent.specs.iter().map(|s| s.name.as_str()).collect();
-        Some(format!(
-            "`{name}` is a file of the workspace, not a tool. Call a tool with its path, e.g.              read_file with {{\"path\": \"{name}\"}}. Valid tools: {}.",
-            tools.join(", ")
-        ))
-    }
-
     /// The `tool_call` and `tool_result` events of a finished call.
     #[allow(clippy::too_many_arguments)]
     pub(super) fn record_tool_result(

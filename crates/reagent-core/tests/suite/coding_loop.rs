@@ -198,7 +198,7 @@ async fn a_call_naming_a_file_is_told_it_is_a_file_and_given_the_tools() {
     let result = &o.events_of("tool_result")[0];
     let error = result["output"].as_str().unwrap();
     assert!(
-        error.contains("`calc.py` is a file of the workspace, not a tool"),
+        error.contains("`calc.py` is not a tool: calc.py is a file of the workspace"),
         "{error}"
     );
     assert!(error.contains("Valid tools: "), "{error}");
@@ -275,6 +275,24 @@ async fn a_call_object_naming_no_tool_is_answered_with_the_tools() {
         assert!(text.contains(&format!("`{name}`")), "{text}");
         assert!(text.contains("read_file"), "{text}");
     }
+    // A name that is a file without its extension is pointed to the file (the 0.5B's first
+    // reply on fix-add, seen again after the nudge above was in place).
+    let reply = "{\n  \"name\": \"test_calc\",\n  \"arguments\": {\n    \"python3 -m unittest test_calc\": \"Running tests...\"\n  }\n}";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(reply))
+            .turn(Turn::text("I will stop here.")),
+        "Run `python3 -m unittest test_calc`.",
+        |dir| files(dir, &[("test_calc.py", "")]),
+        small,
+    )
+    .await;
+    let nudge = o.events_of("user_message");
+    let text = nudge[0]["content"].as_str().unwrap();
+    assert!(
+        text.contains(r#"test_calc.py is a file of the workspace. To read it, call read_file: {"name":"read_file","arguments":{"path":"test_calc.py"}}"#),
+        "{text}"
+    );
 }
 
 /// Qwen2.5-Coder-0.5B ended a run with a call object whose arguments stand beside its name.
