@@ -255,6 +255,15 @@ impl Session {
             return Break(Ending::new(Outcome::Completed, text));
         };
         if run.nudges >= self.agent.config.max_nudges {
+            // A reply that is still a call the loop cannot run is no answer.
+            if let Some(why) = &unread_call {
+                events.guardrail(
+                    Guardrail::NoProgress,
+                    GuardrailAction::Stop,
+                    format!("the reply is still a tool call that cannot be run ({why})"),
+                );
+                return Break(Ending::new(Outcome::NoProgress, text));
+            }
             return Break(Ending::new(Outcome::Completed, text));
         }
         run.nudges += 1;

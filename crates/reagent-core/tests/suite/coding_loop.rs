@@ -313,3 +313,20 @@ async fn a_call_object_with_its_arguments_beside_the_name_is_the_call() {
         "call_object"
     );
 }
+
+/// The 0.5B wrote the same call object naming no tool after each nudge (coding suite,
+/// syntax-colon): the run ends `no_progress`, not `completed` with the JSON as its answer.
+#[tokio::test]
+async fn a_call_object_repeated_after_the_nudges_ends_no_progress() {
+    let reply =
+        "{\"name\": \"report.py does not run\", \"arguments\": {\"report.py\": \"SyntaxError\"}}";
+    let o = run_task(
+        ScriptBuilder::new().turns([Turn::text(reply), Turn::text(reply), Turn::text(reply)]),
+        "report.py does not run. Fix it.",
+        |dir| files(dir, &[("report.py", "def main()\n    pass\n")]),
+        small,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::NoProgress);
+    assert_eq!(o.events_of("nudge").len(), 2);
+}
