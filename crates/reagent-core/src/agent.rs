@@ -16,7 +16,8 @@ use crate::events::EventSink;
 use crate::profiles::profile_for;
 use crate::result::RunResult;
 use crate::session::{Session, SessionSettings};
-use crate::{prompts, schema_narrowing, tool_mode, tool_retrieval};
+use crate::weak_model::Policy;
+use crate::{prompts, tool_mode};
 
 /// An agent: a provider, the tools and a configuration. Sessions (conversations over a
 /// workspace) are started from it; many may run at once.
@@ -165,29 +166,22 @@ impl Agent {
                 }),
             ..self.config.options.clone()
         };
-        // Small models copy example paths: in the constrained mode they are shown the real ones.
-        let files = (mode == ToolMode::Constrained)
-            .then(|| workspace_files(workspace, tool_mode::LISTED_FILES_MAX));
-        // A weak model takes the tool listed first or shown in the example: in the
-        // constrained mode the list is ranked by the task's words (the read-only tools first
-        // among equals), and the example calls the tool the task points to.
-        let ranked: Vec<ToolSpec>;
-        let (specs, example): (&[ToolSpec], &str) = if mode == ToolMode::Constrained {
-            let pointed;
-            let paths = files.as_ref().map_or(&[][..], |f| f.paths.as_slice());
-            (ranked, pointed) = tool_retrieval::rank_tools(task, &self.read_first_specs, paths);
-            match ranked.first() {
-                Some(top) if pointed => (&ranked, top.name.as_str()),
-                _ => (&ranked, "read_file"),
-            }
-        } else {
-            (&self.specs, "read_file")
-        };
+        // Models invent paths and small ones copy example paths: they are shown the real ones
+        // (in the constrained mode the schema also allows only those of a small workspace).
+        let files = Some(workspace_files(workspace, tool_mode::LISTED_FILES_MAX));
+        let policy = Policy::choose(&self.config.model, &profile, mode);
+        let (specs, example) = policy.tool_listing(
+            task,
+            mode,
+            &self.specs,
+            &self.read_first_specs,
+            files.as_ref(),
+        );
         let system_prompt = prompts::system_prompt(
             self.config.system_prompt.as_deref(),
             mode,
-            specs,
-            example,
+            &specs,
+            &example,
             profile.system_hint.as_deref(),
             files.as_ref(),
         );
@@ -196,10 +190,7 @@ impl Agent {
             .parse_format
             .clone()
             .or(profile.parse_format.clone());
-        let narrowing = files
-            .as_ref()
-            .filter(|_| profile.narrow_schema)
-            .map(|files| schema_narrowing::narrowing(task, workspace, files, Vec::new()));
+        let narrowing = policy.narrowing(profile.narrow_schema, task, workspace, files.as_ref());
         Ok(SessionSettings {
             mode,
             options,
@@ -207,8 +198,9 @@ impl Agent {
             format,
             system_prompt,
             files,
-            plain_final_question: mode == ToolMode::Constrained && profile.plain_final_question,
+            plain_final_question: policy.ends_with_plain_question(profile.plain_final_question),
             narrowing,
+            policy,
         })
     }
 

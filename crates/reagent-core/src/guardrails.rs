@@ -6,7 +6,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::{Budgets, ToolMode};
+use crate::config::Budgets;
 
 /// One executed call as the repetition detector sees it.
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -67,16 +67,6 @@ impl RepetitionDetector {
         RepetitionDetector {
             threshold,
             calls: VecDeque::new(),
-        }
-    }
-
-    /// The detector for a run in `mode`. In the constrained mode it fires at the first
-    /// identical repeat (threshold 2): a weak model under a schema repeats a call whose result
-    /// it already has and does not stop by itself, so the plain question comes at once.
-    pub fn for_mode(threshold: usize, mode: ToolMode) -> Self {
-        match mode {
-            ToolMode::Constrained if threshold > 2 => Self::new(2),
-            _ => Self::new(threshold),
         }
     }
 
@@ -346,26 +336,6 @@ mod tests {
                 None
             );
         }
-    }
-
-    #[test]
-    fn constrained_mode_fires_at_the_first_identical_repeat() {
-        let mut d = RepetitionDetector::for_mode(3, ToolMode::Constrained);
-        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
-        assert_eq!(
-            d.record("read_file", &json!({"path": "a"}), "x"),
-            Some(Repetition::SameCall {
-                name: "read_file".into(),
-                times: 2
-            })
-        );
-        let mut d = RepetitionDetector::for_mode(3, ToolMode::Prompt);
-        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
-        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
-        assert!(d.record("read_file", &json!({"path": "a"}), "x").is_some());
-        let mut off = RepetitionDetector::for_mode(0, ToolMode::Constrained);
-        assert_eq!(off.record("read_file", &json!({}), "x"), None);
-        assert_eq!(off.record("read_file", &json!({}), "x"), None);
     }
 
     #[test]

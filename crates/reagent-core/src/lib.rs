@@ -43,7 +43,6 @@
 #![deny(missing_docs)]
 
 mod agent;
-mod answer_focus;
 mod arguments;
 mod attempts;
 mod bus;
@@ -53,20 +52,18 @@ pub mod degenerate;
 mod events;
 pub mod guardrails;
 mod history;
-mod plain_question;
 mod profiles;
 mod prompts;
 mod rebuild;
 mod replay;
 mod result;
-pub mod schema_narrowing;
 mod session;
 pub mod spans;
+mod text_edits;
 pub mod tool_mode;
-mod tool_retrieval;
 mod turn;
 pub mod verify;
-mod workspace_view;
+mod weak_model;
 
 pub use agent::Agent;
 pub use arguments::ArgumentChecker;
@@ -80,6 +77,7 @@ pub use rebuild::{rebuild_transcript, RebuildError};
 pub use replay::{replay, Decision, Divergence, ReplayError, ReplayReport};
 pub use result::{RunError, RunResult};
 pub use session::{Session, SessionSettings, SessionSnapshot, Step, SNAPSHOT_VERSION};
+pub use weak_model::schema_narrowing;
 
 /// A fresh run id (a UUID v4 without dashes).
 pub fn new_run_id() -> String {

@@ -28,12 +28,20 @@ pub struct ModelProfile {
     /// answer and saves the call.
     pub plain_final_question: bool,
     /// In the constrained mode, narrow the schema's free-text arguments to what the task and a
-    /// small workspace hold (`crate::schema_narrowing`): for models that fill a chosen tool
+    /// small workspace hold (`crate::weak_model::schema_narrowing`): for models that fill a chosen tool
     /// with whatever text they see nearby (SmolLM2). A capable model keeps free arguments.
     pub narrow_schema: bool,
 }
 
 impl ModelProfile {
+    /// Whether the profile puts its model under the weak-model policy (`crate::weak_model`,
+    /// in the constrained mode): it asks for one of that policy's measures
+    /// ([`ModelProfile::plain_final_question`], [`ModelProfile::narrow_schema`]). Of the
+    /// built-ins only SmolLM2's does.
+    pub fn is_very_small(&self) -> bool {
+        self.plain_final_question || self.narrow_schema
+    }
+
     fn builtin(
         matches: &str,
         temperature: Option<f32>,

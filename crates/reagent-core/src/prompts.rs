@@ -18,7 +18,9 @@ pub(crate) const FINAL_ANSWER_REQUEST: &str = "You have run out of budget. Do no
 tools. Give your final answer now, based on what you have found so far.";
 
 /// The system prompt for a run; `files` (the workspace's first files) are listed in the
-/// constrained mode, whose example calls `example_tool`.
+/// constrained mode, whose example calls `example_tool`, and in the other modes when they are
+/// the whole workspace: a model shown the real paths up front does not invent them
+/// (Qwen2.5-Coder guessed `src/test_app.py` for `test_app.py`, issue 25).
 pub(crate) fn system_prompt(
     custom: Option<&str>,
     mode: ToolMode,
@@ -46,6 +48,10 @@ pub(crate) fn system_prompt(
             prompt.push_str(&tool_mode::prompt_instructions(specs));
         }
         ToolMode::Native | ToolMode::Auto => {}
+    }
+    if mode != ToolMode::Constrained {
+        let whole = files.filter(|f| !f.more);
+        prompt.push_str(tool_mode::file_listing(whole).trim_end());
     }
     prompt
 }

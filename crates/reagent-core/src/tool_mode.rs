@@ -13,7 +13,7 @@ use reagent_tools::WorkspaceFiles;
 use serde_json::{json, Value};
 
 use crate::config::ToolMode;
-use crate::schema_narrowing::{self, Narrowing};
+use crate::weak_model::schema_narrowing::{self, Narrowing};
 
 /// The mode `auto` resolves to, given what the server says.
 pub fn resolve(mode: ToolMode, caps: &Capabilities) -> ToolMode {
@@ -120,7 +120,7 @@ pub fn tool_catalogue(specs: &[ToolSpec]) -> String {
 
 /// Instructions and an example for the constrained mode, with the workspace's first files.
 /// The example is a call of `example_tool` (the tool the task points to, see
-/// [`crate::tool_retrieval`]; `read_file` when it points to none) whose arguments are
+/// [`crate::weak_model::tool_retrieval`]; `read_file` when it points to none) whose arguments are
 /// placeholders naming where the real ones come from: small models copy a concrete sample file
 /// name instead of the task's (SmolLM2-135M read `README.md` three times for a task naming
 /// `keeper.txt`), and a bare `"..."` was copied literally too; with no example at all they pick
@@ -141,6 +141,14 @@ pub fn constrained_instructions(
          Example: {example}",
         tool_catalogue(specs)
     );
+    out.push_str(&file_listing(files));
+    out
+}
+
+/// The workspace's files as the system prompt lists them (after a blank line), the list cut
+/// short saying so; empty without files.
+pub(crate) fn file_listing(files: Option<&WorkspaceFiles>) -> String {
+    let mut out = String::new();
     if let Some(files) = files.filter(|f| !f.paths.is_empty()) {
         out.push_str("\n\nFiles in the workspace:\n");
         for path in &files.paths {

@@ -15,7 +15,7 @@
 //! - **An unknown tag around a known inner format**: `<anything><invoke name=…>…
 //!   </anything>` or `<anything><function=…>…</anything>` ([`wrapped_inner`]).
 //! - **A known tool's name followed by its arguments.** Only when tools are offered:
-//!   `NAME{…}`, `NAME {…}`, `NAME\n{…}`, `NAME: {…}` (also `functions.NAME`), at the start
+//!   `NAME{…}`, `NAME {…}`, `NAME\n{…}`, `NAME: {…}`, `NAME({…})` (also `functions.NAME`), at the start
 //!   of a line or right after marker tokens, with more marker tokens allowed before the
 //!   object (`<|end_name|><|args|>json<|msg|>{…}`); or, right after a special token
 //!   (`<|…|>`, `[…]`), marker-delimited pairs `<|arg|>KEY<|value|>VALUE<|arg_end|>` up to a
@@ -385,7 +385,17 @@ fn call_at(
     if b.get(j) == Some(&b':') {
         j += 1;
     }
-    let j = skip_markers_before_args(text, j);
+    // `NAME({…})`: a call written as a function of one object (Qwen2.5-Coder's
+    // `task_complete({"summary": …})`); the closing parenthesis must follow the object.
+    let paren = b.get(j) == Some(&b'(');
+    let j = if paren {
+        skip_ws(b, j + 1)
+    } else {
+        skip_markers_before_args(text, j)
+    };
+    if paren && b.get(j) != Some(&b'{') {
+        return None;
+    }
     if b.get(j) != Some(&b'{') {
         // After a special token, the arguments may be marker-delimited pairs; on a line of
         // its own, `KEY=VALUE` words.
@@ -416,6 +426,15 @@ fn call_at(
         return None;
     }
     crate::schema::coerce_arguments(&mut args, &tool.parameters);
+    let end = if paren {
+        let close = skip_ws(b, end);
+        if b.get(close) != Some(&b')') {
+            return None;
+        }
+        close + 1
+    } else {
+        end
+    };
     let end = skip_trailing_markers(text, skip_closers(text, end));
     Some((
         start,

@@ -6,8 +6,8 @@ use reagent_tools::{workspace_files, Workspace};
 use super::{RunState, Session, Settled};
 use crate::agent::Agent;
 use crate::config::ToolMode;
-use crate::schema_narrowing;
 use crate::tool_mode;
+use crate::weak_model::schema_narrowing;
 
 impl Settled {
     /// After a call changed the workspace: in the constrained mode the schema's paths (and a

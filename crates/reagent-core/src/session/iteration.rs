@@ -19,6 +19,7 @@ use crate::guardrails::{exhausted_budget, is_narration, Repetition};
 use crate::prompts;
 use crate::spans;
 use crate::turn::Turn;
+use crate::weak_model::Policy;
 
 impl Session {
     /// One iteration: limits, context, one model turn, its tool calls, repetition. `Break`
@@ -32,10 +33,11 @@ impl Session {
         self.check_limits(run, events, cancel).await?;
         self.keep_context_in_bounds(events);
         run.iterations += 1;
-        let turn = match self.request_turn(run, events, cancel).await {
+        let mut turn = match self.request_turn(run, events, cancel).await {
             Ok(turn) => turn,
             Err(error) => return self.after_failed_turn(run, &error, events),
         };
+        self.read_text_calls(run, &mut turn);
         let flow = match self.record_reply(run, turn, events) {
             Break(ending) => Break(ending),
             Continue(reply) if reply.calls.is_empty() => self.answer_or_nudge(run, reply, events),
@@ -62,7 +64,7 @@ impl Session {
         }
     }
 
-    /// For a profile with `plain_final_question` (weak models), a constrained run that
+    /// For a very small model whose profile has `plain_final_question`, a constrained run that
     /// completes (an answer the model wrote inside the JSON shape, `{"final_answer": …}`,
     /// `task_complete`, or a reply that was not JSON) ends with the plain question instead:
     /// such models write nonsense into a JSON string and answer a plain question from the
@@ -83,6 +85,13 @@ impl Session {
         }
         let answer = self.final_answer(run, events, cancel).await;
         Break(Ending::new(Outcome::Completed, answer))
+    }
+
+    /// The weak-model policy in force.
+    pub(super) fn policy(&self) -> Policy {
+        self.settled
+            .as_ref()
+            .map_or(Policy::Standard, |s| s.settings.policy)
     }
 
     /// The tool mode in force.
@@ -246,6 +255,15 @@ impl Session {
             return Break(Ending::new(Outcome::Completed, text));
         };
         if run.nudges >= self.agent.config.max_nudges {
+            // A reply that is still a call the loop cannot run is no answer.
+            if let Some(why) = &unread_call {
+                events.guardrail(
+                    Guardrail::NoProgress,
+                    GuardrailAction::Stop,
+                    format!("the reply is still a tool call that cannot be run ({why})"),
+                );
+                return Break(Ending::new(Outcome::NoProgress, text));
+            }
             return Break(Ending::new(Outcome::Completed, text));
         }
         run.nudges += 1;
@@ -277,13 +295,15 @@ impl Session {
             self.checkpoint_before(run, &call, events).await;
             let started = Instant::now();
             let span = spans::tool_span(&call.name, &call.id);
+            let refused = self.unread_edit(run, &call, &ctx).await;
             let (args, result) = self
-                .execute(&call, &ctx, run.iterations, events)
+                .execute(&call, &ctx, run.iterations, refused, events)
                 .instrument(span.clone())
                 .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
             Self::note_result(run, &call, &result);
+            Self::note_read(run, &call, &result);
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
                 if !changed.is_empty() {
@@ -331,7 +351,7 @@ impl Session {
         Continue(repeated)
     }
 
-    /// A repetition: in constrained mode (weak models ignore hints) the plain question for the
+    /// A repetition: for a very small model (it ignores hints) the plain question for the
     /// answer; otherwise a hint the first time and a stop the next.
     async fn on_repetition(
         &mut self,
@@ -341,7 +361,7 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
         let detail = repetition.describe();
-        if self.mode() == ToolMode::Constrained {
+        if self.policy().answers_at_repetition() {
             events.guardrail(Guardrail::Repetition, GuardrailAction::FinalAnswer, detail);
             let answer = self.final_answer(run, events, cancel).await;
             return Break(Ending::new(Outcome::Completed, answer));

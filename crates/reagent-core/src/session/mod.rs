@@ -28,11 +28,13 @@ use crate::events::EventSink;
 use crate::guardrails::{CallTally, RepetitionDetector};
 use crate::history::History;
 use crate::result::{RunError, RunResult};
-use crate::schema_narrowing::Narrowing;
 use crate::spans;
 use crate::tool_mode;
 use crate::turn::TurnSetup;
+use crate::weak_model::schema_narrowing::Narrowing;
+use crate::weak_model::Policy;
 
+mod edits;
 mod follow;
 mod iteration;
 mod snapshot;
@@ -67,6 +69,9 @@ pub struct SessionSettings {
     /// [`crate::ModelProfile::narrow_schema`]).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub narrowing: Option<Narrowing>,
+    /// The weak-model policy in force (chosen by the model's profile, see `crate::weak_model`).
+    #[serde(default)]
+    pub(crate) policy: Policy,
 }
 
 /// [`SessionSettings`] plus what is derived from them for every request.
@@ -140,6 +145,9 @@ pub(crate) struct RunState {
     /// Taking the checkpoint failed (said once; not tried again in this run).
     #[serde(default)]
     pub(crate) checkpoint_failed: bool,
+    /// Files the run has read (or was shown whole), so an edit of them is not blind.
+    #[serde(default)]
+    pub(crate) read_files: BTreeSet<String>,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -170,6 +178,7 @@ impl RunState {
             errors: Vec::new(),
             checkpoint: None,
             checkpoint_failed: false,
+            read_files: BTreeSet::new(),
             span: Span::none(),
         }
     }
@@ -394,10 +403,11 @@ impl Session {
             }
         };
         let settings = self.settled.insert(settled).settings.clone();
-        // Each run watches its own calls (in constrained mode the plain question comes at the
-        // first identical repeat).
-        self.repetition =
-            RepetitionDetector::for_mode(self.agent.config.repetition_threshold, settings.mode);
+        // Each run watches its own calls (for a very small model the plain question comes at
+        // the first identical repeat).
+        self.repetition = settings
+            .policy
+            .repetition_detector(self.agent.config.repetition_threshold);
         let follow_up = !self.history.is_empty();
         if !follow_up {
             self.history = History::new(

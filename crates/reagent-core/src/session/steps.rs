@@ -14,13 +14,10 @@ use reagent_tools::{
 use serde_json::Value;
 
 use super::{RunState, Session};
-use crate::answer_focus;
-use crate::config::ToolMode;
 use crate::events::EventSink;
-use crate::plain_question;
 use crate::prompts;
 use crate::turn::TurnSetup;
-use crate::workspace_view::workspace_view;
+use crate::weak_model::PlainQuestion;
 
 impl Session {
     /// What a model turn needs, borrowed from the session and its agent.
@@ -71,12 +68,13 @@ impl Session {
     }
 
     /// Validate and run one call (`tool_call_started` first); returns the arguments as used and
-    /// the result.
+    /// the result. A call the loop refused (`refused`, its answer) is not run.
     pub(super) async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         iteration: u32,
+        refused: Option<ToolResult>,
         events: &EventSink,
     ) -> (Value, ToolResult) {
         let checked = self.agent.checker.check(&call.name, &call.arguments);
@@ -88,8 +86,14 @@ impl Session {
         });
         let args = match checked {
             Ok(args) => args,
-            Err(message) => return (call.arguments.clone(), ToolResult::err(message)),
+            Err(message) => {
+                let message = self.not_a_tool(&call.name).unwrap_or(message);
+                return (call.arguments.clone(), ToolResult::err(message));
+            }
         };
+        if let Some(refusal) = refused {
+            return (args, refusal);
+        }
         let Some(tool) = self.agent.tools.get(&call.name).cloned() else {
             return (
                 args,
@@ -221,7 +225,7 @@ impl Session {
         true
     }
 
-    /// Ask, without tools, for the final answer: weak (constrained-mode) models plainly
+    /// Ask, without tools, for the final answer: a very small model plainly
     /// ([`Self::plain_final_answer`]); others continue the conversation.
     pub(super) async fn final_answer(
         &mut self,
@@ -229,13 +233,20 @@ impl Session {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> String {
-        let answer = if self.mode() == ToolMode::Constrained {
-            self.plain_final_answer(run, events, cancel).await
-        } else {
-            let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
-            self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
-            let messages = self.history.messages().to_vec();
-            self.ask_without_tools(run, messages, events, cancel).await
+        let plain = self.policy().plain_question(
+            &run.task,
+            self.history.messages(),
+            &self.agent.tools,
+            &self.workspace,
+        );
+        let answer = match plain {
+            Some(question) => self.plain_final_answer(run, question, events, cancel).await,
+            None => {
+                let request = prompts::FINAL_ANSWER_REQUEST.to_owned();
+                self.push_loop_message(UserMessageReason::FinalAnswerRequest, request, events);
+                let messages = self.history.messages().to_vec();
+                self.ask_without_tools(run, messages, events, cancel).await
+            }
         };
         match answer {
             Ok(answer) if answer.text.is_empty() => run.last_text.clone(),
@@ -244,35 +255,30 @@ impl Session {
         }
     }
 
-    /// The final answer of a weak model in the constrained mode: a fresh, plain question with
-    /// the tool results restated; once more, narrowly, when the answer mostly copies what was
-    /// restated; the text under an `Answer:` label when the reply is shaped as a question and its answer.
+    /// The final answer of a very small model (see [`PlainQuestion`]): the plain question;
+    /// once more, narrowly, when the answer mostly copies what was restated.
     async fn plain_final_answer(
         &mut self,
         run: &mut RunState,
+        plain: PlainQuestion,
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> Result<PlainAnswer, ProviderError> {
-        let ctx = ToolContext::new(self.workspace.clone());
-        let view = workspace_view(&self.agent.tools, &ctx);
-        let history = self.history.messages().to_vec();
-        let shared = |messages: Vec<Message>| messages.into_iter().map(Arc::new).collect();
-        let question: Vec<Arc<Message>> = shared(plain_question::restated_question(
-            &run.task, &history, &view,
-        ));
-        let material = question
-            .last()
-            .map(|m| m.content.clone())
-            .unwrap_or_default();
-        match self.ask_without_tools(run, question, events, cancel).await {
-            Ok(answer) if answer_focus::is_echo(&answer.text, &material) => {
+        let question = plain.first();
+        match self
+            .ask_without_tools(run, question.clone(), events, cancel)
+            .await
+        {
+            Ok(answer) if PlainQuestion::is_echo(&answer.text, &question) => {
                 events.guardrail(
                     Guardrail::EchoedAnswer,
                     GuardrailAction::Retry,
                     "the answer only copied the restated tool results; asking narrowly",
                 );
-                let narrow = shared(plain_question::narrow_question(&run.task, &history, &view));
-                match self.ask_without_tools(run, narrow, events, cancel).await {
+                match self
+                    .ask_without_tools(run, plain.narrow(), events, cancel)
+                    .await
+                {
                     // A narrow answer that degenerated says less than the copy did.
                     Ok(again) if !again.text.is_empty() && !again.degenerate => Ok(again),
                     _ => Ok(answer),
@@ -280,11 +286,9 @@ impl Session {
             }
             other => other,
         }
-        .map(|mut answer| {
-            if let Some(said) = answer_focus::answer_below_question(&answer.text, &run.task) {
-                answer.text = said;
-            }
-            answer
+        .map(|answer| PlainAnswer {
+            text: plain.tidy(answer.text),
+            degenerate: answer.degenerate,
         })
     }
 

@@ -2,6 +2,7 @@
 
 mod attempts;
 mod checkpoints;
+mod coding_loop;
 mod errors;
 mod guardrails;
 mod harness;

@@ -578,10 +578,14 @@ async fn a_model_without_the_narrowing_profile_keeps_free_arguments() {
     )
     .await;
     assert_eq!(o.result.answer, "done");
-    // The list is still ranked for the task (a pure reordering helps any model that reads
-    // the list top down) but no argument is narrowed beyond the existing paths.
+    // The list is not ranked by the task's words (the weak-model policy's measure): the tools
+    // that only read come first, as in the schema; and no argument is narrowed beyond the
+    // existing paths.
     let system = content(&o.messages(0)[0]).to_owned();
-    assert!(system.contains("You can use these tools:\n- edit_file: "));
+    assert!(
+        system.contains("You can use these tools:\n- find_files: "),
+        "{system}"
+    );
     let edit = arguments_of(&o.requests[0], "edit_file");
     assert!(edit.get("oneOf").is_none(), "{edit}");
     assert_eq!(

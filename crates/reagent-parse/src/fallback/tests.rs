@@ -271,3 +271,36 @@ fn an_unknown_call_wrapper_around_an_offered_tools_name_is_a_call_with_no_argume
         );
     }
 }
+
+/// Qwen2.5-Coder-1.5B (llama-server `--jinja`, the coding suite's run-sum task) ended its
+/// run with the call written as a function of one object, outside any tag or fence.
+#[test]
+fn a_call_written_as_a_function_of_one_object_is_read_when_the_tool_is_offered() {
+    let mut opts = weather_tools();
+    opts.tools.push(ToolSchema {
+        name: "task_complete".into(),
+        parameters: json!({"type": "object", "properties": {"summary": {"type": "string"}}, "required": ["summary"]}),
+    });
+    let text =
+        "The script prints 1157.\ntask_complete({\"summary\": \"python3 total.py prints 1157.\"})";
+    let p = parse(text, &opts);
+    one_call(
+        &p,
+        "task_complete",
+        json!({"summary": "python3 total.py prints 1157."}),
+    );
+    assert_eq!(p.content.as_deref(), Some("The script prints 1157.\n"));
+    let p = parse("read_file( {\"path\": \"a.txt\"} )", &opts);
+    one_call(&p, "read_file", json!({"path": "a.txt"}));
+    // Not a call: an unknown name, a missing closing parenthesis, keys the tool does not
+    // take, or the shape inside a code fence.
+    for text in [
+        "summarize({\"summary\": \"x\"})",
+        "task_complete({\"summary\": \"x\"}",
+        "read_file({\"city\": \"Oslo\"})",
+        "```python\nread_file({\"path\": \"a.txt\"})\n```",
+    ] {
+        let p = parse(text, &opts);
+        assert!(p.calls.is_empty(), "{text}: {p:?}");
+    }
+}

@@ -103,13 +103,15 @@ impl EditFile {
         if count == 0 {
             return Err(format!(
                 "old_string not found in {shown}; it must match exactly, including spaces and \
-                 indentation (use read_file to see the current text)"
+                 indentation.{}",
+                current_text(&text)
             ));
         }
         if count > 1 && !replace_all {
             return Err(format!(
                 "old_string occurs {count} times in {shown}; include more surrounding lines to \
-                 make it unique, or set replace_all to true"
+                 make it unique, or set replace_all to true.{}",
+                current_text(&text)
             ));
         }
         if count > limits.edit_max_replacements {
@@ -123,6 +125,14 @@ impl EditFile {
         } else {
             text.replacen(old, new, 1)
         };
+        if let Some(key) = renamed_json_key(path, old, &text, &updated) {
+            return Err(format!(
+                "this edit would rename the key {key} of {shown} (old_string matches the key, not \
+                 its value); to change a value, include its key in old_string and new_string, \
+                 e.g. old_string `{key}: true`, new_string `{key}: false`.{}",
+                current_text(&text)
+            ));
+        }
         ctx.approve_write(&self.cfg, path, Some(&text), &updated)?;
         let done = ctx
             .workspace
@@ -150,5 +160,53 @@ impl EditFile {
             ));
         }
         Ok((out, done.path))
+    }
+}
+
+/// Most bytes of a file's text an edit's error shows.
+const SHOWN_TEXT_MAX_BYTES: usize = 4_000;
+
+/// The file's current text, for an edit's error: a model that guessed the old text copies it
+/// from here on its next try instead of guessing again.
+fn current_text(text: &str) -> String {
+    let shown = truncate_str(text, SHOWN_TEXT_MAX_BYTES);
+    let cut = if shown.len() < text.len() {
+        format!("\n[{} more bytes]", text.len() - shown.len())
+    } else {
+        String::new()
+    };
+    format!(" The file's current text:\n{shown}{cut}")
+}
+
+/// For a JSON file whose edit replaced a key's name rather than a value (old_string without a
+/// `:`, as in `old_string = "debug"`, `new_string = "false"`: Qwen2.5-Coder-1.5B turned
+/// `"debug": true` into `"false": true`), the quoted key that would be renamed.
+fn renamed_json_key(path: &str, old: &str, before: &str, after: &str) -> Option<String> {
+    if !path.ends_with(".json") || old.contains(':') {
+        return None;
+    }
+    let keys = |text: &str| -> Option<Vec<String>> {
+        let value: Value = serde_json::from_str(text).ok()?;
+        let mut out = Vec::new();
+        collect_keys(&value, &mut out);
+        out.sort();
+        Some(out)
+    };
+    let (was, now) = (keys(before)?, keys(after)?);
+    was.into_iter()
+        .find(|k| !now.contains(k))
+        .map(|k| Value::from(k).to_string())
+}
+
+fn collect_keys(value: &Value, out: &mut Vec<String>) {
+    match value {
+        Value::Object(map) => {
+            for (k, v) in map {
+                out.push(k.clone());
+                collect_keys(v, out);
+            }
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_keys(v, out)),
+        _ => {}
     }
 }

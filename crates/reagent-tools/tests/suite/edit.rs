@@ -118,3 +118,56 @@ fn edit_to_empty_and_multiline() {
         .is_ok());
     assert_eq!(fx.get("m.txt"), "c\n");
 }
+
+#[test]
+fn an_edit_whose_old_text_is_missing_or_not_unique_answers_with_the_current_text() {
+    let fx = Fixture::new();
+    fx.put("calc.py", "def add(a, b):\n    return a - b\n");
+    let r = fx.call(
+        "edit_file",
+        json!({"path": "calc.py", "old_string": "return a-b", "new_string": "return a + b"}),
+    );
+    assert_refused(
+        &r,
+        "not found in calc.py; it must match exactly, including spaces and indentation. \
+         The file's current text:\ndef add(a, b):\n    return a - b\n",
+    );
+    fx.put("c.txt", "foo\nfoo\n");
+    assert_refused(
+        &fx.call(
+            "edit_file",
+            json!({"path": "c.txt", "old_string": "foo", "new_string": "bar"}),
+        ),
+        "The file's current text:\nfoo\nfoo\n",
+    );
+}
+
+/// Qwen2.5-Coder-1.5B, asked to "Turn debug off in config.json (set it to false)", called
+/// edit_file with old_string `debug` and new_string `false` (coding suite, config-json-debug):
+/// the key was renamed and the value left. Such an edit is refused, saying how to change the
+/// value; an edit that names the key and its value goes through.
+#[test]
+fn an_edit_that_would_rename_a_json_key_is_refused_and_a_value_edit_is_made() {
+    let fx = Fixture::new();
+    let config = "{\n  \"name\": \"app\",\n  \"debug\": true,\n  \"port\": 8080\n}\n";
+    fx.put("config.json", config);
+    assert_refused(
+        &fx.call(
+            "edit_file",
+            json!({"path": "config.json", "old_string": "debug", "new_string": "false"}),
+        ),
+        "this edit would rename the key \"debug\" of config.json",
+    );
+    assert_eq!(fx.get("config.json"), config);
+    out(&fx.call(
+        "edit_file",
+        json!({"path": "config.json", "old_string": "\"debug\": true", "new_string": "\"debug\": false"}),
+    ));
+    assert!(fx.get("config.json").contains("\"debug\": false"));
+    // A value without a colon in old_string is still a value edit.
+    out(&fx.call(
+        "edit_file",
+        json!({"path": "config.json", "old_string": "8080", "new_string": "9090"}),
+    ));
+    assert!(fx.get("config.json").contains("\"port\": 9090"));
+}

@@ -10,7 +10,7 @@
 
 use reagent_protocol::ToolSpec;
 
-use crate::answer_focus::{names_path, words};
+use crate::weak_model::answer_focus::{names_path, words};
 
 /// A cue: a word of a task that points to a tool, and how strongly (an action verb 2, a noun or
 /// a weaker verb 1).

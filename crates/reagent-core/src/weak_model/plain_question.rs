@@ -6,10 +6,10 @@ use std::sync::Arc;
 
 use reagent_protocol::{Message, Role};
 
-use crate::answer_focus;
 use crate::prompts::ERROR_LABEL;
-use crate::tool_retrieval;
-use crate::workspace_view::WorkspaceView;
+use crate::weak_model::answer_focus;
+use crate::weak_model::tool_retrieval;
+use crate::weak_model::workspace_view::WorkspaceView;
 
 /// Results restated for the plain-text final question stay under this size.
 const RESTATED_RESULTS_MAX_BYTES: usize = 6_000;
@@ -153,7 +153,7 @@ fn is_informative(m: &Message) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::workspace_view::ShownFile;
+    use crate::weak_model::workspace_view::ShownFile;
 
     fn result(text: &str) -> Arc<Message> {
         let mut m = Message::user(text);

@@ -115,7 +115,7 @@ pub(crate) fn answer_below_question(reply: &str, task: &str) -> Option<String> {
         let answer = answer.trim();
         let fresh = !answer.is_empty()
             && !asked.contains(answer)
-            && !crate::plain_question::NARROW_INSTRUCTION.contains(answer);
+            && !crate::weak_model::plain_question::NARROW_INSTRUCTION.contains(answer);
         fresh.then(|| answer.to_owned())
     })
 }

@@ -25,8 +25,8 @@ use std::io::Read;
 use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
 
-use crate::answer_focus;
-use crate::tool_retrieval;
+use crate::weak_model::answer_focus;
+use crate::weak_model::tool_retrieval;
 
 mod schema;
 mod task_text;

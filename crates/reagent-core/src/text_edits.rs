@@ -1,0 +1,256 @@
+//! Edits written as text instead of a tool call, read as the call they stand for.
+//!
+//! Shown a file, small coding models (Qwen2.5-Coder 0.5B/1.5B) often answer with the corrected
+//! file in a fenced block headed by its name, or with aider's search/replace blocks, instead of
+//! calling `write_file`/`edit_file`. A reply without calls is read here for:
+//!
+//! - **search/replace blocks** (aider's format): a file name on its own line, then
+//!   `<<<<<<< SEARCH`, the old text, `=======`, the new text, `>>>>>>> REPLACE` (inside a code
+//!   fence or not). Each becomes an `edit_file` call (the old text must then match exactly once,
+//!   as for any call);
+//! - **a whole file in a fenced block naming it**: the file's path in the fence's info string
+//!   (```` ```python calc.py ````, ```` ```calc.py ````, `` ```python:calc.py ``) or alone on the
+//!   line before the fence (`calc.py:`, `**calc.py**`, `` `calc.py` ``, `# calc.py`). It becomes
+//!   a `write_file` call when the path is a workspace file and the block is not a snippet of it
+//!   (at least half its lines), or when the path is new and the task names it.
+//!
+//! The calls run through the same tool path as any other (argument checks, sandbox, approvals,
+//! events), so a wrong edit is refused or reported like a tool call's.
+
+use serde_json::{json, Value};
+
+/// One edit read from a reply: the tool and its arguments.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct TextEdit {
+    /// `write_file` or `edit_file`.
+    pub(crate) tool: &'static str,
+    /// The call's arguments.
+    pub(crate) arguments: Value,
+}
+
+/// What the reader needs to know about the workspace and the task.
+pub(crate) trait EditTargets {
+    /// The text of the workspace file `path`, or `None` when there is no such text file.
+    fn file_text(&self, path: &str) -> Option<String>;
+    /// Whether the run's task names `path`.
+    fn task_names(&self, path: &str) -> bool;
+}
+
+/// The edits in `reply`, in order: its search/replace blocks, else its whole-file blocks.
+pub(crate) fn read_edits(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
+    let replaced = search_replace_blocks(reply, targets);
+    if !replaced.is_empty() {
+        return replaced;
+    }
+    whole_file_blocks(reply, targets)
+}
+
+/// A path-like token of `line`, with the decorations a heading puts around it stripped.
+fn path_in(line: &str) -> Option<&str> {
+    let t = line
+        .trim()
+        .trim_start_matches(['#', '*', '`', '>', '-', ' '])
+        .trim_end_matches([':', '*', '`', ' ']);
+    let t = t.trim_matches(['*', '`', '"', '\'']);
+    let plausible = !t.is_empty()
+        && !t.contains(char::is_whitespace)
+        && t.contains('.')
+        && !t.starts_with('.')
+        && !t.ends_with('.')
+        && t.chars()
+            .all(|c| c.is_alphanumeric() || matches!(c, '.' | '_' | '-' | '/'));
+    plausible.then_some(t)
+}
+
+/// The file a heading line names: the whole line as a path (`calc.py:`), or the one
+/// workspace file among its words (``Here is the corrected `calc.py`:``).
+fn named_in_line<'a>(line: &'a str, targets: &dyn EditTargets) -> Option<&'a str> {
+    path_in(line).or_else(|| {
+        let mut files = line
+            .split_whitespace()
+            .filter_map(path_in)
+            .filter(|p| targets.file_text(p).is_some());
+        let first = files.next()?;
+        files.all(|p| p == first).then_some(first)
+    })
+}
+
+/// aider's search/replace blocks, each headed by its file's path.
+fn search_replace_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
+    let lines: Vec<&str> = reply.lines().collect();
+    let mut out = Vec::new();
+    let mut path: Option<&str> = None;
+    let mut i = 0;
+    while i < lines.len() {
+        let line = lines[i].trim_end();
+        if !line.starts_with("<<<<<<<") {
+            if let Some(p) = path_in(line).filter(|p| targets.file_text(p).is_some()) {
+                path = Some(p);
+            }
+            i += 1;
+            continue;
+        }
+        let Some(divider) = (i + 1..lines.len()).find(|&j| lines[j].trim_end() == "=======") else {
+            break;
+        };
+        let Some(end) = (divider + 1..lines.len()).find(|&j| lines[j].starts_with(">>>>>>>"))
+        else {
+            break;
+        };
+        let old = lines[i + 1..divider].join("\n");
+        let new = lines[divider + 1..end].join("\n");
+        if let (Some(path), false) = (path, old.trim().is_empty()) {
+            out.push(TextEdit {
+                tool: "edit_file",
+                arguments: json!({"path": path, "old_string": old, "new_string": new}),
+            });
+        }
+        i = end + 1;
+    }
+    out
+}
+
+/// Fenced blocks that hold a whole file and name it.
+fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
+    let lines: Vec<&str> = reply.lines().collect();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < lines.len() {
+        let Some(info) = lines[i].trim_start().strip_prefix("```") else {
+            i += 1;
+            continue;
+        };
+        let Some(close) = (i + 1..lines.len()).find(|&j| lines[j].trim() == "```") else {
+            break;
+        };
+        let named = info
+            .split([' ', ':'])
+            .chain(info.split("title=").skip(1))
+            .find_map(path_in)
+            .or_else(|| {
+                (0..i)
+                    .rev()
+                    .map(|j| lines[j])
+                    .find(|l| !l.trim().is_empty())
+                    .and_then(|l| named_in_line(l, targets))
+            });
+        let body = &lines[i + 1..close];
+        let mut content = body.join("\n");
+        content.push('\n');
+        if let Some(path) = named.filter(|p| whole_file(p, &content, targets)) {
+            out.push(TextEdit {
+                tool: "write_file",
+                arguments: json!({"path": path, "content": content}),
+            });
+        }
+        i = close + 1;
+    }
+    out
+}
+
+/// Whether a block holding `content` stands for a change of the whole of `path`: an existing
+/// file of at most twice as many lines (not a snippet of a longer one) that it changes, or a
+/// new file the task names.
+fn whole_file(path: &str, content: &str, targets: &dyn EditTargets) -> bool {
+    let lines = content.lines().count();
+    if content.trim().is_empty() {
+        return false;
+    }
+    match targets.file_text(path) {
+        Some(existing) => lines * 2 >= existing.lines().count() && existing != content,
+        None => targets.task_names(path),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Files(&'static [(&'static str, usize)], &'static str);
+
+    impl EditTargets for Files {
+        /// A file of `n` lines `line 1`, `line 2`...
+        fn file_text(&self, path: &str) -> Option<String> {
+            let (_, n) = self.0.iter().find(|(p, _)| *p == path)?;
+            Some((1..=*n).map(|i| format!("line {i}\n")).collect())
+        }
+        fn task_names(&self, path: &str) -> bool {
+            self.1.contains(path)
+        }
+    }
+
+    const WS: Files = Files(
+        &[("calc.py", 3), ("long.py", 40)],
+        "Fix calc.py; write out.json",
+    );
+
+    /// The shape Qwen2.5-Coder answers in when shown calc.py: the corrected file in a fence,
+    /// its name on the line before.
+    #[test]
+    fn a_whole_file_in_a_fence_named_before_or_in_the_info_string_is_a_write() {
+        let reply = "Here is the corrected file.\n\n**calc.py**\n```python\ndef add(a, b):\n    return a + b\n```\nThis fixes the bug.";
+        let edits = read_edits(reply, &WS);
+        assert_eq!(
+            edits,
+            [TextEdit {
+                tool: "write_file",
+                arguments: json!({"path": "calc.py", "content": "def add(a, b):\n    return a + b\n"})
+            }]
+        );
+        for reply in [
+            "```python calc.py\nx = 1\ny = 2\n```",
+            "```calc.py\nx = 1\ny = 2\n```",
+            "```python:calc.py\nx = 1\ny = 2\n```",
+            "`calc.py`:\n\n```\nx = 1\ny = 2\n```",
+            "Here is the corrected `calc.py`:\n```python\nx = 1\ny = 2\n```",
+        ] {
+            let edits = read_edits(reply, &WS);
+            assert_eq!(edits.len(), 1, "{reply}");
+            assert_eq!(edits[0].arguments["path"], "calc.py", "{reply}");
+        }
+    }
+
+    #[test]
+    fn snippets_unnamed_blocks_and_unknown_files_are_not_edits() {
+        for reply in [
+            // Two lines of a 40-line file: a snippet, not the file.
+            "long.py:\n```python\nx = 1\ny = 2\n```",
+            // No name.
+            "```python\nx = 1\n```",
+            // A file that is not in the workspace and that the task does not name.
+            "other.py:\n```python\nx = 1\n```",
+            // A fence left open.
+            "calc.py:\n```python\nx = 1\n",
+            // Prose before the fence that is not a name.
+            "Run this:\n```sh\npython3 calc.py\n```",
+            // The file as it is: nothing to change.
+            "calc.py:\n```\nline 1\nline 2\nline 3\n```",
+        ] {
+            assert_eq!(read_edits(reply, &WS), [], "{reply}");
+        }
+        // A new file the task names is written.
+        let edits = read_edits("out.json\n```json\n{\"a\": 1}\n```", &WS);
+        assert_eq!(edits[0].arguments["path"], "out.json");
+    }
+
+    #[test]
+    fn search_replace_blocks_are_edits_of_the_file_named_before_them() {
+        let reply = "calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```\n";
+        assert_eq!(
+            read_edits(reply, &WS),
+            [TextEdit {
+                tool: "edit_file",
+                arguments: json!({"path": "calc.py", "old_string": "    return a - b", "new_string": "    return a + b"})
+            }]
+        );
+        // Without a file name, or with an empty search part, nothing is read.
+        assert_eq!(
+            read_edits("<<<<<<< SEARCH\na\n=======\nb\n>>>>>>> REPLACE", &WS),
+            []
+        );
+        assert_eq!(
+            read_edits("calc.py\n<<<<<<< SEARCH\n=======\nb\n>>>>>>> REPLACE", &WS),
+            []
+        );
+    }
+}

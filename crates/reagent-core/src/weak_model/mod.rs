@@ -1,0 +1,351 @@
+//! The weak-model policy: everything the loop does only for very small models, behind one
+//! boundary.
+//!
+//! A model as small as SmolLM2-135M (no tool template; forced by a JSON Schema it emits valid
+//! calls but cannot choose between tools from a task's meaning, and writes nonsense into a
+//! JSON string) got through one-line lookups with a set of English-word heuristics, measured
+//! in BENCHMARKS.md: the tool list ranked by the task's words ([`tool_retrieval`]), the schema's
+//! free-text arguments narrowed to what the task and a small workspace hold
+//! ([`schema_narrowing`]), the run ended with a plain question restating its results
+//! ([`plain_question`], [`workspace_view`], [`answer_focus`]), the plain question at the first
+//! identical repeat, and the run ended once every file the task names changed.
+//!
+//! None of that helps a model that can call tools, and some of it hurts one (a capable model's
+//! own answer replaced, its arguments narrowed). So it is chosen by the model's profile, not by
+//! the tool mode: [`Policy::choose`] gives [`Policy::VerySmall`] only to a model whose profile
+//! asks for a weak-model measure ([`ModelProfile::is_very_small`]: SmolLM2's built-in one, or a
+//! user's profile) and that runs in the constrained mode. `--tool-mode auto` on a server that
+//! offers a JSON Schema but no tools still picks the constrained mode for any model, but a
+//! capable model keeps the standard loop there. The loop calls the policy through the hooks
+//! below and nothing else of this module's children.
+
+use std::sync::Arc;
+
+use reagent_protocol::{Message, ToolSpec};
+use reagent_tools::{ToolContext, ToolRegistry, Workspace, WorkspaceFiles};
+use serde::{Deserialize, Serialize};
+
+use crate::config::ToolMode;
+use crate::guardrails::RepetitionDetector;
+use crate::profiles::ModelProfile;
+
+pub(crate) mod answer_focus;
+pub(crate) mod plain_question;
+pub mod schema_narrowing;
+pub(crate) mod tool_retrieval;
+pub(crate) mod workspace_view;
+
+use schema_narrowing::Narrowing;
+
+/// Largest model, in billions of parameters by its name, that gets [`Policy::Small`]: the
+/// sizes measured are 0.5B and 1.5B (Qwen2.5-Coder); 3B is the next size of these families.
+const SMALL_MAX_BILLIONS: f32 = 3.0;
+
+/// The measures the loop takes for a session's model, chosen once when the session settles.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub(crate) enum Policy {
+    /// The loop as any model that can call tools gets it.
+    #[default]
+    Standard,
+    /// A small model that calls tools (at most [`SMALL_MAX_BILLIONS`] by its name, outside the
+    /// constrained mode of a very small one): an edit of a file it has not read is answered
+    /// with the file's text, and edits it writes as text are applied (`session::edits`).
+    Small,
+    /// The weak-model measures (a very small model in the constrained mode).
+    VerySmall,
+}
+
+impl Policy {
+    /// The policy for `model` with `profile` running in `mode`.
+    pub(crate) fn choose(model: &str, profile: &ModelProfile, mode: ToolMode) -> Self {
+        if mode == ToolMode::Constrained && profile.is_very_small() {
+            Policy::VerySmall
+        } else if parameter_billions(model).is_some_and(|b| b <= SMALL_MAX_BILLIONS) {
+            Policy::Small
+        } else {
+            Policy::Standard
+        }
+    }
+
+    /// Whether the weak-model measures apply.
+    pub(crate) fn is_very_small(self) -> bool {
+        self == Policy::VerySmall
+    }
+
+    /// Hook (edits): whether an edit of a file the run has not read is answered with its text
+    /// instead of applied, and edits written as text are read as calls. For small models only:
+    /// a capable model's blind edit with the right old text is fine (a wrong one is refused by
+    /// `edit_file` with the file's text anyway), and its code blocks are not meant as edits; a
+    /// very small model's narrowed schema already offers only the file's real texts.
+    pub(crate) fn guards_edits(self) -> bool {
+        self == Policy::Small
+    }
+
+    /// Hook (system prompt): the tools in the order the prompt lists them, and the tool its
+    /// example call shows (constrained mode). A very small model takes the tool listed first
+    /// or shown in the example, so the list is ranked by the task's words (the read-only
+    /// tools first among equals) and the example calls the tool the task points to; any other
+    /// model gets the list as the schema offers it (the read-only tools first in the
+    /// constrained mode) and a `read_file` example.
+    pub(crate) fn tool_listing(
+        self,
+        task: &str,
+        mode: ToolMode,
+        specs: &[ToolSpec],
+        read_first: &[ToolSpec],
+        files: Option<&WorkspaceFiles>,
+    ) -> (Vec<ToolSpec>, String) {
+        const READ: &str = "read_file";
+        match self {
+            Policy::VerySmall => {
+                let paths = files.map_or(&[][..], |f| f.paths.as_slice());
+                let (ranked, pointed) = tool_retrieval::rank_tools(task, read_first, paths);
+                let example = match ranked.first() {
+                    Some(top) if pointed => top.name.clone(),
+                    _ => READ.to_owned(),
+                };
+                (ranked, example)
+            }
+            _ if mode == ToolMode::Constrained => (read_first.to_vec(), READ.to_owned()),
+            _ => (specs.to_vec(), READ.to_owned()),
+        }
+    }
+
+    /// Hook (schema): what the constrained schema narrows to the task and the workspace, for a
+    /// very small model whose profile asks for it (`narrow`).
+    pub(crate) fn narrowing(
+        self,
+        narrow: bool,
+        task: &str,
+        workspace: &Workspace,
+        files: Option<&WorkspaceFiles>,
+    ) -> Option<Narrowing> {
+        files
+            .filter(|_| narrow && self.is_very_small())
+            .map(|files| schema_narrowing::narrowing(task, workspace, files, Vec::new()))
+    }
+
+    /// Hook (repetition): the detector of a run. A very small model under a schema repeats a
+    /// call whose result it already has and does not stop by itself, so it fires at the first
+    /// identical repeat (threshold 2), and the run then asks for the answer
+    /// ([`Policy::answers_at_repetition`]); others keep the configured threshold.
+    pub(crate) fn repetition_detector(self, threshold: usize) -> RepetitionDetector {
+        match self {
+            Policy::VerySmall if threshold > 2 => RepetitionDetector::new(2),
+            _ => RepetitionDetector::new(threshold),
+        }
+    }
+
+    /// Hook (repetition): whether a repetition ends the run with the final answer (a very small
+    /// model ignores hints) instead of a hint and then a stop.
+    pub(crate) fn answers_at_repetition(self) -> bool {
+        self.is_very_small()
+    }
+
+    /// Hook (ending): whether a run that would complete ends with the plain question instead
+    /// of the model's own answer (`plain`: the profile's `plain_final_question`).
+    pub(crate) fn ends_with_plain_question(self, plain: bool) -> bool {
+        plain && self.is_very_small()
+    }
+
+    /// Hook (final answer): the plain question a very small model is asked for its answer
+    /// (the task and the run's results restated, without tools); `None` for any other model,
+    /// which is asked to continue the conversation.
+    pub(crate) fn plain_question(
+        self,
+        task: &str,
+        history: &[Arc<Message>],
+        tools: &ToolRegistry,
+        workspace: &Arc<Workspace>,
+    ) -> Option<PlainQuestion> {
+        if !self.is_very_small() {
+            return None;
+        }
+        let view = workspace_view::workspace_view(tools, &ToolContext::new(workspace.clone()));
+        Some(PlainQuestion {
+            task: task.to_owned(),
+            history: history.to_vec(),
+            view,
+        })
+    }
+}
+
+/// The plain final question of a very small model, and what is done with its answer: asked
+/// once more, narrowly, when the answer mostly copies what was restated; the text under an
+/// `Answer:` label kept when the reply is shaped as a question and its answer.
+pub(crate) struct PlainQuestion {
+    task: String,
+    history: Vec<Arc<Message>>,
+    view: workspace_view::WorkspaceView,
+}
+
+impl PlainQuestion {
+    /// The first question: the task and the run's results restated.
+    pub(crate) fn first(&self) -> Vec<Arc<Message>> {
+        shared(plain_question::restated_question(
+            &self.task,
+            &self.history,
+            &self.view,
+        ))
+    }
+
+    /// Whether `answer` to `question` (what [`PlainQuestion::first`] gave) only copied what
+    /// it restated.
+    pub(crate) fn is_echo(answer: &str, question: &[Arc<Message>]) -> bool {
+        let material = question.last().map_or("", |m| m.content.as_str());
+        answer_focus::is_echo(answer, material)
+    }
+
+    /// The narrow question asked after an echo.
+    pub(crate) fn narrow(&self) -> Vec<Arc<Message>> {
+        shared(plain_question::narrow_question(
+            &self.task,
+            &self.history,
+            &self.view,
+        ))
+    }
+
+    /// The answer as kept: the text below an `Answer:` label of a reply shaped as the question
+    /// and its answer, else the reply.
+    pub(crate) fn tidy(&self, answer: String) -> String {
+        answer_focus::answer_below_question(&answer, &self.task).unwrap_or(answer)
+    }
+}
+
+/// The parameter count a model's name gives, in billions: `qwen2.5-coder:0.5b` 0.5,
+/// `Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf` 1.5, `smollm2:135m` 0.135; `None` without one.
+pub(crate) fn parameter_billions(model: &str) -> Option<f32> {
+    let lower = model.to_lowercase();
+    lower
+        .split(|c: char| !(c.is_ascii_alphanumeric() || c == '.'))
+        .flat_map(|token| token.split(".q").take(1))
+        .find_map(|token| {
+            let (number, scale) = match token.as_bytes().last()? {
+                b'b' => (&token[..token.len() - 1], 1.0),
+                b'm' => (&token[..token.len() - 1], 0.001),
+                _ => return None,
+            };
+            let n: f32 = number.parse().ok()?;
+            (n > 0.0).then_some(n * scale)
+        })
+}
+
+fn shared(messages: Vec<Message>) -> Vec<Arc<Message>> {
+    messages.into_iter().map(Arc::new).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
+            name: name.into(),
+            description: "d".into(),
+            parameters: serde_json::json!({"type": "object"}),
+        }
+    }
+
+    #[test]
+    fn only_a_very_small_profile_in_the_constrained_mode_gets_the_weak_model_policy() {
+        let choose =
+            |model: &str, mode| Policy::choose(model, &crate::profile_for(model, &[]), mode);
+        assert_eq!(
+            choose("SmolLM2-135M-Instruct", ToolMode::Constrained),
+            Policy::VerySmall
+        );
+        for (model, mode, policy) in [
+            ("SmolLM2-135M-Instruct", ToolMode::Native, Policy::Small),
+            ("qwen2.5-coder:0.5b", ToolMode::Constrained, Policy::Small),
+            ("qwen2.5-coder:1.5b", ToolMode::Native, Policy::Small),
+            (
+                "Llama-3.2-3B-Instruct-Q4_K_M.gguf",
+                ToolMode::Native,
+                Policy::Small,
+            ),
+            ("qwen3:8b", ToolMode::Native, Policy::Standard),
+            ("qwen3:8b", ToolMode::Constrained, Policy::Standard),
+            ("some-model", ToolMode::Constrained, Policy::Standard),
+        ] {
+            assert_eq!(choose(model, mode), policy, "{model} {mode:?}");
+        }
+        let asks_plainly = ModelProfile {
+            plain_final_question: true,
+            ..ModelProfile::default()
+        };
+        assert_eq!(
+            Policy::choose("mine", &asks_plainly, ToolMode::Constrained),
+            Policy::VerySmall
+        );
+    }
+
+    #[test]
+    fn the_standard_policy_neither_ranks_tools_nor_asks_plainly_nor_narrows() {
+        let specs = [spec("read_file"), spec("write_file"), spec("run_command")];
+        let read_first = [spec("read_file"), spec("run_command"), spec("write_file")];
+        let task = "Run `make` and write the result to out.txt";
+        let names = |v: &[ToolSpec]| v.iter().map(|s| s.name.clone()).collect::<Vec<_>>();
+        let (listed, example) =
+            Policy::Standard.tool_listing(task, ToolMode::Constrained, &specs, &read_first, None);
+        assert_eq!(
+            (names(&listed), example.as_str()),
+            (names(&read_first), "read_file")
+        );
+        let (listed, _) =
+            Policy::Standard.tool_listing(task, ToolMode::Native, &specs, &read_first, None);
+        assert_eq!(names(&listed), names(&specs));
+        let (ranked, example) =
+            Policy::VerySmall.tool_listing(task, ToolMode::Constrained, &specs, &read_first, None);
+        assert_eq!(ranked[0].name, "run_command");
+        assert_eq!(example, "run_command");
+        assert!(!Policy::Standard.ends_with_plain_question(true));
+        assert!(Policy::VerySmall.ends_with_plain_question(true));
+        assert!(!Policy::VerySmall.ends_with_plain_question(false));
+        assert!(!Policy::Standard.answers_at_repetition());
+        let dir = tempfile::tempdir().unwrap();
+        let workspace = Workspace::open(dir.path()).unwrap();
+        let files = WorkspaceFiles {
+            paths: vec![],
+            more: false,
+        };
+        assert!(Policy::Standard
+            .narrowing(true, task, &workspace, Some(&files))
+            .is_none());
+        assert!(Policy::VerySmall
+            .narrowing(true, task, &workspace, Some(&files))
+            .is_some());
+    }
+
+    #[test]
+    fn a_very_small_model_s_repetition_fires_at_the_first_identical_repeat() {
+        use serde_json::json;
+        let mut d = Policy::VerySmall.repetition_detector(3);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert!(d.record("read_file", &json!({"path": "a"}), "x").is_some());
+        let mut d = Policy::Standard.repetition_detector(3);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert_eq!(d.record("read_file", &json!({"path": "a"}), "x"), None);
+        assert!(d.record("read_file", &json!({"path": "a"}), "x").is_some());
+        let mut off = Policy::VerySmall.repetition_detector(0);
+        assert_eq!(off.record("read_file", &json!({}), "x"), None);
+        assert_eq!(off.record("read_file", &json!({}), "x"), None);
+        assert!(Policy::VerySmall.answers_at_repetition());
+    }
+
+    #[test]
+    fn the_parameter_count_is_read_from_the_model_s_name() {
+        for (name, billions) in [
+            ("qwen2.5-coder:0.5b", Some(0.5)),
+            ("Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf", Some(1.5)),
+            ("smollm2:135m", Some(0.135)),
+            ("SmolLM2-135M-Instruct.Q4_1.gguf", Some(0.135)),
+            ("llama3.1:70b", Some(70.0)),
+            ("gemma4:e2b", None),
+            ("qwen3-coder", None),
+            ("mistral", None),
+        ] {
+            assert_eq!(parameter_billions(name), billions, "{name}");
+        }
+    }
+}

@@ -1,0 +1,332 @@
+//! What the loop does for a model that can call tools but is weak at coding (issue 25): the
+//! workspace listed up front, an edit of an unread file answered with its text, edits written
+//! as text applied through the tool path, a call written as `name({...})` read as the call, a
+//! call naming a file answered with the tools, and a capable model in the constrained mode kept
+//! off the weak-model heuristics.
+
+use reagent_core::{AgentConfig, ToolMode};
+use reagent_protocol::Outcome;
+use reagent_testkit::{ScriptBuilder, Turn};
+use serde_json::{json, Value};
+
+use super::harness::{files, run_task};
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const TASK: &str = "Fix the bug in calc.py so that add returns the sum.";
+
+fn calc(dir: &std::path::Path) {
+    files(dir, &[("calc.py", CALC), ("test_calc.py", "import calc\n")]);
+}
+
+/// A small model that calls tools (its name says 0.5B): the loop guards its edits.
+fn small(c: &mut AgentConfig) {
+    c.model = "qwen2.5-coder:0.5b".into();
+    c.tool_mode = ToolMode::Native;
+}
+
+fn system(request: &Value) -> String {
+    request["messages"][0]["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+#[tokio::test]
+async fn a_small_workspace_is_listed_up_front_in_every_mode() {
+    for mode in [ToolMode::Native, ToolMode::Prompt] {
+        let o = run_task(
+            ScriptBuilder::new().turn(Turn::text("Nothing to do.")),
+            TASK,
+            calc,
+            |c| c.tool_mode = mode,
+        )
+        .await;
+        let prompt = system(&o.requests[0]);
+        assert!(
+            prompt.ends_with("Files in the workspace:\n- calc.py\n- test_calc.py"),
+            "{mode:?}: {prompt}"
+        );
+    }
+    // A workspace larger than the list is not listed in part outside the constrained mode.
+    let many: Vec<(String, String)> = (0..60)
+        .map(|i| (format!("f{i:02}.txt"), "x\n".into()))
+        .collect();
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text("Nothing to do.")),
+        TASK,
+        |dir| {
+            let refs: Vec<(&str, &str)> =
+                many.iter().map(|(p, t)| (p.as_str(), t.as_str())).collect();
+            files(dir, &refs)
+        },
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    assert!(!system(&o.requests[0]).contains("Files in the workspace"));
+}
+
+#[tokio::test]
+async fn an_edit_of_a_file_the_run_has_not_read_answers_with_its_text_and_the_next_one_is_made() {
+    let wrong =
+        json!({"path": "calc.py", "old_string": "return a-b", "new_string": "return a + b"});
+    let right =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("edit_file", wrong))
+            .turn(Turn::tool_call("edit_file", right))
+            .turn(Turn::text("Fixed: add returns a + b.")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    let results = o.events_of("tool_result");
+    assert_eq!(results.len(), 2, "{results:?}");
+    assert_eq!(results[0]["ok"], false);
+    let first = results[0]["output"].as_str().unwrap();
+    assert!(
+        first.contains("calc.py was not read in this run"),
+        "{first}"
+    );
+    assert!(
+        first.contains("return a - b"),
+        "the file's text is shown: {first}"
+    );
+    assert_eq!(results[1]["ok"], true, "{results:?}");
+    // The refusal went through the tool path: both calls have their events.
+    assert_eq!(o.events_of("tool_call").len(), 2);
+}
+
+#[tokio::test]
+async fn a_whole_file_written_as_text_is_applied_as_a_write_and_reported_like_a_call() {
+    let reply = "The subtraction is the bug. Here is the corrected `calc.py`:\n\n```python\ndef add(a, b):\n    return a + b\n```";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "calc.py"})))
+            .turn(Turn::text(reply))
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "grep -c 'a + b' calc.py"}),
+            ))
+            .turn(Turn::text("calc.py now adds.")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result);
+    let calls = o.events_of("tool_call");
+    assert_eq!(calls[1]["name"], "write_file", "{calls:?}");
+    assert_eq!(calls[1]["ok"], true);
+    let replies = o.events_of("assistant_message");
+    assert_eq!(replies[1]["parse_layer"], "text_edit", "{replies:?}");
+    assert_eq!(o.result.files_changed, ["calc.py"]);
+    // The model sees its reply as a call and the write's result after it.
+    let third = &o.requests[2]["messages"];
+    let last = third.as_array().unwrap().last().unwrap();
+    assert_eq!(last["role"], "tool", "{last}");
+}
+
+#[tokio::test]
+async fn search_replace_blocks_are_applied_as_edits() {
+    let reply = "calc.py\n```python\n<<<<<<< SEARCH\n    return a - b\n=======\n    return a + b\n>>>>>>> REPLACE\n```";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "calc.py"})))
+            .turn(Turn::text(reply))
+            .turn(Turn::text("Done.")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert_eq!(o.events_of("tool_call")[1]["name"], "edit_file");
+}
+
+#[tokio::test]
+async fn a_reply_that_only_shows_code_is_an_answer() {
+    let reply = "You can run it like this:\n```sh\npython3 calc.py\n```";
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text(reply)),
+        "How do I run calc.py?",
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.result.answer, reply);
+    assert_eq!(o.file("calc.py"), CALC);
+    assert!(o.events_of("tool_call").is_empty());
+}
+
+/// Qwen2.5-Coder-1.5B ended the coding suite's run-sum task with this text (content, not
+/// tags): it is the call.
+#[tokio::test]
+async fn task_complete_written_as_a_function_ends_the_run_with_its_summary() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "echo 1157"}),
+            ))
+            .turn(Turn::text(
+                "task_complete({\"summary\": \"The script prints 1157.\"})",
+            )),
+        "Run `echo 1157` and tell me the number it prints.",
+        |dir| files(dir, &[("total.py", "print(1157)\n")]),
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed);
+    assert_eq!(o.result.answer, "The script prints 1157.");
+}
+
+#[tokio::test]
+async fn a_call_naming_a_file_is_told_it_is_a_file_and_given_the_tools() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("calc.py", json!({})))
+            .turn(Turn::text("I could not.")),
+        TASK,
+        calc,
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    let result = &o.events_of("tool_result")[0];
+    let error = result["output"].as_str().unwrap();
+    assert!(
+        error.contains("`calc.py` is not a tool: calc.py is a file of the workspace"),
+        "{error}"
+    );
+    assert!(error.contains("Valid tools: "), "{error}");
+    assert!(error.contains("read_file"), "{error}");
+}
+
+/// A server that offers a JSON Schema but no tools puts any model in the constrained mode;
+/// only a very small model's profile brings the weak-model heuristics: a capable model's tools
+/// are listed in the schema's order (not ranked by the task's words) and its own answer kept.
+#[tokio::test]
+async fn a_capable_model_in_the_constrained_mode_keeps_the_standard_loop() {
+    let task = "Run `ls` and write what it prints to out.txt";
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text(r#"{"final_answer": "nothing to do"}"#)),
+        task,
+        calc,
+        |c| c.tool_mode = ToolMode::Constrained,
+    )
+    .await;
+    assert_eq!(o.result.answer, "nothing to do");
+    assert_eq!(o.requests.len(), 1, "no plain question afterwards");
+    let prompt = system(&o.requests[0]);
+    assert!(
+        prompt.contains("You can use these tools:\n- find_files: "),
+        "{prompt}"
+    );
+    assert!(
+        prompt.contains("\"tool\": \"read_file\""),
+        "a read_file example: {prompt}"
+    );
+}
+
+#[tokio::test]
+async fn a_capable_model_s_blind_edit_is_made_and_its_code_blocks_stay_text() {
+    let right =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let shown = "Here is the corrected `calc.py`:\n```python\ndef add(a, b):\n    return 0\n```";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("edit_file", right))
+            .turn(Turn::text(shown)),
+        TASK,
+        calc,
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    assert_eq!(o.events_of("tool_call").len(), 1);
+    assert_eq!(o.result.answer, shown);
+}
+
+/// Qwen2.5-Coder-0.5B's first replies on the coding suite (llama-server `--jinja`, seed 1):
+/// call objects naming a file or a word of the task instead of a tool. Each is answered with
+/// the tools instead of ending the run as its answer.
+#[tokio::test]
+async fn a_call_object_naming_no_tool_is_answered_with_the_tools() {
+    let replies = [
+        ("report.py", "```json\n{\"name\": \"report.py\", \"arguments\": {\"summary\": \"Report the total of the report.py file.\"}}\n```"),
+        ("debug", "{\"name\": \"debug\", \"arguments\": false}"),
+    ];
+    for (name, reply) in replies {
+        let o = run_task(
+            ScriptBuilder::new()
+                .turn(Turn::text(reply))
+                .turn(Turn::text("I will stop here.")),
+            "report.py does not run. Fix it.",
+            |dir| files(dir, &[("report.py", "def main()\n    pass\n")]),
+            small,
+        )
+        .await;
+        assert_eq!(o.result.answer, "I will stop here.", "{name}");
+        let nudge = o.events_of("user_message");
+        let text = nudge[0]["content"].as_str().unwrap();
+        assert!(text.contains(&format!("`{name}`")), "{text}");
+        assert!(text.contains("read_file"), "{text}");
+    }
+    // A name that is a file without its extension is pointed to the file (the 0.5B's first
+    // reply on fix-add, seen again after the nudge above was in place).
+    let reply = "{\n  \"name\": \"test_calc\",\n  \"arguments\": {\n    \"python3 -m unittest test_calc\": \"Running tests...\"\n  }\n}";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(reply))
+            .turn(Turn::text("I will stop here.")),
+        "Run `python3 -m unittest test_calc`.",
+        |dir| files(dir, &[("test_calc.py", "")]),
+        small,
+    )
+    .await;
+    let nudge = o.events_of("user_message");
+    let text = nudge[0]["content"].as_str().unwrap();
+    assert!(
+        text.contains(r#"test_calc.py is a file of the workspace. To read it, call read_file: {"name":"read_file","arguments":{"path":"test_calc.py"}}"#),
+        "{text}"
+    );
+}
+
+/// Qwen2.5-Coder-0.5B ended a run with a call object whose arguments stand beside its name.
+#[tokio::test]
+async fn a_call_object_with_its_arguments_beside_the_name_is_the_call() {
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text(
+            "\n{\"name\": \"task_complete\", \"summary\": \"total.py prints 1157.\"}",
+        )),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.result.answer, "total.py prints 1157.");
+    assert_eq!(
+        o.events_of("assistant_message")[0]["parse_layer"],
+        "call_object"
+    );
+}
+
+/// The 0.5B wrote the same call object naming no tool after each nudge (coding suite,
+/// syntax-colon): the run ends `no_progress`, not `completed` with the JSON as its answer.
+#[tokio::test]
+async fn a_call_object_repeated_after_the_nudges_ends_no_progress() {
+    let reply =
+        "{\"name\": \"report.py does not run\", \"arguments\": {\"report.py\": \"SyntaxError\"}}";
+    let o = run_task(
+        ScriptBuilder::new().turns([Turn::text(reply), Turn::text(reply), Turn::text(reply)]),
+        "report.py does not run. Fix it.",
+        |dir| files(dir, &[("report.py", "def main()\n    pass\n")]),
+        small,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::NoProgress);
+    assert_eq!(o.events_of("nudge").len(), 2);
+}
