@@ -32,6 +32,8 @@ mod serve_http;
 mod supervisor;
 pub mod tool;
 
-pub use config::{ConfigError, McpConfig, ServerConfig, ServerSpec, Transport};
+pub use config::{
+    ApprovalMode, ApprovalRule, ConfigError, McpConfig, ServerConfig, ServerSpec, Transport,
+};
 pub use manager::{ListedTool, McpClients, ServerStatus};
 pub use serve::WorkspaceServer;

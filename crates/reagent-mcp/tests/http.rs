@@ -20,6 +20,7 @@ fn http(name: &str, url: &str, token: &str) -> ServerSpec {
         },
         call_timeout: Duration::from_secs(5),
         startup_timeout: Duration::from_secs(5),
+        approval: Default::default(),
     }
 }
 
