@@ -9,12 +9,14 @@
 //! [mcp.servers.tracker]                # streamable HTTP
 //! url = "http://127.0.0.1:8931/mcp"
 //! headers = { Authorization = "Bearer ${TRACKER_TOKEN}" }   # taken from the environment
+//! ca_file = "/etc/reagent/tracker-ca.pem"   # optional: trusted besides the system's roots
 //! approval = "writes"                  # ask before calls of tools not marked read-only
 //! ask_tools = ["delete_issue"]         # always ask for these (the server's own names)
 //! auto_tools = ["comment"]             # never ask for these
 //! ```
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -48,6 +50,9 @@ pub struct ServerConfig {
     /// HTTP headers; `${VAR}` is taken from reagent's environment.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// PEM file of certificate authorities trusted for an `https://` server besides the
+    /// system's (for a private CA or a self-signed certificate).
+    pub ca_file: Option<PathBuf>,
     /// Longest wait for one call's answer before it fails and the server is restarted
     /// (default 60 s).
     pub timeout_secs: Option<f64>,
@@ -132,6 +137,8 @@ pub enum Transport {
         url: String,
         /// Headers sent with every request.
         headers: Vec<(String, String)>,
+        /// Extra trusted certificate authorities (PEM), for `https://`.
+        ca_file: Option<PathBuf>,
     },
 }
 
@@ -205,8 +212,10 @@ impl ServerConfig {
         };
         let transport = match (&self.command, &self.url) {
             (Some(command), None) => {
-                if !self.headers.is_empty() {
-                    return Err(fail("`headers` belong to a `url` server".into()));
+                if !self.headers.is_empty() || self.ca_file.is_some() {
+                    return Err(fail(
+                        "`headers` and `ca_file` belong to a `url` server".into(),
+                    ));
                 }
                 Transport::Stdio {
                     command: command.clone(),
@@ -225,6 +234,7 @@ impl ServerConfig {
                 Transport::Http {
                     url: url.clone(),
                     headers: expand_all("headers", &self.headers)?,
+                    ca_file: self.ca_file.clone(),
                 }
             }
             _ => {
@@ -328,6 +338,7 @@ mod tests {
             Transport::Http {
                 url: "http://127.0.0.1:8931/mcp".into(),
                 headers: vec![("Authorization".into(), "Bearer s3cret".into())],
+                ca_file: None,
             }
         );
         assert_eq!(specs[1].call_timeout, Duration::from_secs(60));
@@ -383,10 +394,9 @@ mod tests {
         let bad: Result<McpConfig, _> =
             toml::from_str("[servers.t]\ncommand = \"a\"\napproval = \"sometimes\"");
         assert!(bad.unwrap_err().to_string().contains("sometimes"));
-        let e = parse(
-            "[mcp.servers.t]\ncommand = \"a\"\nask_tools = [\"x\"]\nauto_tools = [\"x\"]",
-        )
-        .unwrap_err();
+        let e =
+            parse("[mcp.servers.t]\ncommand = \"a\"\nask_tools = [\"x\"]\nauto_tools = [\"x\"]")
+                .unwrap_err();
         assert_eq!(
             e.to_string(),
             "[mcp.servers.t] `x` is in both `ask_tools` and `auto_tools`"

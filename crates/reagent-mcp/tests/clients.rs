@@ -302,7 +302,9 @@ async fn calls_that_need_approval_ask_the_runs_approver() {
         .call_async("t__add", json!({"a": 1, "b": 2}), ctx.clone())
         .await;
     assert_eq!(text(&r), "3");
-    let r = registry.call_async("t__image", json!({}), ctx.clone()).await;
+    let r = registry
+        .call_async("t__image", json!({}), ctx.clone())
+        .await;
     assert!(text(&r).contains("an image"));
 
     // A denial with a note reaches the model; the request names the tool and its arguments.
