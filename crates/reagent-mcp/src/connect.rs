@@ -177,7 +177,13 @@ fn spawn(
     env: &[(String, String)],
     confinement: Option<&Confinement>,
 ) -> Result<Child, String> {
-    let mut cmd = Command::new(command);
+    // A relative path names a program from reagent's directory, wherever the server starts.
+    let program = if Path::new(command).components().count() > 1 {
+        std::path::absolute(command).map_err(|e| format!("cannot resolve `{command}`: {e}"))?
+    } else {
+        command.into()
+    };
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
