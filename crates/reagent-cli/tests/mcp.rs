@@ -537,3 +537,76 @@ async fn mcp_serve_over_http_with_a_token_reached_by_mcp_list_and_call() {
     );
     server.start_kill().unwrap();
 }
+
+/// At a terminal, a call that needs approval is put to the person like a command: allowed
+/// with `y`, it runs, and the request and the answer are the run's events.
+#[tokio::test]
+async fn an_mcp_call_allowed_at_the_terminal_runs_and_is_recorded() {
+    let (dir, ws, config) = setup();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("approval = \"writes\"\n");
+    std::fs::write(&config, text).unwrap();
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "ws__write_file",
+                json!({"path": "made.txt", "content": "yes\n"}),
+            ))
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let events = dir.path().join("events.jsonl");
+    let command = format!(
+        "{REAGENT} --config {} run --model m --host {} --workspace {} --events {} 'make a file'",
+        config.display(),
+        server.base_url(),
+        ws.display(),
+        events.display()
+    );
+    let cwd = dir.path().to_path_buf();
+    let status = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = Command::new("script")
+            .args(["-q", "-e", "-c", &command, "/dev/null"])
+            .current_dir(&cwd)
+            .env("HOME", &cwd)
+            .env_remove("OLLAMA_HOST")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("util-linux `script` is needed to give reagent a terminal");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"y\n").unwrap();
+        let status = child.wait().unwrap();
+        drop(stdin);
+        status
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0), "reagent exited with {status}");
+    let events: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event: {events:?}"))
+    };
+    let asked = of("approval_requested")["command"].as_str().unwrap();
+    assert!(asked.starts_with("ws__write_file {"), "{asked}");
+    assert!(asked.contains("made.txt"), "{asked}");
+    assert_eq!(of("approval_decided")["approved"], true);
+    assert_eq!(
+        events_of(&events, "tool_result", "ws__write_file")[0]["ok"],
+        true
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("served/made.txt")).unwrap(),
+        "yes\n"
+    );
+}
