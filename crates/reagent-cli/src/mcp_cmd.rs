@@ -7,7 +7,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use clap::{Args, Subcommand};
 use reagent_mcp::confine::Confinement;
-use reagent_mcp::{McpClients, WorkspaceServer};
+use reagent_mcp::{McpClients, McpPool, WorkspaceServer};
 use reagent_protocol::CancellationToken;
 use reagent_tools::{ToolContext, ToolRegistry, ToolSource, ToolsConfig, Workspace};
 use serde_json::Value;
@@ -177,8 +177,10 @@ pub(crate) fn attach(
     if file.mcp.servers.is_empty() {
         return Ok(());
     }
-    let clients = start(file, &tools.command.policy, workspace)?;
-    tools.sources.push(Arc::new(clients));
+    let (specs, confinement) = specs(file, &tools.command.policy, workspace)?;
+    tools
+        .sources
+        .push(Arc::new(McpPool::start(specs, Some(confinement))));
     Ok(())
 }
 
@@ -196,6 +198,16 @@ fn start(
     policy: &reagent_sandbox::SandboxPolicy,
     workspace: &Path,
 ) -> anyhow::Result<McpClients> {
+    let (specs, confinement) = specs(file, policy, workspace)?;
+    Ok(McpClients::start(specs, Some(confinement)))
+}
+
+/// The config file's servers, checked, and the confinement of `workspace` by `policy`.
+fn specs(
+    file: &FileConfig,
+    policy: &reagent_sandbox::SandboxPolicy,
+    workspace: &Path,
+) -> anyhow::Result<(Vec<reagent_mcp::ServerSpec>, Confinement)> {
     let specs = file
         .mcp
         .specs(&|var| std::env::var(var).ok())
@@ -206,7 +218,7 @@ fn start(
         policy: policy.clone(),
         workspace,
     };
-    Ok(McpClients::start(specs, Some(confinement)))
+    Ok((specs, confinement))
 }
 
 /// The bearer token of `path` (default: `reagent serve`'s token file), which must exist, be

@@ -166,20 +166,16 @@ fn a_config_mistake_names_the_server_and_key() {
     );
 }
 
-#[tokio::test]
-async fn a_run_is_offered_and_calls_the_servers_tools() {
-    let (dir, ws, config) = setup();
-    let server = ScriptedOllama::start(
-        ScriptBuilder::new()
-            .turn(Turn::tool_call(
-                "ws__read_file",
-                json!({"path": "note.txt"}),
-            ))
-            .turn(Turn::text("The note says hello from mcp.")),
-    )
-    .await
-    .unwrap();
-    let events = dir.path().join("events.jsonl");
+/// `reagent run --json` over `ws` with the servers of `config`, against a model playing
+/// `script`; the model server (for its requests), reagent's output and the run's events.
+async fn scripted_run(
+    dir: &Path,
+    config: &Path,
+    ws: &Path,
+    script: ScriptBuilder,
+) -> (ScriptedOllama, Output, Vec<Value>) {
+    let server = ScriptedOllama::start(script).await.unwrap();
+    let events = dir.join("events.jsonl");
     let args: Vec<String> = [
         "--config",
         &config.display().to_string(),
@@ -199,28 +195,45 @@ async fn a_run_is_offered_and_calls_the_servers_tools() {
     .iter()
     .map(|s| s.to_string())
     .collect();
-    let cwd = dir.path().to_path_buf();
+    let cwd = dir.to_path_buf();
     let out = tokio::task::spawn_blocking(move || {
         let args: Vec<&str> = args.iter().map(String::as_str).collect();
         reagent(&args, &cwd)
     })
     .await
     .unwrap();
+    let events = std::fs::read_to_string(&events)
+        .unwrap_or_default()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    (server, out, events)
+}
+
+/// The events of `kind` for the tool `name`, in order.
+fn events_of<'a>(events: &'a [Value], kind: &str, name: &str) -> Vec<&'a Value> {
+    events
+        .iter()
+        .filter(|e| e["type"] == kind && e["name"] == name)
+        .collect()
+}
+
+#[tokio::test]
+async fn a_run_is_offered_and_calls_the_servers_tools() {
+    let (dir, ws, config) = setup();
+    let script = ScriptBuilder::new()
+        .turn(Turn::tool_call(
+            "ws__read_file",
+            json!({"path": "note.txt"}),
+        ))
+        .turn(Turn::text("The note says hello from mcp."));
+    let (server, out, events) = scripted_run(dir.path(), &config, &ws, script).await;
     assert!(out.status.success(), "{out:?}");
     let requests = server.requests();
     let offered = requests[0]["tools"].to_string();
     assert!(offered.contains("\"ws__read_file\""), "{offered}");
     assert!(offered.contains("\"read_file\""), "{offered}");
-    let events: Vec<Value> = std::fs::read_to_string(&events)
-        .unwrap()
-        .lines()
-        .map(|l| serde_json::from_str(l).unwrap())
-        .collect();
-    let result = events
-        .iter()
-        .find(|e| e["type"] == "tool_result")
-        .expect("a tool_result event");
-    assert_eq!(result["name"], "ws__read_file");
+    let result = events_of(&events, "tool_result", "ws__read_file")[0];
     assert_eq!(result["ok"], true);
     assert!(
         result["output"]
@@ -232,6 +245,48 @@ async fn a_run_is_offered_and_calls_the_servers_tools() {
     assert!(requests[1]["messages"]
         .to_string()
         .contains("hello from mcp"));
+}
+
+/// MCP calls go through the loop's argument coercion and validation (the errors name the
+/// namespaced tool, so they are the client's, not the server's) and, with `approval =
+/// "writes"`, a mutating tool asks the run's approver: none in a run without a terminal, so
+/// the call is refused and nothing is written.
+#[tokio::test]
+async fn mcp_calls_are_coerced_validated_and_need_approval_like_built_ins() {
+    let (dir, ws, config) = setup();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("approval = \"writes\"\n");
+    std::fs::write(&config, text).unwrap();
+    let script = ScriptBuilder::new()
+        .turn(Turn::tool_call(
+            "ws__read_file",
+            json!({"path": "note.txt", "start_line": "1"}),
+        ))
+        .turn(Turn::tool_call("ws__read_file", json!({"start_line": 1})))
+        .turn(Turn::tool_call(
+            "ws__write_file",
+            json!({"path": "new.txt", "content": "x"}),
+        ))
+        .turn(Turn::text("done"));
+    let (_server, out, events) = scripted_run(dir.path(), &config, &ws, script).await;
+    assert!(out.status.success(), "{out:?}");
+
+    let started = events_of(&events, "tool_call_started", "ws__read_file");
+    assert_eq!(started[0]["arguments"]["start_line"], json!(1), "coerced");
+    let results = events_of(&events, "tool_result", "ws__read_file");
+    assert_eq!(results[0]["ok"], true, "{}", results[0]);
+    assert_eq!(results[1]["ok"], false);
+    let invalid = results[1]["output"].to_string();
+    assert!(
+        invalid.contains("invalid arguments for `ws__read_file`"),
+        "{invalid}"
+    );
+
+    let write = events_of(&events, "tool_result", "ws__write_file")[0];
+    assert_eq!(write["ok"], false);
+    let refused = write["output"].to_string();
+    assert!(refused.contains("no one can approve it"), "{refused}");
+    assert!(!ws.join("served/new.txt").exists());
 }
 
 /// The venv holding the Python SDK, made by scripts/install-test-deps.sh.
@@ -481,4 +536,77 @@ async fn mcp_serve_over_http_with_a_token_reached_by_mcp_list_and_call() {
         json!({"ok": true, "output": "over http\n"})
     );
     server.start_kill().unwrap();
+}
+
+/// At a terminal, a call that needs approval is put to the person like a command: allowed
+/// with `y`, it runs, and the request and the answer are the run's events.
+#[tokio::test]
+async fn an_mcp_call_allowed_at_the_terminal_runs_and_is_recorded() {
+    let (dir, ws, config) = setup();
+    let mut text = std::fs::read_to_string(&config).unwrap();
+    text.push_str("approval = \"writes\"\n");
+    std::fs::write(&config, text).unwrap();
+    let server = ScriptedOllama::start(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call(
+                "ws__write_file",
+                json!({"path": "made.txt", "content": "yes\n"}),
+            ))
+            .turn(Turn::text("done")),
+    )
+    .await
+    .unwrap();
+    let events = dir.path().join("events.jsonl");
+    let command = format!(
+        "{REAGENT} --config {} run --model m --host {} --workspace {} --events {} 'make a file'",
+        config.display(),
+        server.base_url(),
+        ws.display(),
+        events.display()
+    );
+    let cwd = dir.path().to_path_buf();
+    let status = tokio::task::spawn_blocking(move || {
+        use std::io::Write;
+        let mut child = Command::new("script")
+            .args(["-q", "-e", "-c", &command, "/dev/null"])
+            .current_dir(&cwd)
+            .env("HOME", &cwd)
+            .env_remove("OLLAMA_HOST")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("util-linux `script` is needed to give reagent a terminal");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(b"y\n").unwrap();
+        let status = child.wait().unwrap();
+        drop(stdin);
+        status
+    })
+    .await
+    .unwrap();
+    assert_eq!(status.code(), Some(0), "reagent exited with {status}");
+    let events: Vec<Value> = std::fs::read_to_string(&events)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    let of = |kind: &str| {
+        events
+            .iter()
+            .find(|e| e["type"] == kind)
+            .unwrap_or_else(|| panic!("no {kind} event: {events:?}"))
+    };
+    let asked = of("approval_requested")["command"].as_str().unwrap();
+    assert!(asked.starts_with("ws__write_file {"), "{asked}");
+    assert!(asked.contains("made.txt"), "{asked}");
+    assert_eq!(of("approval_decided")["approved"], true);
+    assert_eq!(
+        events_of(&events, "tool_result", "ws__write_file")[0]["ok"],
+        true
+    );
+    assert_eq!(
+        std::fs::read_to_string(ws.join("served/made.txt")).unwrap(),
+        "yes\n"
+    );
 }

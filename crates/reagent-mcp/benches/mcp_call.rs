@@ -22,6 +22,7 @@ fn spec(name: &str) -> ServerSpec {
         },
         call_timeout: Duration::from_secs(10),
         startup_timeout: Duration::from_secs(10),
+        approval: Default::default(),
     }
 }
 

@@ -9,9 +9,14 @@
 //! [mcp.servers.tracker]                # streamable HTTP
 //! url = "http://127.0.0.1:8931/mcp"
 //! headers = { Authorization = "Bearer ${TRACKER_TOKEN}" }   # taken from the environment
+//! ca_file = "/etc/reagent/tracker-ca.pem"   # optional: trusted besides the system's roots
+//! approval = "writes"                  # ask before calls of tools not marked read-only
+//! ask_tools = ["delete_issue"]         # always ask for these (the server's own names)
+//! auto_tools = ["comment"]             # never ask for these
 //! ```
 
 use std::collections::BTreeMap;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use serde::Deserialize;
@@ -45,11 +50,67 @@ pub struct ServerConfig {
     /// HTTP headers; `${VAR}` is taken from reagent's environment.
     #[serde(default)]
     pub headers: BTreeMap<String, String>,
+    /// PEM file of certificate authorities trusted for an `https://` server besides the
+    /// system's (for a private CA or a self-signed certificate).
+    pub ca_file: Option<PathBuf>,
     /// Longest wait for one call's answer before it fails and the server is restarted
     /// (default 60 s).
     pub timeout_secs: Option<f64>,
     /// Longest wait for the server to start and list its tools (default 30 s).
     pub startup_timeout_secs: Option<f64>,
+    /// Which calls need the run's approver: `auto` (none, the default), `writes` (tools the
+    /// server does not mark `readOnlyHint`) or `ask` (all).
+    #[serde(default)]
+    pub approval: ApprovalMode,
+    /// Tools (the server's own names) whose calls always need approval.
+    #[serde(default)]
+    pub ask_tools: Vec<String>,
+    /// Tools (the server's own names) whose calls never need approval.
+    #[serde(default)]
+    pub auto_tools: Vec<String>,
+}
+
+/// `approval = "auto" | "writes" | "ask"`: which of a server's tool calls need approval.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ApprovalMode {
+    /// No call needs approval.
+    #[default]
+    Auto,
+    /// Calls of tools the server does not mark read-only (`readOnlyHint`) need approval.
+    Writes,
+    /// Every call needs approval.
+    Ask,
+}
+
+/// Which calls of one server need approval: its `approval` mode with the `ask_tools` and
+/// `auto_tools` exceptions.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ApprovalRule {
+    /// The server's mode.
+    pub mode: ApprovalMode,
+    /// Tools that always ask.
+    pub ask: Vec<String>,
+    /// Tools that never ask.
+    pub auto: Vec<String>,
+}
+
+impl ApprovalRule {
+    /// Whether a call of `tool` (the server's own name; `read_only` as the server marks it)
+    /// needs approval.
+    pub fn asks(&self, tool: &str, read_only: bool) -> bool {
+        if self.ask.iter().any(|t| t == tool) {
+            return true;
+        }
+        if self.auto.iter().any(|t| t == tool) {
+            return false;
+        }
+        match self.mode {
+            ApprovalMode::Auto => false,
+            ApprovalMode::Writes => !read_only,
+            ApprovalMode::Ask => true,
+        }
+    }
 }
 
 fn default_true() -> bool {
@@ -76,6 +137,8 @@ pub enum Transport {
         url: String,
         /// Headers sent with every request.
         headers: Vec<(String, String)>,
+        /// Extra trusted certificate authorities (PEM), for `https://`.
+        ca_file: Option<PathBuf>,
     },
 }
 
@@ -90,6 +153,8 @@ pub struct ServerSpec {
     pub call_timeout: Duration,
     /// Longest wait for start-up.
     pub startup_timeout: Duration,
+    /// Which calls need approval.
+    pub approval: ApprovalRule,
 }
 
 /// A config error, naming the server and key.
@@ -147,8 +212,10 @@ impl ServerConfig {
         };
         let transport = match (&self.command, &self.url) {
             (Some(command), None) => {
-                if !self.headers.is_empty() {
-                    return Err(fail("`headers` belong to a `url` server".into()));
+                if !self.headers.is_empty() || self.ca_file.is_some() {
+                    return Err(fail(
+                        "`headers` and `ca_file` belong to a `url` server".into(),
+                    ));
                 }
                 Transport::Stdio {
                     command: command.clone(),
@@ -167,6 +234,7 @@ impl ServerConfig {
                 Transport::Http {
                     url: url.clone(),
                     headers: expand_all("headers", &self.headers)?,
+                    ca_file: self.ca_file.clone(),
                 }
             }
             _ => {
@@ -182,8 +250,18 @@ impl ServerConfig {
                 "{key} = {v} is not a number of seconds above 0"
             ))),
         };
+        if let Some(tool) = self.ask_tools.iter().find(|t| self.auto_tools.contains(t)) {
+            return Err(fail(format!(
+                "`{tool}` is in both `ask_tools` and `auto_tools`"
+            )));
+        }
         Ok(ServerSpec {
             name: name.to_owned(),
+            approval: ApprovalRule {
+                mode: self.approval,
+                ask: self.ask_tools.clone(),
+                auto: self.auto_tools.clone(),
+            },
             transport,
             call_timeout: secs("timeout_secs", self.timeout_secs, 60.0)?,
             startup_timeout: secs("startup_timeout_secs", self.startup_timeout_secs, 30.0)?,
@@ -260,6 +338,7 @@ mod tests {
             Transport::Http {
                 url: "http://127.0.0.1:8931/mcp".into(),
                 headers: vec![("Authorization".into(), "Bearer s3cret".into())],
+                ca_file: None,
             }
         );
         assert_eq!(specs[1].call_timeout, Duration::from_secs(60));
@@ -285,5 +364,42 @@ mod tests {
         assert!(e.to_string().contains("timeout_secs = -1"), "{e}");
         let typo: Result<McpConfig, _> = toml::from_str("[servers.t]\ncomand = \"a\"");
         assert!(typo.unwrap_err().to_string().contains("comand"));
+    }
+
+    #[test]
+    fn approval_modes_and_exceptions() {
+        let specs = parse(
+            r#"
+            [mcp.servers.a]
+            command = "a"
+            [mcp.servers.w]
+            command = "w"
+            approval = "writes"
+            ask_tools = ["peek"]
+            [mcp.servers.x]
+            command = "x"
+            approval = "ask"
+            auto_tools = ["echo"]
+            "#,
+        )
+        .unwrap();
+        let (a, w, x) = (&specs[0].approval, &specs[1].approval, &specs[2].approval);
+        assert_eq!(a.mode, ApprovalMode::Auto);
+        assert!(!a.asks("write", false));
+        assert!(w.asks("write", false));
+        assert!(!w.asks("read", true));
+        assert!(w.asks("peek", true));
+        assert!(x.asks("read", true));
+        assert!(!x.asks("echo", false));
+        let bad: Result<McpConfig, _> =
+            toml::from_str("[servers.t]\ncommand = \"a\"\napproval = \"sometimes\"");
+        assert!(bad.unwrap_err().to_string().contains("sometimes"));
+        let e =
+            parse("[mcp.servers.t]\ncommand = \"a\"\nask_tools = [\"x\"]\nauto_tools = [\"x\"]")
+                .unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "[mcp.servers.t] `x` is in both `ask_tools` and `auto_tools`"
+        );
     }
 }

@@ -3,7 +3,8 @@
 //! ([`reagent_sandbox::ChildConfinement`]): it reads the system directories, the workspace,
 //! its own program's directory and the readable roots; it writes the workspace (protected
 //! paths excepted) and the writable roots; no TCP unless the policy allows the network.
-//! Namespaces, seccomp and rlimits of `run_command` do not apply to a long-lived server.
+//! Namespaces, seccomp and rlimits of `run_command` do not apply to a long-lived server. A
+//! confined server starts in its workspace.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -29,6 +30,8 @@ pub(crate) fn apply(
     let Some(c) = confinement else {
         return Ok(());
     };
+    // A server confined to a workspace starts in it (so its arguments may name it as `.`).
+    cmd.current_dir(&c.workspace);
     let extra = program_dirs(program);
     let prepared = ChildConfinement::prepare(&c.policy, &c.workspace, &extra).map_err(|e| {
         format!("cannot sandbox the server (set `sandbox = false` to run it unconfined): {e}")

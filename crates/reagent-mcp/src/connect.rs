@@ -2,6 +2,7 @@
 //! HTTP one, and complete the MCP handshake and the tool listing within the start-up timeout.
 
 use std::collections::HashMap;
+use std::path::Path;
 use std::process::Stdio;
 
 use http::{HeaderName, HeaderValue};
@@ -69,7 +70,11 @@ async fn connect_unbounded(
                 process: Some(child),
             })
         }
-        Transport::Http { url, headers } => {
+        Transport::Http {
+            url,
+            headers,
+            ca_file,
+        } => {
             let mut custom = HashMap::new();
             for (name, value) in headers {
                 let name = HeaderName::from_bytes(name.as_bytes())
@@ -80,11 +85,14 @@ async fn connect_unbounded(
             }
             let config =
                 StreamableHttpClientTransportConfig::with_uri(url.as_str()).custom_headers(custom);
-            let transport = StreamableHttpClientTransport::from_config(config);
+            let transport = StreamableHttpClientTransport::with_client(
+                http_client(ca_file.as_deref())?,
+                config,
+            );
             let service = ()
                 .serve(transport)
                 .await
-                .map_err(|e| format!("the MCP handshake with {url} failed: {e}"))?;
+                .map_err(|e| format!("the MCP handshake with {url} failed: {}", http_cause(&e)))?;
             let tools = list_tools(&service).await?;
             Ok(Connection {
                 service,
@@ -93,6 +101,63 @@ async fn connect_unbounded(
             })
         }
     }
+}
+
+/// A failed HTTP handshake's error with the HTTP client's causes (rmcp's error does not chain
+/// them: without them a certificate or connection failure reads "error sending request").
+fn http_cause(error: &rmcp::service::ClientInitializeError) -> String {
+    use rmcp::transport::streamable_http_client::StreamableHttpError;
+    if let rmcp::service::ClientInitializeError::TransportError { error: inner, .. } = error {
+        if let Some(StreamableHttpError::Client(client)) = inner
+            .error
+            .downcast_ref::<StreamableHttpError<reqwest_mcp::Error>>()
+        {
+            return format!("{error}: {}", with_causes(client));
+        }
+    }
+    error.to_string()
+}
+
+/// `error` and its causes (`a: b: c`), so a TLS or connection failure says what failed.
+fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}
+
+/// The HTTP client of a streamable HTTP server: rustls (ring) with the system's roots, plus
+/// the certificate authorities of `ca_file`; no idle connection pool (as rmcp's own client: it
+/// avoids delayed-ACK stalls) and no redirects (a redirect would replay the headers elsewhere).
+fn http_client(ca_file: Option<&Path>) -> Result<reqwest_mcp::Client, String> {
+    // The first caller installs the process's provider; later calls find it installed.
+    let _ = rustls::crypto::ring::default_provider().install_default();
+    let mut builder = reqwest_mcp::Client::builder()
+        .pool_max_idle_per_host(0)
+        .redirect(reqwest_mcp::redirect::Policy::none());
+    if let Some(path) = ca_file {
+        let pem = std::fs::read(path)
+            .map_err(|e| format!("cannot read ca_file {}: {e}", path.display()))?;
+        let certs = reqwest_mcp::Certificate::from_pem_bundle(&pem)
+            .map_err(|e| format!("ca_file {}: {e}", path.display()))?;
+        if certs.is_empty() {
+            return Err(format!(
+                "ca_file {} holds no PEM certificate",
+                path.display()
+            ));
+        }
+        builder = builder.tls_certs_merge(certs);
+    }
+    builder
+        .build()
+        .map_err(|e| format!("cannot build the HTTP client: {e}"))
 }
 
 async fn list_tools(service: &RunningService<RoleClient, ()>) -> Result<Vec<McpToolInfo>, String> {
@@ -112,7 +177,13 @@ fn spawn(
     env: &[(String, String)],
     confinement: Option<&Confinement>,
 ) -> Result<Child, String> {
-    let mut cmd = Command::new(command);
+    // A relative path names a program from reagent's directory, wherever the server starts.
+    let program = if Path::new(command).components().count() > 1 {
+        std::path::absolute(command).map_err(|e| format!("cannot resolve `{command}`: {e}"))?
+    } else {
+        command.into()
+    };
+    let mut cmd = Command::new(program);
     cmd.args(args)
         .envs(env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())

@@ -18,7 +18,8 @@
 //!   token).
 //!
 //! A stdio server with `sandbox = true` (the default) runs under a Landlock ruleset built from
-//! the run's sandbox policy (see [`confine`]).
+//! the run's sandbox policy (see [`confine`]), confined to the run's workspace: [`McpPool`]
+//! starts such servers once per workspace a run uses (`reagent serve`, `reagent worker`).
 #![deny(missing_docs)]
 #![cfg_attr(not(test), deny(clippy::unwrap_used, clippy::expect_used))]
 #![deny(clippy::print_stdout, clippy::print_stderr)]
@@ -27,11 +28,15 @@ pub mod config;
 pub mod confine;
 mod connect;
 mod manager;
+mod pool;
 mod serve;
 mod serve_http;
 mod supervisor;
 pub mod tool;
 
-pub use config::{ConfigError, McpConfig, ServerConfig, ServerSpec, Transport};
+pub use config::{
+    ApprovalMode, ApprovalRule, ConfigError, McpConfig, ServerConfig, ServerSpec, Transport,
+};
 pub use manager::{ListedTool, McpClients, ServerStatus};
+pub use pool::McpPool;
 pub use serve::WorkspaceServer;

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 
 use reagent_protocol::ToolSpec;
-use reagent_tools::{AsyncTool, ToolContext, ToolResult};
+use reagent_tools::{Approval, AsyncTool, ToolContext, ToolResult, Verdict};
 use rmcp::model::{CallToolResult, Tool as McpToolInfo};
 use serde_json::{json, Value};
 
@@ -23,6 +23,8 @@ pub(crate) struct McpTool {
     remote: String,
     spec: ToolSpec,
     mutates: bool,
+    /// Whether every call needs the run's approver (the server's `approval` settings).
+    asks: bool,
 }
 
 impl McpTool {
@@ -33,12 +35,40 @@ impl McpTool {
             .as_ref()
             .and_then(|a| a.read_only_hint)
             .unwrap_or(false);
+        let asks = server.spec.approval.asks(&info.name, read_only);
         McpTool {
             server,
             remote: info.name.to_string(),
             spec,
             mutates: !read_only,
+            asks,
         }
+    }
+
+    /// `None` when the call may go ahead: it needs no approval, or the run's approver allowed
+    /// it; otherwise the error the model sees.
+    async fn refusal(&self, args: &Value, ctx: &ToolContext) -> Option<String> {
+        if !self.asks {
+            return None;
+        }
+        let server = &self.server.spec.name;
+        let Some(approver) = ctx.approver.clone() else {
+            return Some(format!(
+                "tool not called: the MCP server `{server}`'s calls of `{}` need the user's \
+                 approval ([mcp.servers.{server}] approval settings) and no one can approve it \
+                 in this run",
+                self.remote
+            ));
+        };
+        let request = Approval::ToolCall {
+            tool: self.spec.name.clone(),
+            arguments: args.to_string(),
+        };
+        // An approver may wait for a person: keep it off the runtime's threads.
+        let verdict = tokio::task::spawn_blocking(move || approver.approve(&request))
+            .await
+            .unwrap_or(Verdict::DENY);
+        verdict.refusal("tool not called")
     }
 }
 
@@ -53,6 +83,9 @@ impl AsyncTool for McpTool {
     }
 
     async fn call(&self, args: Value, ctx: ToolContext) -> ToolResult {
+        if let Some(why) = self.refusal(&args, &ctx).await {
+            return ToolResult::err(why);
+        }
         match self.server.call(&self.remote, args, &ctx.cancel).await {
             Ok(result) => convert(&result),
             Err(error) => ToolResult::err(error),

@@ -29,6 +29,7 @@ fn spec(name: &str, mode: &str, starts: &Path) -> ServerSpec {
         },
         call_timeout: Duration::from_secs(2),
         startup_timeout: Duration::from_secs(2),
+        approval: Default::default(),
     }
 }
 
@@ -256,4 +257,93 @@ async fn garbage_silent_and_exiting_servers_are_down_and_retried_others_work() {
         )
         .await;
     assert_eq!(text(&r), "fine");
+}
+
+/// Answers every approval with `verdict` and keeps the requests.
+struct Recording {
+    verdict: reagent_tools::Verdict,
+    seen: std::sync::Mutex<Vec<reagent_tools::Approval>>,
+}
+
+impl reagent_tools::Approver for Recording {
+    fn approve(&self, request: &reagent_tools::Approval) -> reagent_tools::Verdict {
+        self.seen.lock().unwrap().push(request.clone());
+        self.verdict.clone()
+    }
+}
+
+#[tokio::test]
+async fn calls_that_need_approval_ask_the_runs_approver() {
+    use reagent_mcp::{ApprovalMode, ApprovalRule};
+    use reagent_tools::{Approval, Verdict};
+    let fx = fixture();
+    let mut s = spec("t", "ok", &fx.starts);
+    // `echo` is not marked read-only, `add` is; `image` is exempted by name.
+    s.approval = ApprovalRule {
+        mode: ApprovalMode::Writes,
+        ask: Vec::new(),
+        auto: vec!["image".into()],
+    };
+    let clients = Arc::new(McpClients::start(vec![s], None));
+    clients.started().await;
+    let mut config = ToolsConfig::default();
+    config.sources.push(clients.clone());
+    let registry = ToolRegistry::workspace_tools(&config);
+    let mut ctx = ToolContext::new(Arc::new(Workspace::open(&fx.ws).unwrap()));
+
+    // No approver: refused, naming the server's settings; the others need none.
+    let r = registry
+        .call_async("t__echo", json!({"text": "hi"}), ctx.clone())
+        .await;
+    let e = error(&r);
+    assert!(e.contains("no one can approve it"), "{e}");
+    assert!(e.contains("[mcp.servers.t]"), "{e}");
+    let r = registry
+        .call_async("t__add", json!({"a": 1, "b": 2}), ctx.clone())
+        .await;
+    assert_eq!(text(&r), "3");
+    let r = registry
+        .call_async("t__image", json!({}), ctx.clone())
+        .await;
+    assert!(text(&r).contains("an image"));
+
+    // A denial with a note reaches the model; the request names the tool and its arguments.
+    let deny = Arc::new(Recording {
+        verdict: Verdict::Deny {
+            note: Some("use add instead".into()),
+        },
+        seen: Default::default(),
+    });
+    ctx.approver = Some(deny.clone());
+    let r = registry
+        .call_async("t__echo", json!({"text": "hi"}), ctx.clone())
+        .await;
+    assert_eq!(
+        error(&r),
+        "tool not called: the user denied it and says: use add instead"
+    );
+    assert_eq!(
+        *deny.seen.lock().unwrap(),
+        [Approval::ToolCall {
+            tool: "t__echo".into(),
+            arguments: r#"{"text":"hi"}"#.into()
+        }]
+    );
+    // Read-only and exempted tools do not ask.
+    registry
+        .call_async("t__add", json!({"a": 1, "b": 2}), ctx.clone())
+        .await;
+    assert_eq!(deny.seen.lock().unwrap().len(), 1);
+
+    // Allowed: the call goes through.
+    let allow = Arc::new(Recording {
+        verdict: Verdict::Allow,
+        seen: Default::default(),
+    });
+    ctx.approver = Some(allow.clone());
+    let r = registry
+        .call_async("t__echo", json!({"text": "hi"}), ctx.clone())
+        .await;
+    assert!(text(&r).contains("hi"), "{r:?}");
+    assert_eq!(allow.seen.lock().unwrap().len(), 1);
 }

@@ -224,7 +224,7 @@ impl Runs {
             ApprovalPolicy::Allow => RunApprover::Fixed(true),
             ApprovalPolicy::Deny => RunApprover::Fixed(false),
         };
-        let tools = Arc::new(ToolRegistry::workspace_tools(&inner.defaults.tools));
+        let tools = Arc::new(run_tools(&inner.defaults.tools, launch.workspace.root()).await);
         let config = agent_config(&inner.defaults.agent, &request)?;
         let mut unstarted = Unstarted {
             task: launch.message.clone(),
@@ -551,4 +551,14 @@ fn agent_config(defaults: &AgentConfig, r: &CreateRun) -> Result<AgentConfig, Ap
         };
     }
     Ok(cfg)
+}
+
+/// The tools of a run in the workspace `root`: the built-ins and the tool sources' tools for
+/// that workspace (MCP stdio servers confined to it, started with its first run, whose start
+/// the run waits for).
+async fn run_tools(defaults: &reagent_tools::ToolsConfig, root: &std::path::Path) -> ToolRegistry {
+    let mut config = defaults.clone();
+    config.sources = defaults.sources.for_workspace(root);
+    config.sources.started().await;
+    ToolRegistry::workspace_tools(&config)
 }

@@ -4,6 +4,7 @@
 
 use std::fmt;
 use std::panic::AssertUnwindSafe;
+use std::path::Path;
 use std::sync::Arc;
 
 use futures_util::FutureExt;
@@ -96,6 +97,12 @@ pub trait ToolSource: Send + Sync {
     /// Wait until the source knows its first tool list (servers started or failed), so the
     /// first run is offered the tools of servers that start. Default: at once.
     async fn started(&self) {}
+    /// The source for a run in the workspace `root`: a source whose tools are confined to one
+    /// workspace (sandboxed MCP server processes) answers one confined to `root`; `None`: this
+    /// source serves every workspace (the default).
+    fn for_workspace(&self, _root: &Path) -> Option<Arc<dyn ToolSource>> {
+        None
+    }
 }
 
 /// The tool sources of a [`ToolsConfig`](crate::ToolsConfig) (none by default).
@@ -111,6 +118,16 @@ impl ToolSources {
     /// The sources, in the order added.
     pub fn iter(&self) -> impl Iterator<Item = &Arc<dyn ToolSource>> {
         self.0.iter()
+    }
+
+    /// The sources for a run in the workspace `root` ([`ToolSource::for_workspace`]).
+    pub fn for_workspace(&self, root: &Path) -> ToolSources {
+        ToolSources(
+            self.0
+                .iter()
+                .map(|s| s.for_workspace(root).unwrap_or_else(|| s.clone()))
+                .collect(),
+        )
     }
 
     /// Wait until every source knows its first tool list ([`ToolSource::started`]).

@@ -84,7 +84,11 @@ impl TaskRunner for SessionRunner {
                 return Attempt::failed(error, true);
             }
         };
-        let tools = Arc::new(ToolRegistry::workspace_tools(&self.tools));
+        // Tool sources confined to a workspace (MCP stdio servers) serve this task's.
+        let mut tools = self.tools.clone();
+        tools.sources = self.tools.sources.for_workspace(workspace.root());
+        tools.sources.started().await;
+        let tools = Arc::new(ToolRegistry::workspace_tools(&tools));
         let agent = Arc::new(Agent::new(self.provider.clone(), tools, config));
         let run_id = reagent_core::new_run_id();
         match queue.set_run_id(lease, &run_id).await {
