@@ -10,6 +10,12 @@
 #                            peers); writes nothing, asserts no timing; exits non-zero if the
 #                            build, the peers' install or any agent's run fails.
 #
+#   benches/run.sh --store-only --repeats 15
+#                            issue 28's store cost alone: reagent with the run store on and with
+#                            `--no-store`, interleaved, N = 10, 50, 150; prints store on / off per
+#                            N against the targets (≤ +50% at N=10, ≤ +25% at N=150) and says
+#                            whether each is met. No peers (no venv), writes nothing.
+#
 # Extra arguments go to benches/bench.py (e.g. `--repeats 5`, `--peers ollama`, `--no-cache`).
 # The prompt-cache runs take ~7 minutes on 2 cores (llama-server) and their token counts do not
 # depend on the load, so they can be made apart and reused:
@@ -23,8 +29,10 @@ root="$(dirname "$here")"
 cd "$root"
 
 smoke=0
+store_only=0
 for a in "$@"; do
   if [ "$a" = --smoke ]; then smoke=1; fi
+  if [ "$a" = --store-only ]; then store_only=1; fi
 done
 
 target="${CARGO_TARGET_DIR:-$root/target}"
@@ -37,6 +45,12 @@ else
   cargo build --quiet --release -p reagent-bench
   bin="$target/release/reagent-bench"
   extra=(--write)
+fi
+
+if [ "$store_only" = 1 ]; then
+  # No peer runs: no venv needed.
+  exec "${PYTHON:-python3}" "$here/bench.py" --bin "$bin" --python "${PYTHON:-python3}" \
+    --command "benches/run.sh${*:+ $*}" "$@"
 fi
 
 venv="$here/.venv"

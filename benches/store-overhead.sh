@@ -11,7 +11,7 @@ cd "$(dirname "$0")/.."
 N=${N:-150}
 REPEATS=${REPEATS:-7}
 cargo build --release -q -p reagent-cli -p reagent-bench
-bin=target/release
+bin="${CARGO_TARGET_DIR:-target}/release"
 tmp=$(mktemp -d)
 srv=""
 trap '[ -n "$srv" ] && kill "$srv" 2>/dev/null; rm -rf "$tmp"' EXIT

@@ -17,8 +17,9 @@ use crate::classify::is_transient;
 use crate::liveness::host_name;
 use crate::{now_ms, RUNNING};
 
-/// Rows per multi-row `INSERT` (5 parameters each, far under both databases' limits).
-const INSERT_CHUNK: usize = 128;
+/// Rows per multi-row `INSERT`: a whole batch, one statement (5 parameters each: 1,280, far
+/// under both databases' limits, SQLite 32,766 and PostgreSQL 65,535).
+const INSERT_CHUNK: usize = crate::BATCH_MAX;
 
 /// Longest one write may take before it counts as an outage (a server that stopped answering
 /// without closing the connection).
@@ -158,8 +159,15 @@ async fn write_events(
             return Ok(Fresh::Some);
         }
     }
+    // A run finished in this batch gets its final totals from `finish_run` (absolute values):
+    // its running totals need no update of their own.
+    let finished: HashSet<&str> = batch
+        .iter()
+        .filter(|e| matches!(e.kind, EventKind::RunFinished { .. }))
+        .map(|e| e.run_id.as_str())
+        .collect();
     let mut progress: HashMap<&str, Progress> = HashMap::new();
-    for e in &new {
+    for e in new.iter().filter(|e| !finished.contains(e.run_id.as_str())) {
         let p = progress.entry(e.run_id.as_str()).or_default();
         match &e.kind {
             EventKind::LlmResponse {

@@ -144,6 +144,10 @@ async fn connect_once(location: &Location) -> Result<AnyPool, StoreError> {
     let pool = AnyPoolOptions::new()
         .max_connections(if sqlite { 4 } else { 8 })
         .acquire_timeout(Duration::from_secs(if sqlite { 60 } else { 5 }))
+        // A SQLite connection is a thread of this process, not a socket a server may have
+        // closed: sqlx's ping before every acquire (a round trip to that thread, two wake-ups)
+        // checks nothing a write would not find out (and a failed write is tried again).
+        .test_before_acquire(!sqlite)
         .after_connect(move |conn, _| {
             Box::pin(async move {
                 if sqlite {
