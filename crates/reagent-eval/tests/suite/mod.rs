@@ -2,3 +2,4 @@ mod coding;
 mod real_model;
 mod scripted;
 mod shipped;
+mod replay;
