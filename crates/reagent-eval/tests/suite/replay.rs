@@ -57,7 +57,10 @@ async fn recorded_coding_runs_of_real_models_replay_with_the_same_decisions() {
         let events = events(path);
         let model = match events.first().map(|e| &e.kind) {
             Some(EventKind::RunStarted { model, .. }) => model.clone(),
-            other => panic!("{}: does not start with run_started: {other:?}", path.display()),
+            other => panic!(
+                "{}: does not start with run_started: {other:?}",
+                path.display()
+            ),
         };
         assert!(
             matches!(
