@@ -172,7 +172,8 @@ def run_seed(cfg, tools, prompt, deadline):
     messages = [{"role": "system", "content": SYSTEM}, {"role": "user", "content": prompt}]
     for step in range(1, cfg.max_steps + 1):
         r = client.chat.completions.create(model=cfg.model, messages=messages, tools=openai_tools(),
-                                           temperature=cfg.temperature, seed=cfg.seed)
+                                           temperature=cfg.temperature, seed=cfg.seed,
+                                           max_tokens=cfg.max_tokens)
         msg = r.choices[0].message
         tokens = r.usage.total_tokens if r.usage else 0
         cfg.tokens += tokens
@@ -204,7 +205,7 @@ def run_langgraph(cfg, tools, prompt, deadline):
     from langchain_openai import ChatOpenAI
     from langgraph.prebuilt import create_react_agent
     llm = ChatOpenAI(model=cfg.model, base_url=cfg.base_url, api_key="none", temperature=cfg.temperature,
-                     seed=cfg.seed, timeout=cfg.timeout, max_retries=0)
+                     seed=cfg.seed, timeout=cfg.timeout, max_retries=0, max_tokens=cfg.max_tokens)
     agent = create_react_agent(llm, lc_tools(tools), prompt=SYSTEM)
     state = agent.invoke({"messages": [("user", prompt)]}, config={"recursion_limit": 2 * cfg.max_steps + 1})
     msgs = state["messages"]
@@ -236,7 +237,8 @@ def run_smolagents(cfg, tools, prompt, deadline):
         return t
 
     model = LiteLLMModel(model_id="openai/" + cfg.model, api_base=cfg.base_url, api_key="none",
-                         temperature=cfg.temperature, seed=cfg.seed, timeout=cfg.timeout)
+                         temperature=cfg.temperature, seed=cfg.seed, timeout=cfg.timeout,
+                         max_tokens=cfg.max_tokens)
     agent = ToolCallingAgent(tools=[make(n, d, p) for n, d, p in TOOL_SPECS], model=model,
                              max_steps=cfg.max_steps, verbosity_level=LogLevel.OFF)
     answer = agent.run(prompt)
@@ -380,6 +382,7 @@ def main():
     p.add_argument("--samples", type=int, default=1, help="runs per task, seeds 1..=N")
     p.add_argument("--temperature", type=float, default=0.2, help="reagent's qwen2.5-coder profile uses 0.2")
     p.add_argument("--max-steps", type=int, default=10)
+    p.add_argument("--max-tokens", type=int, default=384, help="per reply, as reagent eval --num-predict")
     p.add_argument("--max-time", type=float, default=300)
     p.add_argument("--timeout", type=float, default=240)
     p.add_argument("--reagent", help="a `reagent eval` result file to show beside the peers")
