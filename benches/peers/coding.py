@@ -401,6 +401,14 @@ def main():
         if x not in PEERS:
             sys.exit(f"--peers: unknown peer {x} (known: {', '.join(PEERS)})")
     runs = []
+
+    def save(all_runs):
+        if cfg.out:
+            with open(cfg.out, "w", encoding="utf-8") as f:
+                json.dump({"suite": cfg.suite, "model": cfg.model, "base_url": cfg.base_url,
+                           "temperature": cfg.temperature, "max_steps": cfg.max_steps,
+                           "max_tokens": cfg.max_tokens, "runs": all_runs}, f, indent=1)
+
     for peer in peers:
         for t in tasks:
             for seed in range(1, cfg.samples + 1):
@@ -411,15 +419,13 @@ def main():
                       f"({r['model_calls']} calls, {r['tool_calls']} tools, {r['tokens']} tok, "
                       f"{r['wall_ms'] / 1000:.1f}s){' ' + r['error'] if r['error'] else ''}",
                       file=sys.stderr, flush=True)
+                save(runs)  # after each run, so a stopped benchmark keeps what it measured
     agents = list(peers)
     if cfg.reagent:
         ids = {t["id"] for t in tasks}
         runs += [r for r in reagent_runs(cfg.reagent) if r["task"] in ids]
         agents = ["reagent"] + agents
-    if cfg.out:
-        with open(cfg.out, "w", encoding="utf-8") as f:
-            json.dump({"suite": cfg.suite, "model": cfg.model, "base_url": cfg.base_url,
-                       "temperature": cfg.temperature, "max_steps": cfg.max_steps, "runs": runs}, f, indent=1)
+    save(runs)
     print(table(runs, agents, tasks))
 
 
