@@ -249,18 +249,32 @@ pub(crate) struct EvalArgs {
     pub(crate) compare: Option<EvalCommand>,
     /// The suite file (TOML), e.g. evals/small-tasks.toml.
     pub(crate) suite: Option<PathBuf>,
-    /// Model name as the server knows it.
+    /// The suite file, as a flag (the same as giving it as the argument).
+    #[arg(long = "suite", value_name = "FILE", conflicts_with = "suite")]
+    pub(crate) suite_flag: Option<PathBuf>,
+    /// Model name as the server knows it; with --provider local, a catalog model
+    /// (qwen2.5-coder:0.5b, qwen2.5-coder:1.5b, smollm2:135m), served by the embedded
+    /// llama-server as `reagent run --provider local` serves it.
     #[arg(long)]
     pub(crate) model: Option<String>,
     #[command(flatten)]
     pub(crate) server: ServerFlags,
+    /// With --provider local: serve this GGUF model file.
+    #[arg(long, value_name = "FILE")]
+    pub(crate) model_file: Option<PathBuf>,
     /// Tool modes to run side by side, comma-separated: auto, native, constrained, prompt, and
     /// seed (the seed-style baseline loop). Default: auto.
     #[arg(long, default_value = "auto")]
     pub(crate) tool_mode: String,
-    /// Run each task with seeds 1..=N.
-    #[arg(long, default_value_t = 1)]
+    /// Samples per task: run each task with seeds 1..=N (at a temperature above 0, so the
+    /// report's spread across samples says what is noise).
+    #[arg(long, visible_alias = "samples", default_value_t = 1)]
     pub(crate) seeds: u32,
+    /// Write each task run's events (the model's raw replies and the tool results) as JSON
+    /// lines into DIR, one file per run (`<task>.<mode>.seed<N>.jsonl`): fixtures that
+    /// `reagent_core::replay` feeds through the loop again.
+    #[arg(long, value_name = "DIR")]
+    pub(crate) record: Option<PathBuf>,
     /// Print the result as one JSON document instead of the tables.
     #[arg(long)]
     pub(crate) json: bool,

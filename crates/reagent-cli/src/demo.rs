@@ -1,20 +1,26 @@
 //! `reagent demo`: the README's first command, made to work on a fresh machine.
 //!
 //! If an Ollama server answers, the demo uses it (its first installed model, or `--model`).
-//! Otherwise it sets up the embedded default model server (`reagent-local`: llama.cpp's
-//! llama-server and SmolLM2-135M-Instruct, built and cached on first use, with progress on
-//! stderr), copies the sample workspace (`examples/demo-workspace`, compiled in) to a temporary
-//! directory, and runs a small task there that the model can only answer by reading a file. The
-//! run goes through the same machinery as `reagent run` (progress, events, JSON, exit codes).
-//! Every wait is bounded: setup, server start, each model call and the whole run.
+//! Otherwise it sets up the embedded model server (`reagent-local`: llama.cpp's llama-server and
+//! the catalog's default model, [`reagent_local::DEFAULT_MODEL`], installed and cached on first
+//! use, with progress on stderr), writes the demo's small Python project (`evals/demo.toml`,
+//! compiled in) to a temporary directory, and asks the model to fix the bug that makes its test
+//! fail. The task's checks (the test passes, the function is right, the test file unchanged) are
+//! the run's verification: when the model ends the run they run, and a failure goes back to the
+//! model. The run goes through the same machinery as `reagent run` (progress, events, JSON, exit
+//! codes). Every wait is bounded: setup, server start, each model call and the whole run.
 
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use anyhow::{bail, Context};
 use clap::Args;
-use reagent_local::{ensure_installed, probe_ollama, LocalServer, Locations, ServerConfig};
-use reagent_protocol::CancellationToken;
+use reagent_eval::{Check, Suite, Task};
+use reagent_local::{
+    catalog_model, catalog_names, ensure_model, probe_ollama, CatalogModel, LocalServer, Locations,
+    ServerConfig, DEFAULT_MODEL,
+};
+use reagent_protocol::{CancellationToken, Outcome};
 
 use crate::cli::RunArgs;
 use crate::config::FileConfig;
@@ -22,26 +28,31 @@ use crate::exit::ExitCode;
 use crate::run_cmd;
 use crate::setup;
 
-/// The sample workspace, compiled in so an installed binary needs no checkout.
-const SAMPLE_WORKSPACE: &[(&str, &str)] = &[
-    (
-        "README.md",
-        include_str!("../../../examples/demo-workspace/README.md"),
-    ),
-    (
-        "keeper.txt",
-        include_str!("../../../examples/demo-workspace/keeper.txt"),
-    ),
-    (
-        "logbook/2026-11.md",
-        include_str!("../../../examples/demo-workspace/logbook/2026-11.md"),
-    ),
-];
+/// The demo's task and its files, a one-task suite compiled in so an installed binary needs no
+/// checkout.
+const DEMO_SUITE: &str = include_str!("../../../evals/demo.toml");
 
-/// The default task: answerable only by reading `keeper.txt`.
-const DEMO_TASK: &str = "Read the file keeper.txt and tell me the name of the lighthouse keeper.";
-/// What a right answer to [`DEMO_TASK`] contains.
-const DEMO_EXPECTED: &str = "Ines Calloway";
+/// The demo's task: a failing test to fix.
+fn demo_task() -> anyhow::Result<Task> {
+    let suite = Suite::parse(DEMO_SUITE, Path::new("evals/demo.toml"))
+        .context("the compiled-in demo task cannot be read")?;
+    suite
+        .tasks
+        .into_iter()
+        .next()
+        .context("the compiled-in demo suite has no task")
+}
+
+/// The demo task's command checks, as `reagent run --verify` takes them.
+fn verify_checks(task: &Task) -> Vec<String> {
+    task.checks
+        .iter()
+        .filter_map(|c| match c {
+            Check::Command(cmd) => Some(format!("command:{cmd}")),
+            _ => None,
+        })
+        .collect()
+}
 
 /// Flags of `reagent demo`.
 #[derive(Debug, Args, Clone, Default)]
@@ -52,13 +63,17 @@ pub(crate) struct DemoArgs {
     /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
     #[arg(long)]
     pub(crate) host: Option<String>,
-    /// Use the embedded llama-server and SmolLM2 even when Ollama is running.
+    /// Use the embedded llama-server even when Ollama is running.
     #[arg(long, conflicts_with = "model")]
     pub(crate) local: bool,
-    /// Work in this directory instead of a temporary copy of the sample workspace.
+    /// The embedded server's model, by catalog name (default: qwen2.5-coder:0.5b; also
+    /// qwen2.5-coder:1.5b, smollm2:135m).
+    #[arg(long, value_name = "NAME", conflicts_with = "model")]
+    pub(crate) local_model: Option<String>,
+    /// Work in this directory instead of a temporary copy of the demo's project.
     #[arg(long)]
     pub(crate) workspace: Option<PathBuf>,
-    /// The task (default: find the lighthouse keeper's name in keeper.txt).
+    /// The task (default: fix the bug that makes test_cart.py fail, checked by running it).
     #[arg(long)]
     pub(crate) task: Option<String>,
     /// Write every event as a JSON line to FILE.
@@ -85,8 +100,8 @@ pub(crate) struct DemoArgs {
 enum Backend {
     /// A running Ollama.
     Ollama { host: String, model: String },
-    /// The embedded server, stopped when this is dropped.
-    Local(LocalServer),
+    /// The embedded server serving a catalog model, stopped when this is dropped.
+    Local(LocalServer, &'static CatalogModel),
 }
 
 /// `reagent demo`.
@@ -96,6 +111,7 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             eprintln!("reagent demo: {text}");
         }
     };
+    let demo = demo_task()?;
     let backend = choose_backend(args, &say).await?;
     let (workspace, _cleanup) = match &args.workspace {
         Some(dir) => {
@@ -105,14 +121,18 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
             (dir.clone(), None)
         }
         None => {
-            let dir = TempWorkspace::create()?;
-            say(&format!("sample workspace copied to {}", dir.0.display()));
+            let dir = TempWorkspace::create(&demo)?;
+            say(&format!("demo project written to {}", dir.0.display()));
             (dir.0.clone(), Some(dir))
         }
     };
-    let task = args.task.clone().unwrap_or_else(|| DEMO_TASK.to_owned());
+    let task = args.task.clone().unwrap_or_else(|| demo.prompt.clone());
     say(&format!("task: {task}"));
-    let run_args = run_args_for(args, &backend, &workspace, &task);
+    let verify = match args.task {
+        None => verify_checks(&demo),
+        Some(_) => Vec::new(),
+    };
+    let run_args = run_args_for(args, &backend, &workspace, &task, verify);
     let plan = run_cmd::plan(&run_args, &FileConfig::default())?;
     let cancel = CancellationToken::new();
     let signal = crate::signals::cancel_on_stop(cancel.clone(), "reagent demo");
@@ -121,14 +141,14 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
     let (result, progress, _) = executed?;
     run_cmd::report(&result, &progress, plan.json);
     if args.task.is_none() && !args.json {
-        if result.answer.contains(DEMO_EXPECTED) {
-            say(&format!(
-                "the answer is right: keeper.txt names {DEMO_EXPECTED}"
-            ));
+        if result.outcome == Outcome::Verified {
+            say("fixed: `python3 -m unittest test_cart` passes now, and the checks hold");
         } else {
             say(&format!(
-                "the answer does not name {DEMO_EXPECTED}, as keeper.txt does (very small models \
-                 slip; try a bigger model with Ollama: reagent demo --model qwen3:8b)"
+                "not fixed ({}): the test still fails or a check does not hold (small models \
+                 slip; try a bigger one: reagent demo --local-model qwen2.5-coder:1.5b, or \
+                 with Ollama: reagent demo --model qwen3:8b)",
+                result.outcome.as_str()
             ));
         }
     }
@@ -143,7 +163,7 @@ async fn choose_backend(args: &DemoArgs, say: &dyn Fn(&str)) -> anyhow::Result<B
         .as_deref()
         .map(reagent_providers::ollama::normalize_ollama_host)
         .unwrap_or_else(reagent_providers::ollama::default_ollama_host);
-    if !args.local {
+    if !args.local && args.local_model.is_none() {
         match (probe_ollama(&host).await, &args.model) {
             (Some(_), Some(model)) => {
                 say(&format!("using Ollama at {host} with {model}"));
@@ -175,47 +195,63 @@ async fn choose_backend(args: &DemoArgs, say: &dyn Fn(&str)) -> anyhow::Result<B
             )),
         }
     }
+    let name = args.local_model.as_deref().unwrap_or(DEFAULT_MODEL);
+    let model = catalog_model(name).with_context(|| {
+        format!(
+            "--local-model {name}: not a model of the catalog ({})",
+            catalog_names().join(", ")
+        )
+    })?;
     let locations = Locations::from_env()?;
-    let files = locations.files();
-    if !files.is_complete() {
+    if !model.is_installed(&model.files(&locations)) || !locations.files().is_complete() {
         say(&format!(
-            "first-time setup: building llama-server and downloading SmolLM2-135M into {} \
-             (about 10-15 minutes on two cores; cached afterwards)",
+            "first-time setup: installing llama-server and {} into {} (minutes; cached \
+             afterwards)",
+            model.summary,
             locations.cache_dir.display()
         ));
     }
     let setup_timeout = secs(args.setup_timeout.unwrap_or(3600.0), "--setup-timeout")?;
     let progress = setup::setup_progress("reagent demo", args.quiet);
-    let files = ensure_installed(&locations, setup_timeout, &progress)
+    let files = ensure_model(&locations, model.name, setup_timeout, &progress)
         .await
         .context(
             "cannot set up the embedded model server (see DEVELOPERS.md, \"Troubleshooting\")",
         )?;
-    say("starting llama-server with SmolLM2-135M-Instruct");
+    say(&format!("starting llama-server with {}", model.name));
     let config = ServerConfig {
-        ctx_size: 4096,
+        ctx_size: model.ctx_size,
+        alias: model.name.to_owned(),
         ..ServerConfig::new(files)
     };
     let server = LocalServer::start(&config)
         .await
         .context("cannot start the embedded model server")?;
     say(&format!("llama-server ready at {}", server.base_url()));
-    Ok(Backend::Local(server))
+    Ok(Backend::Local(server, model))
 }
 
-/// The `reagent run` flags the demo amounts to.
-fn run_args_for(args: &DemoArgs, backend: &Backend, workspace: &Path, task: &str) -> RunArgs {
+/// The `reagent run` flags the demo amounts to: `verify` the checks the run ends with.
+fn run_args_for(
+    args: &DemoArgs,
+    backend: &Backend,
+    workspace: &Path,
+    task: &str,
+    verify: Vec<String>,
+) -> RunArgs {
     let common = RunArgs {
         task: task.to_owned(),
         workspace: Some(workspace.to_path_buf()),
         events: args.events.clone(),
         json: args.json,
         quiet: args.quiet,
-        read_only: true,
         timeout: Some(args.timeout.unwrap_or(300.0)),
         max_time: Some(args.max_time.unwrap_or(900.0)),
-        temperature: Some(0.0),
+        max_iterations: Some(10),
         seed: Some(1),
+        verify,
+        // A temporary copy: nothing to undo afterwards.
+        no_checkpoint: args.workspace.is_none(),
         ..RunArgs::default()
     };
     match backend {
@@ -223,19 +259,18 @@ fn run_args_for(args: &DemoArgs, backend: &Backend, workspace: &Path, task: &str
             provider: Some("ollama".into()),
             host: Some(host.clone()),
             model: Some(model.clone()),
-            max_iterations: Some(10),
             ..common
         },
-        // SmolLM2 has no tool template: constrained mode, small context, short replies, and
-        // no streaming (the streamed text would be the raw JSON of each call).
-        Backend::Local(server) => RunArgs {
+        // The model's own profile picks the tool mode and temperature: native calls for a
+        // model whose template declares tools, constrained JSON for one without (SmolLM2,
+        // with short replies). No streaming: the streamed text would be the raw calls.
+        Backend::Local(server, model) => RunArgs {
             provider: Some("openai".into()),
             base_url: vec![server.openai_base_url()],
             model: Some(server.model().to_owned()),
-            tool_mode: Some("constrained".into()),
-            num_ctx: Some(4096),
-            num_predict: Some(128),
-            max_iterations: Some(6),
+            tool_mode: (!model.native_tools).then(|| "constrained".to_owned()),
+            num_ctx: Some(model.ctx_size),
+            num_predict: Some(if model.native_tools { 1024 } else { 128 }),
             no_stream: true,
             ..common
         },
@@ -247,14 +282,14 @@ fn secs(v: f64, flag: &str) -> anyhow::Result<Duration> {
         .map_err(|_| anyhow::anyhow!("{flag}: {v} is not a valid number of seconds"))
 }
 
-/// A temporary copy of the sample workspace, removed on drop.
+/// A temporary directory holding the demo task's files, removed on drop.
 struct TempWorkspace(PathBuf);
 
 impl TempWorkspace {
-    fn create() -> anyhow::Result<Self> {
+    fn create(task: &Task) -> anyhow::Result<Self> {
         let dir = std::env::temp_dir().join(format!("reagent-demo-{}", reagent_core::new_run_id()));
         let guard = TempWorkspace(dir);
-        write_sample(&guard.0)?;
+        write_files(task, &guard.0)?;
         Ok(guard)
     }
 }
@@ -265,9 +300,9 @@ impl Drop for TempWorkspace {
     }
 }
 
-/// Write the sample workspace into `dir` (created if needed).
-fn write_sample(dir: &Path) -> anyhow::Result<()> {
-    for (rel, text) in SAMPLE_WORKSPACE {
+/// Write `task`'s starting files into `dir` (created if needed).
+fn write_files(task: &Task, dir: &Path) -> anyhow::Result<()> {
+    for (rel, text) in &task.files {
         let path = dir.join(rel);
         if let Some(parent) = path.parent() {
             std::fs::create_dir_all(parent)
@@ -282,7 +317,7 @@ fn write_sample(dir: &Path) -> anyhow::Result<()> {
 mod tests {
     use super::*;
 
-    fn files_under(root: &Path) -> Vec<(String, String)> {
+    fn files_under(root: &Path) -> Vec<String> {
         let mut out = Vec::new();
         let mut stack = vec![root.to_path_buf()];
         while let Some(dir) = stack.pop() {
@@ -291,12 +326,8 @@ mod tests {
                 if path.is_dir() {
                     stack.push(path);
                 } else {
-                    let rel = path
-                        .strip_prefix(root)
-                        .unwrap()
-                        .to_string_lossy()
-                        .into_owned();
-                    out.push((rel, std::fs::read_to_string(&path).unwrap()));
+                    let rel = path.strip_prefix(root).unwrap();
+                    out.push(rel.to_string_lossy().into_owned());
                 }
             }
         }
@@ -304,53 +335,98 @@ mod tests {
         out
     }
 
+    /// The demo's checks fail on its starting files and pass with the reference fix
+    /// (evals/demo.solutions.toml): a run that does nothing is not "fixed", a right fix is.
     #[test]
-    fn the_compiled_in_sample_is_the_examples_directory() {
-        let examples = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../examples/demo-workspace");
-        let mut compiled: Vec<(String, String)> = SAMPLE_WORKSPACE
-            .iter()
-            .map(|(p, t)| ((*p).to_owned(), (*t).to_owned()))
-            .collect();
-        compiled.sort();
-        assert_eq!(compiled, files_under(&examples));
+    fn the_demo_task_fails_untouched_and_passes_with_the_reference_fix() {
+        let task = demo_task().unwrap();
+        assert_eq!(task.category, "fix_test");
+        let suite = Suite::parse(DEMO_SUITE, Path::new("evals/demo.toml")).unwrap();
+        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/demo.solutions.toml");
+        let solutions = reagent_eval::Solutions::load(&path, &suite).unwrap();
+        let untouched = reagent_eval::check_solution(&task, None).unwrap();
+        assert!(
+            !untouched[0].passed && !untouched[1].passed,
+            "the test and the behaviour check must fail untouched: {untouched:?}"
+        );
+        assert!(
+            untouched[2].passed,
+            "the test file is intact: {untouched:?}"
+        );
+        let fixed = reagent_eval::check_solution(&task, solutions.by_task.get(&task.id)).unwrap();
+        assert!(fixed.iter().all(|c| c.passed), "{fixed:?}");
+        // A fix that edits the test instead of the code fails the test-unchanged check.
+        let cheat = reagent_eval::Solution {
+            files: [(
+                "test_cart.py".to_owned(),
+                "import unittest\n\nclass T(unittest.TestCase):\n    def test(self):\n        pass\n"
+                    .to_owned(),
+            )]
+            .into(),
+            ..Default::default()
+        };
+        let cheated = reagent_eval::check_solution(&task, Some(&cheat)).unwrap();
+        assert!(cheated[0].passed && !cheated[2].passed, "{cheated:?}");
     }
 
     #[test]
-    fn the_sample_is_written_and_holds_the_expected_answer() {
-        let dir =
-            std::env::temp_dir().join(format!("reagent-demo-test-{}", reagent_core::new_run_id()));
-        write_sample(&dir).unwrap();
-        let written = files_under(&dir);
-        let _ = std::fs::remove_dir_all(&dir);
-        assert_eq!(written.len(), SAMPLE_WORKSPACE.len());
-        let keeper = written.iter().find(|(p, _)| p == "keeper.txt").unwrap();
-        assert!(keeper.1.contains(DEMO_EXPECTED));
-        assert!(DEMO_TASK.contains("keeper.txt"));
+    fn the_demo_verifies_every_command_check_of_its_task() {
+        let task = demo_task().unwrap();
+        let verify = verify_checks(&task);
+        assert_eq!(verify.len(), task.checks.len());
+        assert_eq!(verify[0], "command:python3 -m unittest -q test_cart");
+        assert!(task.prompt.contains("`python3 -m unittest test_cart`"));
+        for check in &verify {
+            check.parse::<reagent_core::verify::Check>().unwrap();
+        }
     }
 
     #[test]
-    fn temp_workspaces_are_removed_on_drop() {
-        let ws = TempWorkspace::create().unwrap();
+    fn temp_workspaces_hold_the_task_files_and_are_removed_on_drop() {
+        let task = demo_task().unwrap();
+        let ws = TempWorkspace::create(&task).unwrap();
         let path = ws.0.clone();
-        assert!(path.join("keeper.txt").is_file());
+        assert_eq!(files_under(&path), ["README.md", "cart.py", "test_cart.py"]);
+        assert_eq!(
+            std::fs::read_to_string(path.join("cart.py")).unwrap(),
+            task.files["cart.py"]
+        );
         drop(ws);
         assert!(!path.exists());
     }
 
     #[test]
-    fn the_ollama_backend_runs_read_only_and_bounded() {
+    fn the_default_local_model_is_in_the_catalog_with_tools() {
+        let model = catalog_model(DEFAULT_MODEL).unwrap();
+        assert!(model.native_tools, "{model:?}");
+    }
+
+    #[test]
+    fn the_ollama_backend_writes_verifies_and_is_bounded() {
         let args = DemoArgs::default();
         let backend = Backend::Ollama {
             host: "http://h:1".into(),
             model: "m".into(),
         };
-        let r = run_args_for(&args, &backend, Path::new("/w"), "t");
+        let verify = vec!["command:true".to_owned()];
+        let r = run_args_for(&args, &backend, Path::new("/w"), "t", verify.clone());
         assert_eq!(r.provider.as_deref(), Some("ollama"));
         assert_eq!(r.host.as_deref(), Some("http://h:1"));
         assert_eq!(r.tool_mode, None);
-        assert!(r.read_only);
+        assert!(!r.read_only, "the demo's task edits a file");
+        assert_eq!(r.verify, verify);
+        assert!(r.no_checkpoint, "a temporary copy needs no checkpoint");
         assert_eq!(r.timeout, Some(300.0));
         assert_eq!(r.max_time, Some(900.0));
         assert_eq!(r.workspace.as_deref(), Some(Path::new("/w")));
+        let own = DemoArgs {
+            workspace: Some("/w".into()),
+            ..DemoArgs::default()
+        };
+        let r = run_args_for(&own, &backend, Path::new("/w"), "t", Vec::new());
+        assert!(
+            !r.no_checkpoint,
+            "the user's own directory gets a checkpoint"
+        );
     }
 }

@@ -32,6 +32,7 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
     let suite_path = args
         .suite
         .as_ref()
+        .or(args.suite_flag.as_ref())
         .context("no suite given: reagent eval SUITE.toml (e.g. evals/small-tasks.toml)")
         .map_err(usage)?;
     if let Some(name @ ("list" | "compare")) = suite_path.to_str().filter(|_| !suite_path.exists())
@@ -51,12 +52,21 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
     }
     let run_args = run_args(args);
     let plan = crate::run_cmd::plan(&run_args, file).map_err(usage)?;
-    let provider = reagent_providers::build_provider(&plan.provider)?;
+    if args.seeds > 1 && plan.agent.options.temperature == Some(0.0) {
+        eprintln!(
+            "reagent: warning: {} samples per task at temperature 0 differ only by seed; \
+             give --temperature above 0 for a spread that means something",
+            args.seeds
+        );
+    }
+    // `--provider local`: the embedded server, kept until the suite ends.
+    let (provider, _warm) = crate::run_cmd::provider_for(&plan).await?;
     let store = RunStore::open(&run_args, file).await?;
     let mut config = HarnessConfig::new(plan.agent);
     config.tools = plan.tools;
     config.modes = modes;
     config.seeds = args.seeds;
+    config.record_dir = args.record.clone();
     config.event_handler = store
         .as_ref()
         .and_then(RunStore::recorder)
@@ -131,6 +141,7 @@ fn run_args(args: &EvalArgs) -> RunArgs {
         // `plan` wants a task; each suite task brings its own prompt.
         task: "(suite task)".to_owned(),
         model: args.model.clone(),
+        model_file: args.model_file.clone(),
         provider: args.server.provider.clone(),
         host: args.server.host.clone(),
         base_url: args.server.base_url.clone(),
@@ -141,7 +152,8 @@ fn run_args(args: &EvalArgs) -> RunArgs {
         temperature: args.temperature,
         timeout: args.timeout,
         no_stream: true,
-        quiet: true,
+        // Also the embedded server's setup progress (`--provider local`).
+        quiet: args.quiet,
         store: args.store.clone(),
         no_store: args.no_store,
         ..RunArgs::default()

@@ -371,13 +371,97 @@ async fn a_suite_stopped_by_a_signal_keeps_its_finished_runs_in_the_file_and_the
     );
 }
 
+/// `--samples 2`: the task runs with seeds 1 and 2; the table gives the task's pass fraction,
+/// the spread of the samples' pass rates, and the cost per finished task; `--record DIR` keeps
+/// each run's events (the model's raw replies) as a fixture file.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_samples_report_the_spread_and_record_each_run() {
+    let server = ScriptedOllama::start(ScriptBuilder::new().turns([
+        Turn::tool_call("read_file", json!({"path": "notes.txt"})),
+        Turn::text("It is an orchid."),
+        Turn::text("I cannot tell."),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("suite.toml"), SUITE).unwrap();
+    let url = server.base_url();
+    let args = [
+        "eval",
+        "--suite",
+        "suite.toml",
+        "--host",
+        &url,
+        "--model",
+        "qwen3:8b",
+        "--samples",
+        "2",
+        "--tool-mode",
+        "native",
+        "--record",
+        "fixtures",
+        "--no-store",
+    ];
+    let out = run_cli(
+        args.iter().map(|a| a.to_string()).collect(),
+        dir.path().to_owned(),
+    )
+    .await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    let line = |start: &str, nth: usize| {
+        table
+            .lines()
+            .filter(|l| l.starts_with(start))
+            .nth(nth)
+            .unwrap_or_else(|| panic!("no line {start} #{nth}: {table}"))
+            .to_owned()
+    };
+    assert!(table.contains("2 samples per task: seeds 1..=2"), "{table}");
+    assert!(line("read-flower", 0).contains("1/2  50%"), "{table}");
+    // Seed 1 passed, seed 2 failed: sample pass rates 100% and 0%.
+    assert!(
+        line("overall", 0).contains("1/2  50%") && line("overall", 0).contains("±71pt [0–100%]"),
+        "{table}"
+    );
+    assert!(table.contains("per finished task"), "{table}");
+    assert!(line("overall", 1).contains("calls"), "{table}");
+
+    let recorded = |seed: u32| {
+        let path = dir
+            .path()
+            .join(format!("fixtures/read-flower.native.seed{seed}.jsonl"));
+        let text =
+            std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        text.lines()
+            .map(|l| serde_json::from_str::<Value>(l).unwrap())
+            .collect::<Vec<_>>()
+    };
+    let first = recorded(1);
+    assert_eq!(first[0]["type"], "run_started", "{first:#?}");
+    assert_eq!(first.last().unwrap()["type"], "run_finished");
+    assert!(first.iter().any(|e| e["type"] == "tool_call"));
+    let second = recorded(2);
+    assert!(
+        second
+            .iter()
+            .any(|e| e["type"] == "assistant_message" && e["content"] == "I cannot tell."),
+        "{second:#?}"
+    );
+    assert_ne!(first[0]["run_id"], second[0]["run_id"]);
+}
+
 #[test]
 fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();
     let bad = "[[task]]\nid = \"t1\"\ncategory = \"c\"\nprompt = \"p\"\nchecks = []\n";
     std::fs::write(dir.path().join("bad.toml"), bad).unwrap();
     std::fs::write(dir.path().join("good.toml"), SUITE).unwrap();
-    let cases: [(&[&str], &str); 6] = [
+    let cases: [(&[&str], &str); 7] = [
+        (
+            &["eval", "good.toml", "--suite", "bad.toml", "--model", "m"],
+            "cannot be used with",
+        ),
         (
             &["eval", "bad.toml", "--model", "m"],
             "bad.toml: task `t1`: no checks",

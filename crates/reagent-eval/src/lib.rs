@@ -39,6 +39,7 @@ mod result;
 mod runner;
 mod seed;
 mod solution;
+mod spread;
 mod suite;
 
 pub use check::{answer_contains, CheckOutcome, COMMAND_CHECK_TIMEOUT};
@@ -52,4 +53,5 @@ pub use result::{
 pub use runner::{EventHandler, Harness, HarnessConfig};
 pub use seed::{seed_parse, SeedParse};
 pub use solution::{check_solution, Solution, Solutions};
+pub use spread::Spread;
 pub use suite::{Check, Suite, Task};

@@ -6,7 +6,7 @@ use serde::Serialize;
 
 use crate::result::{EvalResult, ModeSummary, NamedStats, Stats};
 
-/// A table cell: `passed/runs pct · iterations · tokens · seconds`.
+/// A table cell: `passed/runs pct · iterations · tokens · seconds` (per run).
 fn cell(s: &Stats) -> String {
     format!(
         "{}/{} {:>3.0}% {:>4.1}it {:>5.0}tok {:>5.1}s",
@@ -19,56 +19,130 @@ fn cell(s: &Stats) -> String {
     )
 }
 
+/// A category cell: [`cell`], and with several samples the spread of their pass rates
+/// (`±std pt [min–max%]`).
+fn cell_with_spread(s: &Stats) -> String {
+    let mut text = cell(s);
+    let sp = &s.spread;
+    if sp.samples > 1 {
+        let _ = write!(
+            text,
+            " ±{:.0}pt [{:.0}–{:.0}%]",
+            sp.std * 100.0,
+            sp.min * 100.0,
+            sp.max * 100.0
+        );
+    }
+    text
+}
+
+/// A cost cell: tool calls per run, and tokens and seconds per finished (passed) task.
+fn cost_cell(s: &Stats) -> String {
+    match (s.tokens_per_pass, s.wall_ms_per_pass) {
+        (Some(tokens), Some(wall)) => format!(
+            "{:>4.1}calls {:>6.0}tok {:>6.1}s",
+            s.mean_tool_calls,
+            tokens,
+            wall / 1000.0
+        ),
+        _ => format!("{:>4.1}calls      - none passed", s.mean_tool_calls),
+    }
+}
+
 /// Rows (categories or tasks) with one cell per mode, modes side by side.
 fn table(
     out: &mut String,
     title: &str,
     summary: &[ModeSummary],
     rows: fn(&ModeSummary) -> &[NamedStats],
+    cell: fn(&Stats) -> String,
 ) {
-    let names: Vec<&str> = {
-        let mut names = Vec::new();
-        for m in summary {
-            for r in rows(m) {
-                if !names.contains(&r.name.as_str()) {
-                    names.push(r.name.as_str());
-                }
+    let mut names: Vec<&str> = Vec::new();
+    for m in summary {
+        for r in rows(m) {
+            if !names.contains(&r.name.as_str()) {
+                names.push(r.name.as_str());
             }
         }
-        names
-    };
+    }
+    let cells: Vec<Vec<String>> = names
+        .iter()
+        .map(|name| {
+            summary
+                .iter()
+                .map(|m| {
+                    rows(m)
+                        .iter()
+                        .find(|r| r.name == *name)
+                        .map(|r| cell(&r.stats))
+                        .unwrap_or_else(|| "-".to_owned())
+                })
+                .collect()
+        })
+        .collect();
     let width = names
         .iter()
         .map(|n| n.len())
         .chain([title.len(), 7])
         .max()
         .unwrap_or(7);
-    let cell_width = 34;
+    let cell_width = cells
+        .iter()
+        .flatten()
+        .map(|c| c.chars().count())
+        .chain(summary.iter().map(|m| m.mode.len()))
+        .max()
+        .unwrap_or(0);
     let _ = write!(out, "{title:<width$}");
     for m in summary {
         let _ = write!(out, "  {:<cell_width$}", m.mode);
     }
     out.push('\n');
-    for name in names {
+    for (name, row) in names.iter().zip(&cells) {
         let _ = write!(out, "{name:<width$}");
-        for m in summary {
-            let text = rows(m)
-                .iter()
-                .find(|r| r.name == name)
-                .map(|r| cell(&r.stats))
-                .unwrap_or_else(|| "-".to_owned());
+        for text in row {
             let _ = write!(out, "  {text:<cell_width$}");
         }
         out.push('\n');
     }
 }
 
-/// The report of a result: per category and overall, then per task; modes side by side. Each
-/// cell is `passed/runs pass-rate mean-iterations mean-tokens mean-seconds`.
+/// The summary with an `overall` row after the categories.
+fn with_overall(summary: &[ModeSummary]) -> Vec<ModeSummary> {
+    summary
+        .iter()
+        .map(|m| {
+            let mut categories = m.categories.clone();
+            categories.push(NamedStats {
+                name: "overall".to_owned(),
+                stats: m.overall.clone(),
+            });
+            ModeSummary {
+                mode: m.mode.clone(),
+                overall: m.overall.clone(),
+                categories,
+                tasks: Vec::new(),
+            }
+        })
+        .collect()
+}
+
+/// The report of a result: per task (its pass fraction over the samples), per category and
+/// overall (with the spread of the samples' pass rates when there are several), then what a
+/// finished task costs per category; modes side by side. A cell is `passed/runs pass-rate
+/// mean-iterations mean-tokens mean-seconds`.
 pub fn render_summary(result: &EvalResult) -> String {
+    let samples = if result.seeds > 1 {
+        format!(
+            "{} samples per task: seeds 1..={}",
+            result.seeds, result.seeds
+        )
+    } else {
+        "1 sample per task: seed 1".to_owned()
+    };
     let mut out = format!(
-        "suite {} ({} tasks, seeds 1..={}) · model {} · provider {} · {}\n\n",
-        result.suite, result.tasks, result.seeds, result.model, result.provider, result.started
+        "suite {} ({} tasks, {samples}) · model {} · provider {} · {}\n\n",
+        result.suite, result.tasks, result.model, result.provider, result.started
     );
     if result.interrupted {
         let planned = result.tasks as usize * result.modes.len() * result.seeds as usize;
@@ -77,29 +151,26 @@ pub fn render_summary(result: &EvalResult) -> String {
             result.runs.len()
         ));
     }
-    table(&mut out, "task", &result.summary, |m| &m.tasks);
+    table(&mut out, "task", &result.summary, |m| &m.tasks, cell);
     out.push('\n');
-    table(&mut out, "category", &result.summary, |m| &m.categories);
-    let overall: Vec<ModeSummary> = result
-        .summary
-        .iter()
-        .map(|m| ModeSummary {
-            mode: m.mode.clone(),
-            overall: m.overall.clone(),
-            categories: vec![NamedStats {
-                name: "overall".to_owned(),
-                stats: m.overall.clone(),
-            }],
-            tasks: Vec::new(),
-        })
-        .collect();
-    let mut total = String::new();
-    table(&mut total, "category", &overall, |m| &m.categories);
-    // Only the row, under the category table.
-    if let Some(row) = total.lines().nth(1) {
-        out.push_str(row);
-        out.push('\n');
-    }
+    let categories = with_overall(&result.summary);
+    table(
+        &mut out,
+        "category",
+        &categories,
+        |m| &m.categories,
+        cell_with_spread,
+    );
+    out.push_str(
+        "\nper finished task (tool calls per run; tokens and seconds of all runs per pass)\n",
+    );
+    table(
+        &mut out,
+        "category",
+        &categories,
+        |m| &m.categories,
+        cost_cell,
+    );
     out
 }
 

@@ -8,6 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::check::CheckOutcome;
 use crate::error::EvalError;
+use crate::spread::Spread;
 
 /// The version of the result document; bumped when a field changes meaning.
 pub const RESULT_FORMAT: u32 = 1;
@@ -83,20 +84,36 @@ pub struct Stats {
     pub mean_tokens: f64,
     /// Mean wall time per run, milliseconds.
     pub mean_wall_ms: f64,
+    /// Mean tool calls per run.
+    #[serde(default)]
+    pub mean_tool_calls: f64,
+    /// Tokens of every run per run that passed: what a finished task costs (none when nothing
+    /// passed).
+    #[serde(default)]
+    pub tokens_per_pass: Option<f64>,
+    /// Wall time of every run per run that passed, milliseconds (none when nothing passed).
+    #[serde(default)]
+    pub wall_ms_per_pass: Option<f64>,
+    /// The pass rates of the samples (seeds) and their spread.
+    #[serde(default)]
+    pub spread: Spread,
 }
 
 impl Stats {
     /// The stats of `runs`.
     pub fn of<'a>(runs: impl IntoIterator<Item = &'a TaskRun>) -> Stats {
-        let (mut n, mut passed, mut iterations, mut tokens, mut wall) =
-            (0u32, 0u32, 0u64, 0u64, 0u64);
-        for r in runs {
+        let runs: Vec<&TaskRun> = runs.into_iter().collect();
+        let (mut n, mut passed, mut iterations, mut tokens, mut wall, mut calls) =
+            (0u32, 0u32, 0u64, 0u64, 0u64, 0u64);
+        for r in &runs {
             n += 1;
             passed += u32::from(r.passed);
             iterations += u64::from(r.iterations);
             tokens += r.tokens();
             wall += r.wall_ms;
+            calls += u64::from(r.tool_calls);
         }
+        let per_pass = |total: u64| (passed > 0).then(|| total as f64 / f64::from(passed));
         let mean = |total: u64| {
             if n == 0 {
                 0.0
@@ -115,6 +132,10 @@ impl Stats {
             mean_iterations: mean(iterations),
             mean_tokens: mean(tokens),
             mean_wall_ms: mean(wall),
+            mean_tool_calls: mean(calls),
+            tokens_per_pass: per_pass(tokens),
+            wall_ms_per_pass: per_pass(wall),
+            spread: Spread::of(runs.iter().copied()),
         }
     }
 }

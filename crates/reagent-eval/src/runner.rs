@@ -1,5 +1,7 @@
 //! Running a suite: every task in every mode with every seed, each in a fresh workspace.
 
+use std::io::Write;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
@@ -30,6 +32,11 @@ pub struct HarnessConfig {
     /// Also gets each run's events, under the run id its [`TaskRun::run_id`] names (default:
     /// none). The store's recorder handler goes here, so each run can be read as any other.
     pub event_handler: Option<EventHandler>,
+    /// Also write each run's events (deltas left out) as JSON lines to
+    /// `<record_dir>/<task>.<mode>.seed<seed>.jsonl` (default: none): the model's raw replies
+    /// and the tool results, which `reagent_core::replay` feeds through the loop again, so a
+    /// recorded suite run serves as a regression fixture.
+    pub record_dir: Option<PathBuf>,
 }
 
 impl std::fmt::Debug for HarnessConfig {
@@ -40,6 +47,7 @@ impl std::fmt::Debug for HarnessConfig {
             .field("modes", &self.modes)
             .field("seeds", &self.seeds)
             .field("event_handler", &self.event_handler.as_ref().map(|_| "…"))
+            .field("record_dir", &self.record_dir)
             .finish()
     }
 }
@@ -53,6 +61,7 @@ impl HarnessConfig {
             modes: vec![Mode::Tool(reagent_core::ToolMode::Auto)],
             seeds: 1,
             event_handler: None,
+            record_dir: None,
         }
     }
 }
@@ -174,12 +183,25 @@ impl Harness {
         let seen = Arc::new(Mutex::new(Seen::default()));
         let recorder = seen.clone();
         let also = self.config.event_handler.clone();
+        let record = match &self.config.record_dir {
+            Some(dir) => match record_file(dir, task, mode, seed) {
+                Ok(file) => Some(Mutex::new(file)),
+                Err(e) => {
+                    run.error = Some(e);
+                    return run;
+                }
+            },
+            None => None,
+        };
         let run_id = reagent_core::new_run_id();
         let sink = EventSink::new(
             &run_id,
             Arc::new(move |event: Event| {
                 if let Ok(mut seen) = recorder.lock() {
                     seen.record(&event.kind);
+                }
+                if let Some(file) = &record {
+                    write_event(file, &event);
                 }
                 if let Some(handler) = &also {
                     handler(event);
@@ -242,6 +264,33 @@ impl Seen {
             }
             _ => {}
         }
+    }
+}
+
+/// The file a run's events are recorded in: `<dir>/<task>.<mode>.seed<seed>.jsonl` (created,
+/// with `dir`, or truncated).
+fn record_file(
+    dir: &Path,
+    task: &Task,
+    mode: Mode,
+    seed: i64,
+) -> Result<std::io::BufWriter<std::fs::File>, String> {
+    std::fs::create_dir_all(dir)
+        .map_err(|e| format!("cannot create the record directory {}: {e}", dir.display()))?;
+    let path = dir.join(format!("{}.{}.seed{seed}.jsonl", task.id, mode.as_str()));
+    std::fs::File::create(&path)
+        .map(std::io::BufWriter::new)
+        .map_err(|e| format!("cannot create the record file {}: {e}", path.display()))
+}
+
+/// One event as a JSON line (deltas left out: the replies are in `llm_response`), flushed so a
+/// stopped suite keeps what it recorded.
+fn write_event(file: &Mutex<std::io::BufWriter<std::fs::File>>, event: &Event) {
+    if event.kind.is_delta() {
+        return;
+    }
+    if let (Ok(mut w), Ok(line)) = (file.lock(), serde_json::to_string(event)) {
+        let _ = writeln!(w, "{line}").and_then(|()| w.flush());
     }
 }
 

@@ -52,7 +52,7 @@ mod server;
 mod tail;
 mod warm;
 
-pub use catalog::{catalog_model, catalog_names, CatalogModel, Installer, CATALOG};
+pub use catalog::{catalog_model, catalog_names, CatalogModel, Installer, CATALOG, DEFAULT_MODEL};
 pub use error::LocalError;
 pub use install::{ensure_installed, ensure_model, install, INSTALL_SCRIPT, MODELS_SCRIPT};
 pub use locations::{Locations, ServerFiles, MODEL_FILE_NAME};

@@ -1,4 +1,5 @@
 mod coding;
 mod real_model;
+mod replay;
 mod scripted;
 mod shipped;
