@@ -53,6 +53,7 @@ async fn recorded_coding_runs_of_real_models_replay_with_the_same_decisions() {
     assert!(files.len() >= 3, "too few fixtures: {files:?}");
     let specs = ToolRegistry::workspace_tools(&ToolsConfig::default()).specs();
     let mut replies = 0;
+    let mut diverged = Vec::new();
     for path in &files {
         let events = events(path);
         let model = match events.first().map(|e| &e.kind) {
@@ -81,17 +82,21 @@ async fn recorded_coding_runs_of_real_models_replay_with_the_same_decisions() {
             .unwrap_or_else(|e| panic!("{}: cannot be replayed: {e}", path.display()));
         assert!(report.decisions > 0, "{}: nothing compared", path.display());
         if let Some(d) = report.divergence {
-            panic!(
+            diverged.push(format!(
                 "{}: today's loop differs at iteration {} (after {} matching decisions)\n  \
-                 recorded: {:?}\n  today:    {:?}\n(if the change is meant, re-record: see \
-                 evals/fixtures/coding-replies/README.md)",
+                 recorded: {:?}\n  today:    {:?}",
                 path.display(),
                 d.iteration,
                 report.decisions,
                 d.recorded,
                 d.replayed
-            );
+            ));
         }
     }
+    assert!(
+        diverged.is_empty(),
+        "{}\n(if the change is meant, re-record: see evals/fixtures/coding-replies/README.md)",
+        diverged.join("\n")
+    );
     assert!(replies >= files.len(), "every fixture holds a model reply");
 }
