@@ -127,13 +127,18 @@ pub(crate) async fn run(args: &WorkerArgs, file: &FileConfig) -> anyhow::Result<
     let store = Store::open(&location).await?;
     // Kept while the worker runs (`--provider local`).
     let (provider, _warm) = run_cmd::provider_for(&plan).await?;
-    let runner = SessionRunner::new(
+    let mut runner = SessionRunner::new(
         provider,
         plan.agent.clone(),
         plan.tools.clone(),
         workspace,
         store.recorder(),
     );
+    // Experiments ask the worker's model server for embeddings (the embedded server serves
+    // none: their monitor uses TF-IDF there).
+    if plan.local.is_none() {
+        runner = runner.with_embeddings(plan.provider.clone());
+    }
     let queue = Queue::new(&store);
     let info = worker_info(&settings);
     let shutdown = CancellationToken::new();

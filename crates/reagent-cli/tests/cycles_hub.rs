@@ -36,7 +36,8 @@ async fn a_batch_spreads_over_the_workers_by_model(backend: Backend) {
             })
             .collect::<Vec<_>>()
     };
-    let alpha = ScriptedOllama::start(ScriptBuilder::new().turns(replies("alpha")))
+    // alpha's server serves embeddings, beta's does not.
+    let alpha = ScriptedOllama::start(ScriptBuilder::new().turns(replies("alpha")).embeddings())
         .await
         .unwrap();
     let beta = ScriptedOllama::start(ScriptBuilder::new().turns(replies("beta")))
@@ -131,14 +132,20 @@ async fn a_batch_spreads_over_the_workers_by_model(backend: Backend) {
         let events =
             reagent_cycles::log::read_jsonl(&h.dir.path().join(format!("logs/{run}.jsonl")))
                 .unwrap();
-        assert_eq!(
-            events
-                .iter()
-                .filter(|e| e.event_type == "CYCLE_END")
-                .count(),
-            2,
-            "{run}"
-        );
+        let ends: Vec<_> = events
+            .iter()
+            .filter(|e| e.event_type == "CYCLE_END")
+            .collect();
+        assert_eq!(ends.len(), 2, "{run}");
+        // The second cycle's monitor compares with the first: by the worker's server's
+        // embeddings where it serves them, else by TF-IDF.
+        let method = &ends[1].payload["metrics"]["similarity_method"];
+        let served = if run.contains("alpha") {
+            "embeddings"
+        } else {
+            "tfidf"
+        };
+        assert_eq!(method, served, "{run}");
     }
     // Each worker ran only its model's experiments: two each, one model call a cycle.
     for (server, model) in [(&alpha, "alpha"), (&beta, "beta")] {

@@ -9,14 +9,21 @@ use std::sync::Arc;
 use reagent_cycles::operator::{Absent, Operator, Scripted};
 use reagent_cycles::{runner, CyclesError, Experiment, OperatorMode, Status};
 use reagent_protocol::{CancellationToken, Provider};
+use reagent_providers::{Embedder, ProviderConfig};
 use serde_json::json;
 
 use super::Attempt;
 use crate::queue::Queue;
 
-/// Run (the rest of) experiment `id` with `provider`.
+/// The worker's model: its provider, and the server its embeddings come from (if any).
+pub(super) struct WorkerModel<'a> {
+    pub(super) provider: Arc<dyn Provider>,
+    pub(super) embeddings: Option<&'a ProviderConfig>,
+}
+
+/// Run (the rest of) experiment `id` on the worker's model.
 pub(super) async fn run_experiment(
-    provider: Arc<dyn Provider>,
+    worker: WorkerModel<'_>,
     id: &str,
     queue: &Queue,
     cancel: CancellationToken,
@@ -53,12 +60,21 @@ pub(super) async fn run_experiment(
             )
         }
     };
+    // The server's embeddings when it serves them (else the monitor falls back to TF-IDF).
+    let embedder = worker.embeddings.and_then(|server| {
+        let model = config
+            .model
+            .embedding_model
+            .clone()
+            .unwrap_or_else(|| config.model.name.clone());
+        Embedder::new(server, &model).ok()
+    });
     let experiment = Experiment {
         workspace: std::env::temp_dir().join("reagent-cycles").join(id),
         store,
         config,
-        provider,
-        embedder: None,
+        provider: worker.provider,
+        embedder,
         operator,
         log_file: log,
         watcher: None,

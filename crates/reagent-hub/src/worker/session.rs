@@ -5,6 +5,7 @@ use std::sync::Arc;
 
 use reagent_core::{Agent, AgentConfig, EventSink, Session, ToolMode};
 use reagent_protocol::{CancellationToken, ErrorKind, Event, Outcome, Provider};
+use reagent_providers::ProviderConfig;
 use reagent_store::Recorder;
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 use serde_json::json;
@@ -22,6 +23,8 @@ pub struct SessionRunner {
     tools: ToolsConfig,
     workspace: PathBuf,
     recorder: Recorder,
+    /// The worker's model server, for the embeddings of experiments' similarity monitors.
+    embeddings: Option<ProviderConfig>,
 }
 
 impl SessionRunner {
@@ -40,7 +43,15 @@ impl SessionRunner {
             tools,
             workspace,
             recorder,
+            embeddings: None,
         }
+    }
+
+    /// Experiments this runner runs ask `server` for their embeddings (else their similarity
+    /// monitor uses TF-IDF).
+    pub fn with_embeddings(mut self, server: ProviderConfig) -> SessionRunner {
+        self.embeddings = Some(server);
+        self
     }
 
     /// The agent settings for `lease`'s task, or why the task cannot run anywhere.
@@ -64,7 +75,11 @@ impl SessionRunner {
 impl TaskRunner for SessionRunner {
     async fn run(&self, lease: &Lease, queue: &Queue, cancel: CancellationToken) -> Attempt {
         if let Some(id) = &lease.task.spec.experiment {
-            return super::cycles::run_experiment(self.provider.clone(), id, queue, cancel).await;
+            let worker = super::cycles::WorkerModel {
+                provider: self.provider.clone(),
+                embeddings: self.embeddings.as_ref(),
+            };
+            return super::cycles::run_experiment(worker, id, queue, cancel).await;
         }
         let config = match self.config_for(lease) {
             Ok(c) => c,
