@@ -4,8 +4,11 @@
 //! whose early keys are ignored and whose answer runs it, Ctrl-C cancels nothing when idle and
 //! quits when pressed twice, leaving the terminal usable; in read-only mode writes show their
 //! diff and a denial's note reaches the model, `/diff`, `/undo`, `/rename` + `/sessions`, the
-//! `/model` picker and `/provider`.
+//! `/model` picker and `/provider`. Once against the real embedded model (llama-server with
+//! SmolLM2): a question answered through a tool call.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+
+mod support;
 
 use std::path::Path;
 use std::process::Command;
@@ -49,6 +52,11 @@ impl Tmux {
 
     /// Wait until the pane (with its scrollback) shows `text`.
     async fn wait_for(&self, text: &str) -> String {
+        self.wait_within(text, Duration::from_secs(30)).await
+    }
+
+    /// Wait up to `limit` until the pane (with its scrollback) shows `text`.
+    async fn wait_within(&self, text: &str, limit: Duration) -> String {
         let start = Instant::now();
         loop {
             let screen = self.screen();
@@ -56,7 +64,7 @@ impl Tmux {
                 return screen;
             }
             assert!(
-                start.elapsed() < Duration::from_secs(30),
+                start.elapsed() < limit,
                 "the pane never showed {text:?}:\n{screen}"
             );
             tokio::time::sleep(Duration::from_millis(100)).await;
@@ -498,5 +506,45 @@ async fn a_command_denied_with_a_note_then_another_provider() {
 
     tmux.keys(&["C-c"]);
     tmux.keys(&["C-c"]);
+    tmux.wait_for("CHAT-EXITED 0").await;
+}
+
+#[tokio::test]
+async fn a_question_answered_through_a_tool_call_of_the_embedded_model() {
+    let server = support::start_server().await;
+    let ws = support::demo_workspace();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("reagent.toml"),
+        "[guardrails]\nrepetition_threshold = 2\n",
+    )
+    .unwrap();
+    let command = format!(
+        "{} chat --provider openai --base-url {} --model {} --tool-mode constrained \
+         --workspace {} --store {} --read-only --num-ctx 4096 --num-predict 128 \
+         --temperature 0 --seed 1 --timeout 200 --max-iterations 5",
+        env!("CARGO_BIN_EXE_reagent"),
+        server.openai_base_url(),
+        server.model(),
+        ws.path().display(),
+        dir.path().join("store.db").display(),
+    );
+    let tmux = start(dir.path(), &command);
+    tmux.wait_for("Type a message").await;
+    tmux.line(support::TASK).await;
+    // The model reads the file (its content is the only place the name is) and the turn ends.
+    let screen = tmux
+        .wait_within(support::KEEPER_FACT, support::RUN_LIMIT)
+        .await;
+    assert!(screen.contains("read_file"), "{screen}");
+    assert!(screen.contains("keeper.txt"), "{screen}");
+    // Ctrl-C cancels the turn if it still runs, then asks, then quits.
+    for _ in 0..6 {
+        if tmux.screen().contains("CHAT-EXITED") {
+            break;
+        }
+        tmux.keys(&["C-c"]);
+        tokio::time::sleep(Duration::from_secs(1)).await;
+    }
     tmux.wait_for("CHAT-EXITED 0").await;
 }
