@@ -386,7 +386,8 @@ fn call_at(
         j += 1;
     }
     // `NAME({…})`: a call written as a function of one object (Qwen2.5-Coder's
-    // `task_complete({"summary": …})`); the closing parenthesis must follow the object.
+    // `task_complete({"summary": …})`); the closing parenthesis must follow the object, or
+    // the object must end the reply (the 1.5B ended a reply with `task_complete({…}`).
     let paren = b.get(j) == Some(&b'(');
     let j = if paren {
         skip_ws(b, j + 1)
@@ -428,10 +429,11 @@ fn call_at(
     crate::schema::coerce_arguments(&mut args, &tool.parameters);
     let end = if paren {
         let close = skip_ws(b, end);
-        if b.get(close) != Some(&b')') {
-            return None;
+        match b.get(close) {
+            Some(b')') => close + 1,
+            None => close,
+            Some(_) => return None,
         }
-        close + 1
     } else {
         end
     };

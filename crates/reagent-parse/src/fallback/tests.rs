@@ -292,11 +292,14 @@ fn a_call_written_as_a_function_of_one_object_is_read_when_the_tool_is_offered()
     assert_eq!(p.content.as_deref(), Some("The script prints 1157.\n"));
     let p = parse("read_file( {\"path\": \"a.txt\"} )", &opts);
     one_call(&p, "read_file", json!({"path": "a.txt"}));
-    // Not a call: an unknown name, a missing closing parenthesis, keys the tool does not
-    // take, or the shape inside a code fence.
+    // The 1.5B's reply ending in the object, its closing parenthesis left out.
+    let p = parse("Done.\ntask_complete({\"summary\": \"x\"}\n", &opts);
+    one_call(&p, "task_complete", json!({"summary": "x"}));
+    // Not a call: an unknown name, a missing closing parenthesis before more text, keys the
+    // tool does not take, or the shape inside a code fence.
     for text in [
         "summarize({\"summary\": \"x\"})",
-        "task_complete({\"summary\": \"x\"}",
+        "task_complete({\"summary\": \"x\"} and more",
         "read_file({\"city\": \"Oslo\"})",
         "```python\nread_file({\"path\": \"a.txt\"})\n```",
     ] {
