@@ -76,11 +76,36 @@ pub(crate) fn unread_call_nudge(why: &str, mode: ToolMode) -> String {
     )
 }
 
-/// A nudge after an empty or narrating reply.
+/// Whether `text` is nothing but tools' results as the loop writes them (`{"ok": …,
+/// "output": …}`, one or several, perhaps inside a template's `<tool_response>` tags), echoed
+/// by the model instead of an answer (the Qwen2.5-Coder models did so on the coding suite, also
+/// as `{"output": …}` alone).
+pub(crate) fn is_result_echo(text: &str) -> bool {
+    let t = text
+        .replace("<tool_response>", "")
+        .replace("</tool_response>", "");
+    let mut values = serde_json::Deserializer::from_str(t.trim()).into_iter::<Value>();
+    let mut any = false;
+    let all = values.all(|v| {
+        any = true;
+        v.ok()
+            .and_then(|v| v.as_object().cloned())
+            .is_some_and(|o| {
+                !o.is_empty()
+                    && o.contains_key("ok") | o.contains_key("output")
+                    && o.keys()
+                        .all(|k| matches!(k.as_str(), "ok" | "output" | "error"))
+            })
+    });
+    any && all
+}
+
+/// A nudge after an empty, narrating or echoing reply.
 pub(crate) fn nudge(reason: &str, mode: ToolMode) -> String {
     let how = act_now(mode);
     match reason {
         "empty_reply" => format!("Your reply was empty. {how}"),
+        "result_echo" => format!("That is the tool's result, not your answer. {how}"),
         _ => format!("Do not describe what you will do; do it. {how}"),
     }
 }
@@ -303,6 +328,28 @@ mod tests {
         ];
         for r in &results {
             assert_eq!(tool_result_json(r), r.to_json().to_string());
+        }
+    }
+
+    #[test]
+    fn tool_results_echoed_back_are_told_from_answers() {
+        for echo in [
+            r#"{"ok":true,"output":"A = 1\n"}"#,
+            "{\"ok\":true,\"output\":\"a\"}\n{\"ok\":false,\"error\":\"b\"}",
+            "<tool_response>\n{\"ok\":true,\"output\":\"x\"}\n</tool_response>",
+            "\n{\"output\":\"name: billing\\n\"}\n\n",
+        ] {
+            assert!(is_result_echo(echo), "{echo}");
+        }
+        for answer in [
+            "3",
+            "The host is db-2.",
+            r#"{"mira": 12, "jon": 7}"#,
+            r#"{"ok": true, "output": "x"} and more words"#,
+            "{}",
+            "",
+        ] {
+            assert!(!is_result_echo(answer), "{answer}");
         }
     }
 

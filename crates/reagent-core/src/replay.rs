@@ -323,6 +323,10 @@ impl RecordedModel {
                     };
                     last_response = (usage, finish, endpoint.clone());
                 }
+                // The files the loop read for the model before its first turn: the loop's
+                // own calls, not a reply.
+                EventKind::AssistantMessage { parse_layer, .. }
+                    if parse_layer.as_deref() == Some("preload") => {}
                 EventKind::AssistantMessage {
                     content,
                     reasoning,

@@ -14,6 +14,11 @@
 //!   a `write_file` call when the path is a workspace file and the block is not a snippet of it
 //!   (at least half its lines), or when the path is new and the task names it.
 //!
+//! - **the content of the one new file the task names** ("Put only the count into
+//!   warnings.txt"), answered instead of written: the reply's only fenced block, or a reply
+//!   without a fence that is JSON or one short line. It becomes a `write_file` call of that
+//!   file (content for a `.json` file must be JSON).
+//!
 //! The calls run through the same tool path as any other (argument checks, sandbox, approvals,
 //! events), so a wrong edit is refused or reported like a tool call's.
 
@@ -34,15 +39,66 @@ pub(crate) trait EditTargets {
     fn file_text(&self, path: &str) -> Option<String>;
     /// Whether the run's task names `path`.
     fn task_names(&self, path: &str) -> bool;
+    /// The one file the task names that does not exist yet and the run has not written (the
+    /// file the task asks for), if there is exactly one.
+    fn new_output_file(&self) -> Option<String>;
 }
 
-/// The edits in `reply`, in order: its search/replace blocks, else its whole-file blocks.
+/// Longest reply without a fence read as a new file's one-line content.
+const SHORT_ANSWER_MAX: usize = 200;
+
+/// The edits in `reply`, in order: its search/replace blocks, else its whole-file blocks, else
+/// the content of the new file the task names.
 pub(crate) fn read_edits(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
     let replaced = search_replace_blocks(reply, targets);
     if !replaced.is_empty() {
         return replaced;
     }
-    whole_file_blocks(reply, targets)
+    let written = whole_file_blocks(reply, targets);
+    if !written.is_empty() {
+        return written;
+    }
+    new_file_content(reply, targets).into_iter().collect()
+}
+
+/// Whether `word` as a whole looks like a file's path (`notes.txt`, `conf/app.json`).
+pub(crate) fn looks_like_path(word: &str) -> bool {
+    path_in(word) == Some(word)
+}
+
+/// The content of the one new file the task names, answered instead of written (see the
+/// module's docs).
+fn new_file_content(reply: &str, targets: &dyn EditTargets) -> Option<TextEdit> {
+    let path = targets.new_output_file()?;
+    if crate::prompts::is_result_echo(reply) {
+        // A tool's result echoed back is not the file's content.
+        return None;
+    }
+    let lines: Vec<&str> = reply.lines().collect();
+    let opens: Vec<usize> = (0..lines.len())
+        .filter(|&i| lines[i].trim_start().starts_with("```"))
+        .collect();
+    let content = match opens.as_slice() {
+        [open, close] if lines[*close].trim() == "```" => lines[open + 1..*close].join("\n"),
+        [] => {
+            let t = reply.trim();
+            let json = serde_json::from_str::<Value>(t).is_ok();
+            let line = !t.contains('\n') && t.len() <= SHORT_ANSWER_MAX;
+            if !json && !line {
+                return None;
+            }
+            t.to_owned()
+        }
+        _ => return None,
+    };
+    let json_file = path.ends_with(".json");
+    if content.trim().is_empty() || json_file && serde_json::from_str::<Value>(&content).is_err() {
+        return None;
+    }
+    Some(TextEdit {
+        tool: "write_file",
+        arguments: json!({"path": path, "content": format!("{}\n", content.trim_end())}),
+    })
 }
 
 /// A path-like token of `line`, with the decorations a heading puts around it stripped.
@@ -166,7 +222,11 @@ fn whole_file(path: &str, content: &str, targets: &dyn EditTargets) -> bool {
 mod tests {
     use super::*;
 
-    struct Files(&'static [(&'static str, usize)], &'static str);
+    struct Files(
+        &'static [(&'static str, usize)],
+        &'static str,
+        Option<&'static str>,
+    );
 
     impl EditTargets for Files {
         /// A file of `n` lines `line 1`, `line 2`...
@@ -177,12 +237,65 @@ mod tests {
         fn task_names(&self, path: &str) -> bool {
             self.1.contains(path)
         }
+        fn new_output_file(&self) -> Option<String> {
+            self.2.map(str::to_owned)
+        }
     }
 
     const WS: Files = Files(
         &[("calc.py", 3), ("long.py", 40)],
         "Fix calc.py; write out.json",
+        None,
     );
+
+    /// What Qwen2.5-Coder-0.5B answered to "Make a file scores.json…", "…as TOML in
+    /// new.toml…" and "…Put only the count into warnings.txt." (held-out coding suite).
+    #[test]
+    fn content_answered_for_the_new_file_the_task_names_is_written_there() {
+        let cases = [
+            (
+                "scores.json",
+                "{\n  \"mira\": 12,\n  \"jon\": 7\n}",
+                "{\n  \"mira\": 12,\n  \"jon\": 7\n}\n",
+            ),
+            (
+                "new.toml",
+                "```toml\n[cache]\nsize = 1000\n```",
+                "[cache]\nsize = 1000\n",
+            ),
+            ("warnings.txt", "3", "3\n"),
+            ("warnings.txt", "Here it is:\n```\n3\n```\nDone.", "3\n"),
+        ];
+        for (path, reply, content) in cases {
+            let ws = Files(&[("calc.py", 3)], "", Some(path));
+            assert_eq!(
+                read_edits(reply, &ws),
+                [TextEdit {
+                    tool: "write_file",
+                    arguments: json!({"path": path, "content": content})
+                }],
+                "{reply}"
+            );
+        }
+        // Not content: prose over a line, two fences, text for a JSON file, no new file named.
+        for (new, reply) in [
+            (
+                Some("out.txt"),
+                "I counted the lines.\nThere are 3 of them.",
+            ),
+            (Some("out.txt"), "```\n1\n```\nor\n```\n2\n```"),
+            (Some("out.json"), "mira 12"),
+            // A tool's result echoed back (the 0.5B on h-create-toml-from-ini).
+            (
+                Some("new.toml"),
+                "{\"ok\":true,\"output\":\"[cache]\\nsize = 256\\n\"}",
+            ),
+            (None, "3"),
+        ] {
+            let ws = Files(&[("calc.py", 3)], "", new);
+            assert_eq!(read_edits(reply, &ws), [], "{reply}");
+        }
+    }
 
     /// The shape Qwen2.5-Coder answers in when shown calc.py: the corrected file in a fence,
     /// its name on the line before.

@@ -59,6 +59,46 @@ pub(crate) struct Turn {
     pub(crate) model_time: Duration,
 }
 
+impl Turn {
+    /// Keep each distinct call of the reply once (the first of those with the same name and
+    /// arguments), in the calls run and in the message the history keeps. A model that writes
+    /// one call again and again in a reply (Qwen2.5-Coder-0.5B wrote 60 `read_file` calls of
+    /// two files) gets one result per call. Returns how many were left out.
+    pub(crate) fn drop_repeated_calls(&mut self) -> usize {
+        fn first_of_each(calls: &mut Vec<ToolCall>) -> usize {
+            let before = calls.len();
+            let mut seen: Vec<(String, serde_json::Value)> = Vec::new();
+            calls.retain(|c| {
+                let key = (c.name.clone(), c.arguments.clone());
+                let new = !seen.contains(&key);
+                if new {
+                    seen.push(key);
+                }
+                new
+            });
+            before - calls.len()
+        }
+        first_of_each(&mut self.message.tool_calls);
+        first_of_each(&mut self.calls)
+    }
+
+    /// Keep only the reply's first calls of one tool (`edit_file`, `edit_file`, then the
+    /// rest), in the calls run and in the message the history keeps. Returns how many were
+    /// left out.
+    pub(crate) fn keep_first_tool_calls(&mut self) -> usize {
+        fn leading(calls: &mut Vec<ToolCall>) -> usize {
+            let before = calls.len();
+            if let Some(first) = calls.first().map(|c| c.name.clone()) {
+                let n = calls.iter().take_while(|c| c.name == first).count();
+                calls.truncate(n);
+            }
+            before - calls.len()
+        }
+        leading(&mut self.message.tool_calls);
+        leading(&mut self.calls)
+    }
+}
+
 impl TurnSetup<'_> {
     /// Parse options with the run's tool schemas.
     pub(crate) fn parse_options(

@@ -98,6 +98,13 @@ pub struct Task {
     pub checks: Vec<Check>,
 }
 
+impl Task {
+    /// A new temporary directory holding the task's files, as a run of it starts.
+    pub fn prepare_workspace(&self) -> std::io::Result<tempfile::TempDir> {
+        crate::check::prepare(self)
+    }
+}
+
 /// A suite of tasks.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

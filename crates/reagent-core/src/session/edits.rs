@@ -1,17 +1,18 @@
 //! Calls and edits a small model that can call tools gets wrong, made safer: a reply that is
 //! a call object naming no offered tool is answered with the tools (a call object whose
 //! arguments stand beside its name is read as the call); and for small models
-//! ([`crate::weak_model::Policy::guards_edits`]) an edit of a file the run has not read is
-//! answered with the file's current text instead of being applied blind, and an edit written
-//! as text (a whole file in a fenced block naming it, search/replace blocks; see
-//! [`crate::text_edits`]) is read as the call it stands for.
+//! ([`crate::weak_model::Policy::helps_coding`]) a call object naming no tool whose arguments
+//! fit exactly one offered tool is read as that tool's call, and an edit written as text (a
+//! whole file in a fenced block naming it, search/replace blocks, the content of the one new
+//! file the task names; see [`crate::text_edits`]) is read as the call it stands for.
 //!
 //! The call objects are read in the general loop: a reply that is nothing but
 //! `{"name": …, "arguments": …}` is a call whatever model wrote it, never an answer.
 
 use reagent_protocol::{ToolCall, ToolSpec};
-use reagent_tools::{call_async_catching_panics, ToolContext, ToolResult, Workspace};
-use serde_json::{json, Value};
+use reagent_tools::Workspace;
+use serde_json::{json, Map, Value};
+use std::collections::BTreeSet;
 use std::io::Read;
 
 use super::{RunState, Session};
@@ -23,9 +24,9 @@ use crate::turn::Turn;
 const COUNTED_FILE_MAX_BYTES: u64 = 1 << 20;
 
 impl Session {
-    /// Whether the loop's edit safeguards apply (see the module's docs).
-    fn guards_edits(&self) -> bool {
-        self.policy().guards_edits()
+    /// Whether the loop's help for small coding models applies (see the module's docs).
+    fn helps_coding(&self) -> bool {
+        self.policy().helps_coding()
     }
 
     /// A reply without calls (outside the constrained mode) read once more: a call object
@@ -47,7 +48,7 @@ impl Session {
             }
             None => {}
         }
-        if self.guards_edits() {
+        if self.helps_coding() {
             self.read_text_edits(run, turn);
         }
     }
@@ -67,9 +68,16 @@ impl Session {
         };
         let name = object.get("name")?.as_str()?.to_owned();
         let Some(spec) = self.agent.specs.iter().find(|s| s.name == name) else {
-            return Some(Err(self.not_a_tool(&name).unwrap_or_else(|| {
-                format!("`{name}` is not a tool. {}", self.valid_tools())
-            })));
+            if let Some(why) = self.not_a_tool(&name) {
+                return Some(Err(why));
+            }
+            let fitted = self
+                .helps_coding()
+                .then(|| fit_arguments(&self.agent.specs, &object))
+                .flatten();
+            return Some(
+                fitted.ok_or_else(|| format!("`{name}` is not a tool. {}", self.valid_tools())),
+            );
         };
         object.remove("name");
         let properties = spec.parameters.get("properties").and_then(Value::as_object);
@@ -131,6 +139,7 @@ impl Session {
         let targets = Targets {
             workspace: &self.workspace,
             task: &run.task,
+            changed: &run.files_changed,
         };
         let offered = |name: &str| self.agent.specs.iter().any(|s: &ToolSpec| s.name == name);
         let calls: Vec<ToolCall> = text_edits::read_edits(&turn.text, &targets)
@@ -149,61 +158,14 @@ impl Session {
         tracing::debug!(calls = calls.len(), "edits written as text read as calls");
         self.set_calls(turn, calls, "text_edit");
     }
-
-    /// An `edit_file` call of a workspace file the run has neither read nor changed: refused,
-    /// with the file's current text (as `read_file` shows it), so the next edit copies its
-    /// old text from the file instead of guessing it. The file counts as read from then on.
-    pub(super) async fn unread_edit(
-        &self,
-        run: &mut RunState,
-        call: &ToolCall,
-        ctx: &ToolContext,
-    ) -> Option<ToolResult> {
-        if call.name != "edit_file" || !self.guards_edits() {
-            return None;
-        }
-        let path = call.arguments.get("path").and_then(Value::as_str)?;
-        if run.read_files.contains(path) || run.files_changed.contains(path) {
-            return None;
-        }
-        let read = self.agent.tools.get("read_file")?.clone();
-        let shown = call_async_catching_panics(
-            read.as_ref(),
-            "read_file",
-            json!({ "path": path }),
-            ctx.clone(),
-        )
-        .await;
-        let ToolResult::Ok { output, .. } = shown else {
-            // No such file: edit_file says so itself.
-            return None;
-        };
-        run.read_files.insert(path.to_owned());
-        let text = match output {
-            Value::String(s) => s,
-            other => other.to_string(),
-        };
-        Some(ToolResult::err(format!(
-            "the edit was not made: {path} was not read in this run, and old_string must be \
-             copied exactly from it. Its current text:\n{text}\nCall edit_file again with \
-             old_string taken from this text."
-        )))
-    }
-
-    /// Note what a finished call showed the model: a file read successfully counts as read.
-    pub(super) fn note_read(run: &mut RunState, call: &ToolCall, result: &ToolResult) {
-        if call.name == "read_file" && result.is_ok() {
-            if let Some(path) = call.arguments.get("path").and_then(Value::as_str) {
-                run.read_files.insert(path.to_owned());
-            }
-        }
-    }
 }
 
 /// The workspace and task, as the text-edit reader asks about them.
 struct Targets<'a> {
     workspace: &'a Workspace,
     task: &'a str,
+    /// Files the run changed so far.
+    changed: &'a BTreeSet<String>,
 }
 
 impl EditTargets for Targets<'_> {
@@ -219,8 +181,92 @@ impl EditTargets for Targets<'_> {
     }
 
     fn task_names(&self, path: &str) -> bool {
-        self.task
-            .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
-            .any(|w| w.trim_end_matches(['.', ':', ';', '!', '?']) == path)
+        named_paths(self.task).any(|(_, w)| w == path)
     }
+
+    fn new_output_file(&self) -> Option<String> {
+        let mut new = named_paths(self.task)
+            .filter(|(before, _)| !EXAMPLE_WORDS.contains(&before.to_lowercase().as_str()))
+            .map(|(_, w)| w)
+            .filter(|w| text_edits::looks_like_path(w) && self.workspace.open_file(w).is_err());
+        let first = new.next()?;
+        let only = new.all(|w| w == first) && !self.changed.contains(first);
+        only.then(|| first.to_owned())
+    }
+}
+
+/// Words before a path that make it an example, not the file to write (`like config/x.cfg`).
+const EXAMPLE_WORDS: [&str; 4] = ["like", "e.g.", "as", "such"];
+
+/// The words of `task` that may be paths, each with the word before it: split at spaces,
+/// quotes, commas and parentheses, closing punctuation and a possessive `'s` trimmed.
+pub(super) fn named_paths(task: &str) -> impl Iterator<Item = (&str, &str)> {
+    let words = task
+        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
+        .map(|w| {
+            let w = w.trim_end_matches(['.', ':', ';', '!', '?']);
+            let w = w.strip_suffix("'s").unwrap_or(w);
+            w.trim_matches('\'')
+        })
+        .filter(|w| !w.is_empty());
+    let mut before = "";
+    words.map(move |w| {
+        let pair = (before, w);
+        before = w;
+        pair
+    })
+}
+
+/// The arguments of a call object naming no tool (`{"name": "repair_pick", "arguments":
+/// {"path": …, "old_string": …, "new_string": …}}`, as Qwen2.5-Coder-0.5B names the task
+/// instead of the tool) read as the call of the one offered tool they fit: every key one of its
+/// parameters (`file_path`, `filename` and `file` standing for `path`) and every required
+/// parameter given. An argument `"tool"` naming an offered tool picks that tool, and keys it
+/// does not take are left out. `None` when no tool or more than one fits.
+fn fit_arguments(specs: &[ToolSpec], object: &Map<String, Value>) -> Option<ToolCall> {
+    let arguments = match object.get("arguments").or_else(|| object.get("parameters")) {
+        Some(Value::Object(a)) => a.clone(),
+        Some(_) => return None,
+        None => object
+            .iter()
+            .filter(|(k, _)| k.as_str() != "name")
+            .map(|(k, v)| (k.clone(), v.clone()))
+            .collect(),
+    };
+    let named = arguments.get("tool").and_then(Value::as_str);
+    let chosen = |spec: &ToolSpec| -> Option<Map<String, Value>> {
+        let properties = spec
+            .parameters
+            .get("properties")
+            .and_then(Value::as_object)?;
+        let mut args = Map::new();
+        for (key, value) in &arguments {
+            let key = match key.as_str() {
+                "file_path" | "filename" | "file" if !properties.contains_key(key) => "path",
+                k => k,
+            };
+            if properties.contains_key(key) {
+                args.insert(key.to_owned(), value.clone());
+            } else if named.is_none() {
+                return None;
+            }
+        }
+        let required = spec.parameters.get("required").and_then(Value::as_array);
+        let complete = required.is_none_or(|r| {
+            r.iter()
+                .filter_map(Value::as_str)
+                .all(|k| args.contains_key(k))
+        });
+        (complete && !args.is_empty()).then_some(args)
+    };
+    let mut fits = specs
+        .iter()
+        .filter(|s| named.is_none_or(|n| s.name == n))
+        .filter_map(|s| chosen(s).map(|args| (s, args)));
+    let (spec, args) = fits.next()?;
+    fits.next().is_none().then(|| ToolCall {
+        id: "call_1".to_owned(),
+        name: spec.name.clone(),
+        arguments: Value::Object(args),
+    })
 }

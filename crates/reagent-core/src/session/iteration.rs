@@ -31,6 +31,9 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
         self.check_limits(run, events, cancel).await?;
+        if let Break(ending) = self.preload_named_files(run, events, cancel).await {
+            return self.verify_ending(run, ending, events, cancel).await;
+        }
         self.keep_context_in_bounds(events);
         run.iterations += 1;
         let mut turn = match self.request_turn(run, events, cancel).await {
@@ -38,6 +41,16 @@ impl Session {
             Err(error) => return self.after_failed_turn(run, &error, events),
         };
         self.read_text_calls(run, &mut turn);
+        let repeated = turn.drop_repeated_calls();
+        if repeated > 0 {
+            tracing::debug!(repeated, "calls repeated within one reply run once");
+        }
+        if self.policy().runs_first_tool_only() {
+            let later = turn.keep_first_tool_calls();
+            if later > 0 {
+                tracing::debug!(later, "a small model's calls after its first tool left out");
+            }
+        }
         let flow = match self.record_reply(run, turn, events) {
             Break(ending) => Break(ending),
             Continue(reply) if reply.calls.is_empty() => self.answer_or_nudge(run, reply, events),
@@ -249,6 +262,8 @@ impl Session {
             "unread_call"
         } else if text.trim().is_empty() {
             "empty_reply"
+        } else if prompts::is_result_echo(&text) {
+            "result_echo"
         } else if is_narration(&text) {
             "narration"
         } else {
@@ -261,6 +276,16 @@ impl Session {
                     Guardrail::NoProgress,
                     GuardrailAction::Stop,
                     format!("the reply is still a tool call that cannot be run ({why})"),
+                );
+                return Break(Ending::new(Outcome::NoProgress, text));
+            }
+            // Still echoing: after changes it has nothing to add (the ending is judged as
+            // any other, `unchecked` when nothing checked them); without, no progress.
+            if reason == "result_echo" && run.files_changed.is_empty() {
+                events.guardrail(
+                    Guardrail::NoProgress,
+                    GuardrailAction::Stop,
+                    "the reply still echoes a tool's result instead of answering".to_owned(),
                 );
                 return Break(Ending::new(Outcome::NoProgress, text));
             }
@@ -281,7 +306,7 @@ impl Session {
 
     /// Run the calls in order and append their results; `task_complete` ends the run. Returns
     /// the repetition the calls completed, if any.
-    async fn run_calls(
+    pub(super) async fn run_calls(
         &mut self,
         run: &mut RunState,
         calls: Vec<ToolCall>,
@@ -295,15 +320,13 @@ impl Session {
             self.checkpoint_before(run, &call, events).await;
             let started = Instant::now();
             let span = spans::tool_span(&call.name, &call.id);
-            let refused = self.unread_edit(run, &call, &ctx).await;
             let (args, result) = self
-                .execute(&call, &ctx, run.iterations, refused, events)
+                .execute(&call, &ctx, run.iterations, events)
                 .instrument(span.clone())
                 .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
             Self::note_result(run, &call, &result);
-            Self::note_read(run, &call, &result);
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
                 if !changed.is_empty() {

@@ -37,6 +37,7 @@ use crate::weak_model::Policy;
 mod edits;
 mod follow;
 mod iteration;
+mod preload;
 mod snapshot;
 mod steps;
 mod verifying;
@@ -145,9 +146,6 @@ pub(crate) struct RunState {
     /// Taking the checkpoint failed (said once; not tried again in this run).
     #[serde(default)]
     pub(crate) checkpoint_failed: bool,
-    /// Files the run has read (or was shown whole), so an edit of them is not blind.
-    #[serde(default)]
-    pub(crate) read_files: BTreeSet<String>,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -178,7 +176,6 @@ impl RunState {
             errors: Vec::new(),
             checkpoint: None,
             checkpoint_failed: false,
-            read_files: BTreeSet::new(),
             span: Span::none(),
         }
     }

@@ -37,7 +37,8 @@ impl Session {
             specs: &self.agent.specs,
             options: settled.settings.options.clone(),
             stream: config.stream,
-            retry_truncated: config.retry_truncated,
+            retry_truncated: config.retry_truncated
+                && settled.settings.policy.retries_truncated_replies(),
             parse: &settled.parse,
             constrained_schema: settled.constrained_schema.as_ref(),
             wire: self.wire.clone(),
@@ -68,13 +69,12 @@ impl Session {
     }
 
     /// Validate and run one call (`tool_call_started` first); returns the arguments as used and
-    /// the result. A call the loop refused (`refused`, its answer) is not run.
+    /// the result.
     pub(super) async fn execute(
         &self,
         call: &ToolCall,
         ctx: &ToolContext,
         iteration: u32,
-        refused: Option<ToolResult>,
         events: &EventSink,
     ) -> (Value, ToolResult) {
         let checked = self.agent.checker.check(&call.name, &call.arguments);
@@ -91,9 +91,6 @@ impl Session {
                 return (call.arguments.clone(), ToolResult::err(message));
             }
         };
-        if let Some(refusal) = refused {
-            return (args, refusal);
-        }
         let Some(tool) = self.agent.tools.get(&call.name).cloned() else {
             return (
                 args,

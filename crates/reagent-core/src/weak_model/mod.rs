@@ -49,8 +49,7 @@ pub(crate) enum Policy {
     #[default]
     Standard,
     /// A small model that calls tools (at most [`SMALL_MAX_BILLIONS`] by its name, outside the
-    /// constrained mode of a very small one): an edit of a file it has not read is answered
-    /// with the file's text, and edits it writes as text are applied (`session::edits`).
+    /// constrained mode of a very small one): see [`Policy::helps_coding`].
     Small,
     /// The weak-model measures (a very small model in the constrained mode).
     VerySmall,
@@ -59,8 +58,14 @@ pub(crate) enum Policy {
 impl Policy {
     /// The policy for `model` with `profile` running in `mode`.
     pub(crate) fn choose(model: &str, profile: &ModelProfile, mode: ToolMode) -> Self {
-        if mode == ToolMode::Constrained && profile.is_very_small() {
-            Policy::VerySmall
+        if profile.is_very_small() {
+            // Outside the constrained mode such a model has no tool template to be helped
+            // with: the standard loop.
+            if mode == ToolMode::Constrained {
+                Policy::VerySmall
+            } else {
+                Policy::Standard
+            }
         } else if parameter_billions(model).is_some_and(|b| b <= SMALL_MAX_BILLIONS) {
             Policy::Small
         } else {
@@ -73,13 +78,32 @@ impl Policy {
         self == Policy::VerySmall
     }
 
-    /// Hook (edits): whether an edit of a file the run has not read is answered with its text
-    /// instead of applied, and edits written as text are read as calls. For small models only:
-    /// a capable model's blind edit with the right old text is fine (a wrong one is refused by
-    /// `edit_file` with the file's text anyway), and its code blocks are not meant as edits; a
-    /// very small model's narrowed schema already offers only the file's real texts.
-    pub(crate) fn guards_edits(self) -> bool {
+    /// Hook (coding help): whether the loop helps a small model that calls tools with the
+    /// measures of `session::edits` and `session::preload`: the files the task names read for
+    /// it before its first turn, edits it writes as text (and content answered for the one new
+    /// file the task names) applied as calls, and a call object naming no tool read as the one
+    /// tool its arguments fit. For small models only: a capable model's code blocks are not
+    /// meant as edits and it reads what it needs; a very small model's narrowed schema
+    /// already offers only the workspace's real texts.
+    pub(crate) fn helps_coding(self) -> bool {
         self == Policy::Small
+    }
+
+    /// Hook (calls): whether only a reply's first calls of one tool run (the others are left
+    /// out of the reply). Qwen2.5-Coder-0.5B often follows its one real call with a call of
+    /// every offered tool in the order the prompt lists them, `task_complete` last, with
+    /// arguments that fit none (`"path": "workspace"`): on the coding suite they failed or
+    /// ended the run before the model saw its first call's result.
+    pub(crate) fn runs_first_tool_only(self) -> bool {
+        self == Policy::Small
+    }
+
+    /// Hook (turn): whether a reply cut off at the token cap is asked again with twice the cap.
+    /// Not for a small model: on the coding suite its cut-off replies were one call or blank
+    /// line repeated to the cap (Qwen2.5-Coder-0.5B: 60 `read_file` calls of two files), and
+    /// the retry spent twice the time on more of the same; the calls it holds are run.
+    pub(crate) fn retries_truncated_replies(self) -> bool {
+        self != Policy::Small
     }
 
     /// Hook (system prompt): the tools in the order the prompt lists them, and the tool its
@@ -256,7 +280,7 @@ mod tests {
             Policy::VerySmall
         );
         for (model, mode, policy) in [
-            ("SmolLM2-135M-Instruct", ToolMode::Native, Policy::Small),
+            ("SmolLM2-135M-Instruct", ToolMode::Native, Policy::Standard),
             ("qwen2.5-coder:0.5b", ToolMode::Constrained, Policy::Small),
             ("qwen2.5-coder:1.5b", ToolMode::Native, Policy::Small),
             (

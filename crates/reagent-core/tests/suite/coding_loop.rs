@@ -1,6 +1,7 @@
 //! What the loop does for a model that can call tools but is weak at coding (issue 25): the
-//! workspace listed up front, an edit of an unread file answered with its text, edits written
-//! as text applied through the tool path, a call written as `name({...})` read as the call, a
+//! workspace listed up front, the files the task names read before the first turn, edits
+//! written as text (and a new file's content) applied through the tool path, a call object
+//! naming no tool read as the tool its arguments fit, a call written as `name({...})` read as the call, a
 //! call naming a file answered with the tools, and a capable model in the constrained mode kept
 //! off the weak-model heuristics.
 
@@ -65,8 +66,11 @@ async fn a_small_workspace_is_listed_up_front_in_every_mode() {
     assert!(!system(&o.requests[0]).contains("Files in the workspace"));
 }
 
+/// The files a small model's task names are read for it before its first turn, as its own
+/// `read_file` calls in the history (layer `preload`); its blind edit with the wrong old text
+/// is answered by `edit_file` with the file's text, and the next one is made.
 #[tokio::test]
-async fn an_edit_of_a_file_the_run_has_not_read_answers_with_its_text_and_the_next_one_is_made() {
+async fn the_files_the_task_names_are_read_before_a_small_model_s_first_turn() {
     let wrong =
         json!({"path": "calc.py", "old_string": "return a-b", "new_string": "return a + b"});
     let right =
@@ -76,27 +80,149 @@ async fn an_edit_of_a_file_the_run_has_not_read_answers_with_its_text_and_the_ne
             .turn(Turn::tool_call("edit_file", wrong))
             .turn(Turn::tool_call("edit_file", right))
             .turn(Turn::text("Fixed: add returns a + b.")),
-        TASK,
+        "Fix the bug in calc.py (test_calc.py shows it) so that add returns the sum.",
         calc,
         small,
     )
     .await;
     assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    // The first request already holds the reads: the call, then its result.
+    let messages = o.requests[0]["messages"].as_array().unwrap();
+    let roles: Vec<&str> = messages
+        .iter()
+        .map(|m| m["role"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        roles,
+        ["system", "user", "assistant", "tool", "tool"],
+        "{messages:?}"
+    );
+    let calls = &messages[2]["tool_calls"];
+    assert_eq!(calls[0]["function"]["name"], "read_file", "{calls}");
+    assert_eq!(
+        calls[1]["function"]["arguments"]["path"], "test_calc.py",
+        "{calls}"
+    );
+    let shown = messages[3]["content"].as_str().unwrap();
+    assert!(shown.contains("return a - b"), "{shown}");
+    let replies = o.events_of("assistant_message");
+    assert_eq!(replies[0]["parse_layer"], "preload", "{replies:?}");
+    assert_eq!(replies[0]["iteration"], 0);
+    // The model's own wrong edit is refused by the tool with the file's text.
     let results = o.events_of("tool_result");
-    assert_eq!(results.len(), 2, "{results:?}");
-    assert_eq!(results[0]["ok"], false);
-    let first = results[0]["output"].as_str().unwrap();
-    assert!(
-        first.contains("calc.py was not read in this run"),
-        "{first}"
-    );
-    assert!(
-        first.contains("return a - b"),
-        "the file's text is shown: {first}"
-    );
-    assert_eq!(results[1]["ok"], true, "{results:?}");
-    // The refusal went through the tool path: both calls have their events.
-    assert_eq!(o.events_of("tool_call").len(), 2);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert_eq!(results[2]["ok"], false);
+    let refused = results[2]["output"].as_str().unwrap();
+    assert!(refused.contains("return a - b"), "{refused}");
+    assert_eq!(results[3]["ok"], true, "{results:?}");
+    assert_eq!(o.result.iterations, 3);
+}
+
+#[tokio::test]
+async fn a_capable_model_and_a_task_naming_no_file_get_no_reads_up_front() {
+    for (task, config) in [
+        (
+            TASK,
+            (|c: &mut AgentConfig| c.tool_mode = ToolMode::Native) as fn(&mut AgentConfig),
+        ),
+        ("Fix the bug in the adder.", small),
+    ] {
+        let o = run_task(
+            ScriptBuilder::new().turn(Turn::text("Nothing to do.")),
+            task,
+            calc,
+            config,
+        )
+        .await;
+        assert_eq!(
+            o.requests[0]["messages"].as_array().unwrap().len(),
+            2,
+            "{task}"
+        );
+        assert!(o.events_of("tool_call").is_empty(), "{task}");
+    }
+}
+
+/// Qwen2.5-Coder-0.5B's first replies on the held-out coding suite: a call object naming the
+/// task instead of a tool, its arguments an `edit_file` call's (`file_path` for `path`), or
+/// naming the tool in an argument. Read as that tool's call.
+#[tokio::test]
+async fn a_call_object_naming_no_tool_whose_arguments_fit_one_tool_is_that_call() {
+    let replies = [
+        "{\n  \"name\": \"repair_calc\",\n  \"arguments\": {\n    \"file_path\": \"calc.py\",\n    \"old_string\": \"return a - b\",\n    \"new_string\": \"return a + b\",\n    \"replace_all\": false\n  }\n}",
+        "{\"name\": \"update_add\", \"arguments\": {\"version\": \"2\", \"tool\": \"edit_file\", \"path\": \"calc.py\", \"old_string\": \"return a - b\", \"new_string\": \"return a + b\"}}",
+    ];
+    for reply in replies {
+        let o = run_task(
+            ScriptBuilder::new()
+                .turn(Turn::text(reply))
+                .turn(Turn::text("Fixed.")),
+            "Fix the bug in the adder.",
+            calc,
+            small,
+        )
+        .await;
+        assert_eq!(
+            o.file("calc.py"),
+            "def add(a, b):\n    return a + b\n",
+            "{reply}"
+        );
+        assert_eq!(
+            o.events_of("assistant_message")[0]["parse_layer"],
+            "call_object"
+        );
+        // An edit nothing checked afterwards: an honest ending, not `completed`.
+        assert_eq!(o.result.outcome, Outcome::Unchecked);
+    }
+    // Arguments that fit no tool, or a capable model's object: answered with the tools.
+    for (reply, config) in [
+        (
+            "{\"name\": \"set_limit\", \"arguments\": {\"http.retries\": 5}}",
+            small as fn(&mut AgentConfig),
+        ),
+        (replies[0], |c: &mut AgentConfig| {
+            c.tool_mode = ToolMode::Native
+        }),
+    ] {
+        let o = run_task(
+            ScriptBuilder::new()
+                .turn(Turn::text(reply))
+                .turn(Turn::text("I will stop here.")),
+            "Fix the bug in the adder.",
+            calc,
+            config,
+        )
+        .await;
+        assert_eq!(o.file("calc.py"), CALC);
+        let nudge = o.events_of("user_message");
+        assert!(
+            nudge[0]["content"]
+                .as_str()
+                .unwrap()
+                .contains("is not a tool"),
+            "{nudge:?}"
+        );
+    }
+}
+
+/// The 0.5B answered "…Put only the count into warnings.txt." with `3`: the content of the one
+/// new file the task names is written there, through the tool path.
+#[tokio::test]
+async fn content_answered_for_the_new_file_the_task_names_is_written() {
+    let log = "WARNING a\nok\nWARNING b\n";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text("2"))
+            .turn(Turn::text("The count is in warnings.txt.")),
+        "How many lines in build.log mention WARNING? Put only the count into warnings.txt.",
+        |dir| files(dir, &[("build.log", log)]),
+        small,
+    )
+    .await;
+    assert_eq!(o.file("warnings.txt"), "2\n");
+    let replies = o.events_of("assistant_message");
+    assert_eq!(replies[1]["parse_layer"], "text_edit", "{replies:?}");
+    assert_eq!(o.result.answer, "The count is in warnings.txt.");
 }
 
 #[tokio::test]
@@ -119,10 +245,10 @@ async fn a_whole_file_written_as_text_is_applied_as_a_write_and_reported_like_a_
     assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
     assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result);
     let calls = o.events_of("tool_call");
-    assert_eq!(calls[1]["name"], "write_file", "{calls:?}");
-    assert_eq!(calls[1]["ok"], true);
+    assert_eq!(calls[2]["name"], "write_file", "{calls:?}");
+    assert_eq!(calls[2]["ok"], true);
     let replies = o.events_of("assistant_message");
-    assert_eq!(replies[1]["parse_layer"], "text_edit", "{replies:?}");
+    assert_eq!(replies[2]["parse_layer"], "text_edit", "{replies:?}");
     assert_eq!(o.result.files_changed, ["calc.py"]);
     // The model sees its reply as a call and the write's result after it.
     let third = &o.requests[2]["messages"];
@@ -144,7 +270,7 @@ async fn search_replace_blocks_are_applied_as_edits() {
     )
     .await;
     assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
-    assert_eq!(o.events_of("tool_call")[1]["name"], "edit_file");
+    assert_eq!(o.events_of("tool_call")[2]["name"], "edit_file");
 }
 
 #[tokio::test]
@@ -159,7 +285,10 @@ async fn a_reply_that_only_shows_code_is_an_answer() {
     .await;
     assert_eq!(o.result.answer, reply);
     assert_eq!(o.file("calc.py"), CALC);
-    assert!(o.events_of("tool_call").is_empty());
+    // Only the read of the file the question names, before the first turn.
+    let calls = o.events_of("tool_call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["name"], "read_file");
 }
 
 /// Qwen2.5-Coder-1.5B ended the coding suite's run-sum task with this text (content, not
@@ -309,7 +438,7 @@ async fn a_call_object_with_its_arguments_beside_the_name_is_the_call() {
     .await;
     assert_eq!(o.result.answer, "total.py prints 1157.");
     assert_eq!(
-        o.events_of("assistant_message")[0]["parse_layer"],
+        o.events_of("assistant_message")[1]["parse_layer"],
         "call_object"
     );
 }
@@ -329,4 +458,96 @@ async fn a_call_object_repeated_after_the_nudges_ends_no_progress() {
     .await;
     assert_eq!(o.result.outcome, Outcome::NoProgress);
     assert_eq!(o.events_of("nudge").len(), 2);
+}
+
+/// Qwen2.5-Coder-0.5B wrote the same two `read_file` calls 30 times each in one reply
+/// (held-out suite, h-fix-celsius): each distinct call runs once, and the history keeps one.
+#[tokio::test]
+async fn a_call_repeated_within_one_reply_runs_once() {
+    let mut reply = Turn::default();
+    for _ in 0..3 {
+        reply = reply
+            .with_call("read_file", json!({"path": "calc.py"}))
+            .with_call("read_file", json!({"path": "test_calc.py"}));
+    }
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(reply)
+            .turn(Turn::text("add subtracts.")),
+        "What is wrong with the adder?",
+        calc,
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    let calls = o.events_of("tool_call");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let second = o.requests[1]["messages"].as_array().unwrap();
+    let kept = second[2]["tool_calls"].as_array().unwrap();
+    assert_eq!(kept.len(), 2, "{kept:?}");
+    assert_eq!(
+        second.len(),
+        5,
+        "system, user, the reply, two results: {second:?}"
+    );
+}
+
+/// The 0.5B answered h-fix-celsius with the JSON of a `read_file` result, and the 1.5B echoed
+/// a `<tool_response>`: not an answer. Nudged, and when it goes on, `no_progress`.
+#[tokio::test]
+async fn a_reply_echoing_a_tool_result_is_nudged_and_not_an_answer() {
+    let echo = "{\"ok\":true,\"output\":\"def add(a, b):\\n    return a - b\\n\"}";
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::tool_call("read_file", json!({"path": "calc.py"})))
+            .turn(Turn::text(echo))
+            .turn(Turn::text(format!(
+                "<tool_response>\n{echo}\n</tool_response>"
+            )))
+            .turn(Turn::text(echo)),
+        "What is wrong with the adder?",
+        calc,
+        |c| c.tool_mode = ToolMode::Native,
+    )
+    .await;
+    let nudges = o.events_of("nudge");
+    assert_eq!(nudges.len(), 2, "{nudges:?}");
+    assert_eq!(nudges[0]["reason"], "result_echo");
+    assert_eq!(o.result.outcome, Outcome::NoProgress);
+}
+
+/// The 0.5B followed its one real call with a call of every tool in the prompt's order,
+/// `task_complete` last (held-out suite, h-run-product): a small model's reply runs its first
+/// tool's calls only, and the run goes on with their results.
+#[tokio::test]
+async fn a_small_model_s_reply_runs_only_its_first_tool_s_calls() {
+    let edit =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let reply = Turn::tool_call("edit_file", edit)
+        .with_call(
+            "find_files",
+            json!({"pattern": "*.py", "path": "workspace"}),
+        )
+        .with_call("task_complete", json!({"summary": "Finished, 0 errors"}));
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(reply)
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "grep -c 'a + b' calc.py"}),
+            ))
+            .turn(Turn::text("add now returns the sum.")),
+        "Fix the bug in the adder.",
+        calc,
+        small,
+    )
+    .await;
+    let names: Vec<String> = o
+        .events_of("tool_call")
+        .iter()
+        .map(|c| c["name"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(names, ["edit_file", "run_command"]);
+    assert_eq!(o.result.answer, "add now returns the sum.");
+    let kept = &o.requests[1]["messages"][2]["tool_calls"];
+    assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
 }

@@ -1,0 +1,108 @@
+//! For a small model that calls tools ([`crate::weak_model::Policy::helps_coding`]): the files
+//! the task names are read for it before its first turn, as `read_file` calls of its own in the
+//! history (parse layer `preload`), so its first edit copies real text instead of guessing it,
+//! and the conversation shows it a well-formed call of an offered tool before it writes one.
+//! Qwen2.5-Coder-0.5B otherwise answers most coding tasks with a call object naming a tool that
+//! does not exist (BENCHMARKS.md).
+//!
+//! Only files of the workspace named as a whole word of the task (`pick.py`, `geo/_version.py`,
+//! or a name that is the last part of exactly one listed file's path) and small enough to show
+//! whole are read; the calls run through the tool path like any other (events, sandbox).
+
+use std::ops::ControlFlow;
+
+use reagent_protocol::{CancellationToken, Message, ToolCall};
+use serde_json::json;
+
+use super::edits::named_paths;
+use super::{Ending, RunState, Session};
+use crate::config::ToolMode;
+use crate::events::EventSink;
+use crate::text_edits::looks_like_path;
+
+/// Most files read up front.
+const PRELOAD_MAX_FILES: usize = 4;
+
+/// Largest file read up front, in bytes: a file the task says is too long to read at once is
+/// left to the model's own search.
+const PRELOAD_MAX_BYTES: u64 = 6_000;
+
+impl Session {
+    /// Before a small model's first turn of a run: read the files its task names (see the
+    /// module's docs). The run ends here only when a read ends it (it cannot, short of a
+    /// repetition stop).
+    pub(super) async fn preload_named_files(
+        &mut self,
+        run: &mut RunState,
+        events: &EventSink,
+        cancel: &CancellationToken,
+    ) -> ControlFlow<Ending> {
+        let first_turn = run.iterations == 0 && run.tool_calls == 0;
+        if !first_turn || !self.preloads() {
+            return ControlFlow::Continue(());
+        }
+        if self.agent.tools.get("read_file").is_none() {
+            return ControlFlow::Continue(());
+        }
+        let calls: Vec<ToolCall> = self
+            .named_files(&run.task)
+            .into_iter()
+            .enumerate()
+            .map(|(i, path)| ToolCall {
+                id: format!("preload_{}", i + 1),
+                name: "read_file".to_owned(),
+                arguments: json!({ "path": path }),
+            })
+            .collect();
+        if calls.is_empty() {
+            return ControlFlow::Continue(());
+        }
+        let mut message = Message::assistant("");
+        message.tool_calls = calls.clone();
+        self.record_assistant(0, message, &calls, Some("preload".to_owned()), None, events);
+        self.run_calls(run, calls, events, cancel)
+            .await
+            .map_continue(|_| ())
+    }
+
+    fn preloads(&self) -> bool {
+        self.policy().helps_coding() && self.mode() == ToolMode::Native
+    }
+
+    /// The workspace files `task` names, in the order named, without repeats, small enough to
+    /// read whole.
+    fn named_files(&self, task: &str) -> Vec<String> {
+        let listed = self
+            .settled
+            .as_ref()
+            .and_then(|s| s.settings.files.as_ref())
+            .map_or(&[][..], |f| f.paths.as_slice());
+        let mut out: Vec<String> = Vec::new();
+        for (_, word) in named_paths(task) {
+            if out.len() == PRELOAD_MAX_FILES {
+                break;
+            }
+            if !looks_like_path(word) {
+                continue;
+            }
+            let path = if self.workspace.open_file(word).is_ok() {
+                word.to_owned()
+            } else {
+                let suffix = format!("/{word}");
+                let mut ends = listed.iter().filter(|p| p.ends_with(&suffix));
+                match (ends.next(), ends.next()) {
+                    (Some(only), None) => only.clone(),
+                    _ => continue,
+                }
+            };
+            let small = self
+                .workspace
+                .open_file(&path)
+                .is_ok_and(|f| f.size <= PRELOAD_MAX_BYTES);
+            if small && !out.contains(&path) {
+                out.push(path);
+            }
+        }
+        out
+    }
+}
