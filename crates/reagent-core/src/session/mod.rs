@@ -146,6 +146,13 @@ pub(crate) struct RunState {
     /// Taking the checkpoint failed (said once; not tried again in this run).
     #[serde(default)]
     pub(crate) checkpoint_failed: bool,
+    /// A command of the run succeeded.
+    #[serde(default)]
+    pub(crate) ran_command: bool,
+    /// A small model that ended its run without doing what the task asks was asked once to
+    /// do it (see `weak_model::Policy::work_not_done`).
+    #[serde(default)]
+    pub(crate) work_asked: bool,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -176,6 +183,8 @@ impl RunState {
             errors: Vec::new(),
             checkpoint: None,
             checkpoint_failed: false,
+            ran_command: false,
+            work_asked: false,
             span: Span::none(),
         }
     }

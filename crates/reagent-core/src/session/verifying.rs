@@ -115,6 +115,7 @@ impl Session {
     /// Note what a call's result says for the endings: a change nothing checked yet, a
     /// command that succeeded after it, the error of a failed call.
     pub(super) fn note_result(run: &mut RunState, call: &ToolCall, result: &ToolResult) {
+        run.ran_command |= call.name == "run_command" && result.is_ok();
         match result {
             ToolResult::Ok { changed, .. } if !changed.is_empty() => run.unchecked_change = true,
             ToolResult::Ok { .. } if call.name == "run_command" => run.unchecked_change = false,
@@ -142,6 +143,17 @@ impl Session {
         events: &EventSink,
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
+        if ending.outcome == Outcome::Completed && !run.work_asked {
+            let changed = !run.files_changed.is_empty();
+            let asked = self
+                .policy()
+                .work_not_done(&run.task, changed, run.ran_command);
+            if let Some(ask) = asked {
+                run.work_asked = true;
+                self.push_loop_message(UserMessageReason::Nudge, ask.to_owned(), events);
+                return Continue(());
+            }
+        }
         if ending.outcome != Outcome::Completed || run.checks.is_empty() {
             return Break(ending);
         }

@@ -37,6 +37,32 @@ pub(crate) mod workspace_view;
 
 use schema_narrowing::Narrowing;
 
+/// Words of a task that ask for a change of the workspace (see [`Policy::work_not_done`]).
+const CHANGE_WORDS: [&str; 22] = [
+    "fix",
+    "repair",
+    "correct",
+    "implement",
+    "fill",
+    "rename",
+    "change",
+    "update",
+    "bump",
+    "set",
+    "raise",
+    "move",
+    "create",
+    "make",
+    "write",
+    "put",
+    "rewrite",
+    "replace",
+    "add",
+    "remove",
+    "delete",
+    "prepare",
+];
+
 /// Largest model, in billions of parameters by its name, that gets [`Policy::Small`]: the
 /// sizes measured are 0.5B and 1.5B (Qwen2.5-Coder); 3B is the next size of these families.
 const SMALL_MAX_BILLIONS: f32 = 3.0;
@@ -87,6 +113,41 @@ impl Policy {
     /// already offers only the workspace's real texts.
     pub(crate) fn helps_coding(self) -> bool {
         self == Policy::Small
+    }
+
+    /// Hook (ending): what to tell a small model that ends a run without doing what its task
+    /// asks: no file changed (`changed` false) when the task asks for a change (one of
+    /// [`CHANGE_WORDS`] among its words), no command run (`ran` false) when it asks to run one
+    /// (`run` or `execute`); `None` when it may end. Qwen2.5-Coder-1.5B, shown the files its
+    /// task names, answered "Fixed the largest function in pick.py." without an edit and
+    /// "Executed `python3 calc.py`…" without running it (held-out suite).
+    pub(crate) fn work_not_done(
+        self,
+        task: &str,
+        changed: bool,
+        ran: bool,
+    ) -> Option<&'static str> {
+        if self != Policy::Small {
+            return None;
+        }
+        let words: Vec<String> = task
+            .split(|c: char| !c.is_alphanumeric())
+            .map(str::to_lowercase)
+            .collect();
+        let asks = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
+        if asks(&CHANGE_WORDS) && !changed {
+            Some(
+                "No file has been changed yet, but the task asks for a change. Make it now \
+                 with edit_file or write_file, then call task_complete.",
+            )
+        } else if asks(&["run", "execute"]) && !ran {
+            Some(
+                "No command has been run yet, but the task asks to run one. Call run_command \
+                 now, then answer from its output.",
+            )
+        } else {
+            None
+        }
     }
 
     /// Hook (calls): whether only a reply's first calls of one tool run (the others are left

@@ -431,14 +431,14 @@ async fn a_call_object_with_its_arguments_beside_the_name_is_the_call() {
         ScriptBuilder::new().turn(Turn::text(
             "\n{\"name\": \"task_complete\", \"summary\": \"total.py prints 1157.\"}",
         )),
-        TASK,
+        "Tell me what total.py prints.",
         calc,
         small,
     )
     .await;
     assert_eq!(o.result.answer, "total.py prints 1157.");
     assert_eq!(
-        o.events_of("assistant_message")[1]["parse_layer"],
+        o.events_of("assistant_message")[0]["parse_layer"],
         "call_object"
     );
 }
@@ -550,4 +550,77 @@ async fn a_small_model_s_reply_runs_only_its_first_tool_s_calls() {
     assert_eq!(o.result.answer, "add now returns the sum.");
     let kept = &o.requests[1]["messages"][2]["tool_calls"];
     assert_eq!(kept.as_array().unwrap().len(), 1, "{kept}");
+}
+
+/// Qwen2.5-Coder-1.5B, shown pick.py, answered "Fixed the largest function in pick.py."
+/// without an edit: a small model that ends a task asking for a change without one is asked
+/// once to make it; a question is answered at once.
+#[tokio::test]
+async fn a_small_model_claiming_a_change_it_did_not_make_is_asked_once_to_make_it() {
+    let edit =
+        json!({"path": "calc.py", "old_string": "return a - b", "new_string": "return a + b"});
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text("Fixed the adder."))
+            .turn(Turn::tool_call("edit_file", edit))
+            .turn(Turn::text("Done.")),
+        "Fix the bug in the adder.",
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    let nudges = o.events_of("user_message");
+    assert_eq!(nudges.len(), 1, "{nudges:?}");
+    assert!(nudges[0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("No file has been changed yet"));
+    assert_eq!(o.result.answer, "Done.");
+    // Asked once only: a second claim ends the run.
+    let o = run_task(
+        ScriptBuilder::new().turns([Turn::text("Fixed."), Turn::text("Fixed it.")]),
+        "Fix the bug in the adder.",
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.result.answer, "Fixed it.");
+    assert_eq!(o.requests.len(), 2);
+    // A question asks for no change.
+    let o = run_task(
+        ScriptBuilder::new().turn(Turn::text("It subtracts.")),
+        "What does the adder in calc.py do wrong?",
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.requests.len(), 1);
+    assert_eq!(o.result.answer, "It subtracts.");
+}
+
+/// The 1.5B answered "What does `python3 calc.py` print? Run it and tell me." with
+/// "Executed `python3 calc.py` and printed the result." without running it.
+#[tokio::test]
+async fn a_small_model_that_did_not_run_the_command_its_task_names_is_asked_to() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text("Executed it."))
+            .turn(Turn::tool_call(
+                "run_command",
+                json!({"command": "echo 42"}),
+            ))
+            .turn(Turn::text("It prints 42.")),
+        "What does `echo 42` print? Run it and tell me.",
+        calc,
+        small,
+    )
+    .await;
+    let nudges = o.events_of("user_message");
+    assert_eq!(nudges.len(), 1, "{nudges:?}");
+    assert!(nudges[0]["content"]
+        .as_str()
+        .unwrap()
+        .starts_with("No command has been run yet"));
+    assert_eq!(o.result.answer, "It prints 42.");
 }
