@@ -244,3 +244,113 @@ fn from_rusqlite(e: rusqlite::Error) -> sqlx::Error {
         other => sqlx::Error::Encode(Box::new(other)),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use reagent_protocol::EventKind;
+
+    use super::*;
+    use crate::location::Location;
+
+    fn started(run: &str) -> Event {
+        let kind = EventKind::RunStarted {
+            task: "t".into(),
+            model: "m".into(),
+            provider: "ollama".into(),
+            tool_mode: "native".into(),
+            workspace: "/ws".into(),
+            num_ctx: 4096,
+            tools: vec![],
+            session_id: String::new(),
+            system_prompt: String::new(),
+            follow_up: false,
+        };
+        Event::new(run, 1, kind)
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_locked_file_is_an_outage_and_the_write_succeeds_once_it_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        crate::open::connect(&Location::Sqlite(path.clone()))
+            .await
+            .unwrap()
+            .close()
+            .await;
+        let direct = Direct::open(&path, Duration::from_millis(50)).unwrap();
+        let other = Connection::open(&path).unwrap();
+        other.execute_batch("BEGIN EXCLUSIVE").unwrap();
+        let events = Arc::new(vec![started("r1")]);
+        match direct.write(events.clone(), 7).await {
+            Written::Outage(why) => assert!(why.contains("locked"), "{why}"),
+            Written::Stored { .. } => panic!("written while another connection held the lock"),
+        }
+        other.execute_batch("ROLLBACK").unwrap();
+        match direct.write(events, 7).await {
+            Written::Stored { refused } => assert!(refused.is_empty()),
+            Written::Outage(why) => panic!("not written once the lock was free: {why}"),
+        }
+        let (seqs, pid): (i64, i64) = other
+            .query_row(
+                "SELECT (SELECT count(*) FROM events WHERE run_id = 'r1'), \
+                 (SELECT pid FROM runs WHERE id = 'r1')",
+                (),
+                |r| Ok((r.get(0)?, r.get(1)?)),
+            )
+            .unwrap();
+        assert_eq!((seqs, pid), (1, 7));
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_session_saved_twice_keeps_the_last_snapshot() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.db");
+        crate::open::connect(&Location::Sqlite(path.clone()))
+            .await
+            .unwrap()
+            .close()
+            .await;
+        let direct = Direct::open(&path, Duration::from_secs(1)).unwrap();
+        for snapshot in ["{\"a\":1}", "{\"a\":2}"] {
+            direct
+                .save_session(
+                    "s1".into(),
+                    "2026-01-01T00:00:00.000Z".into(),
+                    snapshot.into(),
+                )
+                .await
+                .unwrap();
+        }
+        let other = Connection::open(&path).unwrap();
+        let saved: String = other
+            .query_row("SELECT snapshot FROM sessions WHERE id = 's1'", (), |r| {
+                r.get(0)
+            })
+            .unwrap();
+        assert_eq!(saved, "{\"a\":2}");
+    }
+
+    #[test]
+    fn sqlite_codes_survive_the_mapping() {
+        let busy = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_BUSY),
+            Some("database is locked".into()),
+        );
+        let mapped = from_rusqlite(busy);
+        assert!(crate::classify::is_transient(&mapped, true));
+        assert!(
+            mapped.to_string().contains("database is locked"),
+            "{mapped}"
+        );
+        let constraint = rusqlite::Error::SqliteFailure(
+            rusqlite::ffi::Error::new(rusqlite::ffi::SQLITE_CONSTRAINT_TRIGGER),
+            None,
+        );
+        assert!(!crate::classify::is_transient(
+            &from_rusqlite(constraint),
+            true
+        ));
+        let wrong = rusqlite::Error::InvalidParameterCount(1, 2);
+        assert!(!crate::classify::is_transient(&from_rusqlite(wrong), true));
+    }
+}

@@ -145,7 +145,7 @@ pub(crate) fn run_row(e: &Event, now: i64, pid: i64) -> Option<RunRow<'_>> {
     else {
         return None;
     };
-    let session = (!session_id.is_empty()).then(|| session_id.as_str());
+    let session = (!session_id.is_empty()).then_some(session_id.as_str());
     Some(RunRow {
         run: [
             Param::raw(&e.run_id),
