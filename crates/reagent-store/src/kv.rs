@@ -6,6 +6,8 @@ use serde::Serialize;
 use serde_json::Value;
 use sqlx::Row;
 
+use crate::batch::bound;
+use crate::stmt;
 use crate::{now_rfc3339, Store, StoreError, StoredEvent};
 
 /// A stored session.
@@ -64,17 +66,21 @@ impl Store {
     /// Save (or replace) a session's snapshot.
     pub async fn save_session(&self, id: &str, snapshot: &str) -> Result<(), StoreError> {
         let now = now_rfc3339();
-        sqlx::query(
-            "INSERT INTO sessions (id, created, updated, snapshot) VALUES ($1, $2, $2, $3) \
-             ON CONFLICT (id) DO UPDATE SET updated = excluded.updated, snapshot = excluded.snapshot",
-        )
-        .bind(id)
-        .bind(now.as_str())
-        .bind(snapshot)
-        .execute(&self.pool)
-        .await
-        .map_err(|e| self.query_error("save a session", e))?;
-        Ok(())
+        let saved = match &self.direct {
+            Some(direct) => {
+                direct
+                    .save_session(id.to_owned(), now, snapshot.to_owned())
+                    .await
+            }
+            None => {
+                let params = stmt::session_row(id, &now, snapshot);
+                bound(stmt::SAVE_SESSION, &params)
+                    .execute(&self.pool)
+                    .await
+                    .map(drop)
+            }
+        };
+        saved.map_err(|e| self.query_error("save a session", e))
     }
 
     /// Wait for the events recorded so far, then save a session's snapshot as JSON. `snapshot`

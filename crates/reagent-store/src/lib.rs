@@ -4,14 +4,19 @@
 //!
 //! # One code base, two backends
 //!
-//! The store talks to both databases through sqlx's `Any` driver with runtime queries: every
-//! statement is written once, with `$1…` placeholders (which SQLite accepts too), in the SQL
+//! The store talks to both databases through sqlx's `Any` driver with runtime queries (the
+//! SQLite writer excepted, see below): every statement is written once, with `$1…` placeholders (which SQLite accepts too), in the SQL
 //! both databases share (`TEXT`, `BIGINT`, `ON CONFLICT … DO UPDATE`, `CASE`, `substr`). Timestamps
 //! are RFC 3339 text (fixed width, so they sort) and epoch milliseconds; JSON is text. Only two
 //! things differ per backend and are kept apart on purpose: the migrations
 //! (`migrations/sqlite`, `migrations/postgres`, applied on open) and the query that lists a
 //! database's tables (to refuse a foreign database). An enum over two typed pools would have
 //! needed every query twice or generic code over `sqlx::Database`; `Any` keeps one copy.
+//!
+//! On SQLite the writer (events, runs, session saves) has a connection of its own, outside
+//! sqlx (rusqlite, on the SQLite sqlx links): a batch is one hand-off to a blocking thread
+//! instead of a round trip to sqlx's worker thread per statement. Its statements are the same
+//! text, described once for both (`stmt`), and the batch logic is written once over both.
 //!
 //! # Writing
 //!
@@ -60,6 +65,7 @@
 
 mod batch;
 mod classify;
+mod direct;
 mod error;
 mod evals;
 mod experiments;
@@ -71,6 +77,7 @@ mod open;
 mod page;
 mod queue;
 mod read;
+mod stmt;
 mod writer;
 
 use std::sync::Arc;
@@ -148,6 +155,8 @@ impl StoreOptions {
 #[derive(Clone)]
 pub struct Store {
     pool: sqlx::AnyPool,
+    /// SQLite: the writer's own connection, which also saves sessions.
+    direct: Option<direct::Direct>,
     location: Arc<Location>,
     writer: writer::WriterHandle,
 }
@@ -167,6 +176,17 @@ impl Store {
         options: StoreOptions,
     ) -> Result<Store, StoreError> {
         let pool = open::connect(location).await?;
+        let direct = match location {
+            Location::Sqlite(path) => {
+                Some(direct::Direct::open(path, open::BUSY_TIMEOUT).map_err(|e| {
+                    StoreError::Open {
+                        location: location.to_string(),
+                        message: e.to_string(),
+                    }
+                })?)
+            }
+            Location::Postgres(_) => None,
+        };
         let dir = options
             .journal_dir
             .clone()
@@ -182,12 +202,16 @@ impl Store {
         queue.adopt(orphans);
         let writer = writer::WriterHandle::spawn(writer::WriterSetup {
             pool: pool.clone(),
+            sink: match &direct {
+                Some(d) => batch::Sink::Direct(d.clone()),
+                None => batch::Sink::Pool(pool.clone()),
+            },
             location: location.to_string(),
-            sqlite: location.is_sqlite(),
             queue,
         });
         let store = Store {
             pool,
+            direct,
             location: Arc::new(location.clone()),
             writer,
         };

@@ -56,6 +56,8 @@ const SQLITE_PAGE_SIZE: u32 = 16_384;
 
 /// How long a SQLite connection waits for another writer's lock before giving up.
 const BUSY_TIMEOUT_MS: u32 = 30_000;
+/// [`BUSY_TIMEOUT_MS`], for the writer's own connection.
+pub(crate) const BUSY_TIMEOUT: Duration = Duration::from_millis(BUSY_TIMEOUT_MS as u64);
 
 /// Open the pool, check that the database is a reagent store (or empty) and migrate it.
 ///

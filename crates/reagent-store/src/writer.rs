@@ -10,7 +10,7 @@ use sqlx::AnyPool;
 use tokio::sync::{mpsc, oneshot, Notify};
 use tokio::time::Instant;
 
-use crate::batch::{self, Written};
+use crate::batch::{Sink, Written};
 use crate::journal::Segment;
 use crate::queue::Queue;
 use crate::{now_ms, BATCH_MAX, BATCH_WINDOW, HEARTBEAT};
@@ -146,10 +146,11 @@ pub(crate) struct WriterHandle {
 
 /// What a writer is started with.
 pub(crate) struct WriterSetup {
+    /// The pool, for the heartbeat.
     pub(crate) pool: AnyPool,
+    /// Where batches are written.
+    pub(crate) sink: Sink,
     pub(crate) location: String,
-    /// SQLite takes anonymous `?` placeholders, which it binds without looking up a name each.
-    pub(crate) sqlite: bool,
     /// The queue, holding the segments taken over from writers that are gone.
     pub(crate) queue: Queue,
 }
@@ -167,7 +168,7 @@ impl WriterHandle {
         });
         let writer = Writer {
             pool: setup.pool,
-            sqlite: setup.sqlite,
+            sink: setup.sink,
             shared: shared.clone(),
             queue: setup.queue,
             active: HashSet::new(),
@@ -262,7 +263,7 @@ impl Recorder {
 
 struct Writer {
     pool: AnyPool,
-    sqlite: bool,
+    sink: Sink,
     shared: Arc<Shared>,
     queue: Queue,
     /// Runs started and not yet finished by this writer (their heartbeat is kept).
@@ -396,14 +397,16 @@ impl Writer {
     ) {
         loop {
             self.answer(waiting);
-            let Some(batch) = self.queue.next_batch(BATCH_MAX) else {
+            let Some(mut batch) = self.queue.next_batch(BATCH_MAX) else {
                 self.note_losses();
                 self.answer(waiting);
                 return;
             };
             self.note_losses();
+            // Shared with the write, which may run on another thread; back in the batch after.
+            let events = Arc::new(std::mem::take(&mut batch.events));
             let written = {
-                let write = batch::write(&self.pool, self.sqlite, &batch.events, batch.pid);
+                let write = self.sink.write(events.clone(), batch.pid);
                 tokio::pin!(write);
                 loop {
                     tokio::select! {
@@ -421,6 +424,7 @@ impl Writer {
                     }
                 }
             };
+            batch.events = Arc::try_unwrap(events).unwrap_or_else(|shared| (*shared).clone());
             match written {
                 Written::Stored { refused } => {
                     for r in refused {
