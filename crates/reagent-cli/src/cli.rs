@@ -284,6 +284,15 @@ pub(crate) struct EvalArgs {
     /// Run only the task with this id (repeatable).
     #[arg(long = "task")]
     pub(crate) tasks: Vec<String>,
+    /// Checks run when the model ends a task run, as `reagent run --verify` (repeatable):
+    /// `auto` (the commands a task says must pass), `tests:CMD`, `command:CMD`,
+    /// `file_exists:PATH`, `file_contains:PATH:TEXT`, `git_clean`. A failing check goes back to
+    /// the model, up to --verify-retries times; the suite's own checks judge the run after.
+    #[arg(long = "verify", value_name = "CHECK")]
+    pub(crate) verify: Vec<String>,
+    /// Rounds of failing checks given back to the model (default 2).
+    #[arg(long, value_name = "N")]
+    pub(crate) verify_retries: Option<u32>,
     /// Stop each run after this many model calls (default 10).
     #[arg(long, default_value_t = 10)]
     pub(crate) max_iterations: u32,

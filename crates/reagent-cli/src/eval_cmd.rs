@@ -156,6 +156,8 @@ fn run_args(args: &EvalArgs) -> RunArgs {
         quiet: args.quiet,
         store: args.store.clone(),
         no_store: args.no_store,
+        verify: args.verify.clone(),
+        verify_retries: args.verify_retries,
         ..RunArgs::default()
     }
 }

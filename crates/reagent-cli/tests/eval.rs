@@ -451,6 +451,62 @@ async fn eval_samples_report_the_spread_and_record_each_run() {
     assert_ne!(first[0]["run_id"], second[0]["run_id"]);
 }
 
+/// `--verify` runs its checks when the model ends each task run: the failing check goes back
+/// to the model, which then does the work; the suite's own check judges the run after.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn eval_verify_gives_a_failing_check_back_to_the_model() {
+    const MAKE: &str = r#"
+[[task]]
+id = "make-out"
+category = "create_file"
+prompt = "Create out.txt containing done."
+checks = [{ command = "grep -q done out.txt" }]
+"#;
+    let server = ScriptedOllama::start(ScriptBuilder::new().turns([
+        Turn::text("Created out.txt."),
+        Turn::tool_call(
+            "write_file",
+            json!({"path": "out.txt", "content": "done\n"}),
+        ),
+        Turn::text("Now it exists."),
+    ]))
+    .await
+    .unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("suite.toml"), MAKE).unwrap();
+    let flags = [
+        "--tool-mode",
+        "native",
+        "--verify",
+        "file_exists:out.txt",
+        "--record",
+        "fixtures",
+        "--no-store",
+    ];
+    let out = eval_suite(&server, dir.path(), &flags).await;
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out));
+    let table = String::from_utf8_lossy(&out.stdout).into_owned();
+    assert!(
+        table
+            .lines()
+            .any(|l| l.starts_with("make-out") && l.contains("1/1 100%")),
+        "{table}"
+    );
+    let events =
+        std::fs::read_to_string(dir.path().join("fixtures/make-out.native.seed1.jsonl")).unwrap();
+    let checks: Vec<Value> = events
+        .lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .filter(|e| e["type"] == "verification_check")
+        .collect();
+    assert_eq!(checks.len(), 2, "{checks:#?}");
+    assert_eq!(
+        (checks[0]["passed"].as_bool(), checks[1]["passed"].as_bool()),
+        (Some(false), Some(true))
+    );
+    assert!(events.contains(r#""outcome":"verified""#), "{events}");
+}
+
 #[test]
 fn eval_usage_errors_exit_2_and_say_what_is_wrong() {
     let dir = tempfile::tempdir().unwrap();

@@ -34,10 +34,17 @@ impl Session {
     /// arguments beside the name becomes the call (layer `call_object`), and for a small model
     /// edits written as text become their calls (layer `text_edit`).
     pub(super) fn read_text_calls(&self, run: &RunState, turn: &mut Turn) {
-        if !turn.calls.is_empty()
-            || turn.final_answer.is_some()
-            || self.mode() == ToolMode::Constrained
-        {
+        if turn.final_answer.is_some() || self.mode() == ToolMode::Constrained {
+            return;
+        }
+        if !turn.calls.is_empty() {
+            // A small model's edit written as text beside its `task_complete` call (the
+            // 1.5B's "Here's the updated code for initials() in names.py: ```…```") is made
+            // instead of ending the run; the model ends it once it has seen the result.
+            let only_ending = turn.calls.iter().all(|c| c.name == "task_complete");
+            if only_ending && self.helps_coding() {
+                self.read_text_edits(run, turn);
+            }
             return;
         }
         match self.call_object(&turn.text) {
@@ -133,8 +140,8 @@ impl Session {
         turn.unread_call = None;
     }
 
-    /// A reply without calls that holds edits written as text gets them as its calls (layer
-    /// `text_edit`), when the tools they stand for are offered.
+    /// A reply that holds edits written as text gets them as its calls (layer `text_edit`),
+    /// when the tools they stand for are offered.
     fn read_text_edits(&self, run: &RunState, turn: &mut Turn) {
         let targets = Targets {
             workspace: &self.workspace,

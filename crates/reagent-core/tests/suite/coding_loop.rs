@@ -624,3 +624,30 @@ async fn a_small_model_that_did_not_run_the_command_its_task_names_is_asked_to()
         .starts_with("No command has been run yet"));
     assert_eq!(o.result.answer, "It prints 42.");
 }
+
+/// The 1.5B wrote the implemented function in a fenced block naming its file, beside a
+/// `task_complete` call (h-impl-initials): the edit is made instead of ending the run, and the
+/// model ends it after seeing the result.
+#[tokio::test]
+async fn a_small_model_s_file_written_as_text_beside_task_complete_is_made_first() {
+    let reply = Turn::text(
+        "Here is the updated code for add() in calc.py:\n\n```python\ndef add(a, b):\n    return a + b\n```",
+    )
+    .with_call("task_complete", json!({"summary": "Fixed add."}));
+    let o = run_task(
+        ScriptBuilder::new().turn(reply).turn(Turn::tool_call(
+            "task_complete",
+            json!({"summary": "Fixed add."}),
+        )),
+        "Fix the bug in the adder.",
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), "def add(a, b):\n    return a + b\n");
+    let calls = o.events_of("tool_call");
+    let names: Vec<&str> = calls.iter().map(|c| c["name"].as_str().unwrap()).collect();
+    assert_eq!(names, ["write_file", "task_complete"]);
+    assert_eq!(o.result.answer, "Fixed add.");
+    assert_eq!(o.requests.len(), 2);
+}

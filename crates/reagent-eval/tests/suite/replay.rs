@@ -13,11 +13,27 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use reagent_core::AgentConfig;
+use reagent_eval::{Suite, Task};
 use reagent_protocol::{Event, EventKind};
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 
+fn evals_dir() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals")
+}
+
+/// The suite task a fixture recorded (`<task>.<mode>.seed<N>.jsonl`).
+fn task_of<'a>(path: &Path, suites: &'a [Suite]) -> &'a Task {
+    let name = path.file_name().unwrap().to_string_lossy();
+    let id = name.split('.').next().unwrap();
+    suites
+        .iter()
+        .flat_map(|s| &s.tasks)
+        .find(|t| t.id == id)
+        .unwrap_or_else(|| panic!("{}: no coding-suite task `{id}`", path.display()))
+}
+
 fn fixtures() -> Vec<PathBuf> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../evals/fixtures/coding-replies");
+    let root = evals_dir().join("fixtures/coding-replies");
     let mut files = Vec::new();
     for model in std::fs::read_dir(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display())) {
         let model = model.unwrap().path();
@@ -52,6 +68,10 @@ async fn recorded_coding_runs_of_real_models_replay_with_the_same_decisions() {
     let files = fixtures();
     assert!(files.len() >= 3, "too few fixtures: {files:?}");
     let specs = ToolRegistry::workspace_tools(&ToolsConfig::default()).specs();
+    let suites: Vec<Suite> = ["coding-tasks.toml", "coding-tasks-heldout.toml"]
+        .iter()
+        .map(|f| Suite::load(&evals_dir().join(f)).unwrap())
+        .collect();
     let mut replies = 0;
     let mut diverged = Vec::new();
     for path in &files {
@@ -75,7 +95,9 @@ async fn recorded_coding_runs_of_real_models_replay_with_the_same_decisions() {
             .iter()
             .filter(|e| matches!(e.kind, EventKind::LlmResponse { .. }))
             .count();
-        let scratch = tempfile::tempdir().unwrap();
+        // The task's workspace as the recorded run started in it: what the loop reads of it
+        // (files named, files to read up front) decides as it did then.
+        let scratch = task_of(path, &suites).prepare_workspace().unwrap();
         let workspace = Arc::new(Workspace::open(scratch.path()).unwrap());
         let report = reagent_core::replay(&events, AgentConfig::new(model), &specs, workspace)
             .await
