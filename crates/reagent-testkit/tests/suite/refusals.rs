@@ -36,7 +36,7 @@ async fn run_tuned(
         ..ClientOptions::default()
     };
     let provider = OllamaProvider::new(&server.base_url(), opts).unwrap();
-    let mut config = AgentConfig::new("qwen3:0.6b");
+    let mut config = AgentConfig::new("qwen3:8b");
     config.tool_mode = mode;
     config.stream = stream;
     tune(&mut config);
