@@ -81,6 +81,11 @@ pub(crate) fn unread_call_nudge(why: &str, mode: ToolMode) -> String {
 /// by the model instead of an answer (the Qwen2.5-Coder models did so on the coding suite, also
 /// as `{"output": …}` alone).
 pub(crate) fn is_result_echo(text: &str) -> bool {
+    // Every reply without calls passes here: prose is told apart without parsing or copying.
+    let start = text.trim_start();
+    if !start.starts_with('{') && !start.starts_with("<tool_response>") {
+        return false;
+    }
     let t = text
         .replace("<tool_response>", "")
         .replace("</tool_response>", "");

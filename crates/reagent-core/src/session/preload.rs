@@ -85,21 +85,22 @@ impl Session {
             if !looks_like_path(word) {
                 continue;
             }
-            let path = if self.workspace.open_file(word).is_ok() {
-                word.to_owned()
-            } else {
-                let suffix = format!("/{word}");
-                let mut ends = listed.iter().filter(|p| p.ends_with(&suffix));
-                match (ends.next(), ends.next()) {
-                    (Some(only), None) => only.clone(),
-                    _ => continue,
+            // The word as a path, else the one listed file it ends (opened once either way).
+            let (path, opened) = match self.workspace.open_file(word) {
+                Ok(opened) => (word.to_owned(), opened),
+                Err(_) => {
+                    let suffix = format!("/{word}");
+                    let mut ends = listed.iter().filter(|p| p.ends_with(&suffix));
+                    let (Some(only), None) = (ends.next(), ends.next()) else {
+                        continue;
+                    };
+                    let Ok(opened) = self.workspace.open_file(only) else {
+                        continue;
+                    };
+                    (only.clone(), opened)
                 }
             };
-            let small = self
-                .workspace
-                .open_file(&path)
-                .is_ok_and(|f| f.size <= PRELOAD_MAX_BYTES);
-            if small && !out.contains(&path) {
+            if opened.size <= PRELOAD_MAX_BYTES && !out.contains(&path) {
                 out.push(path);
             }
         }
