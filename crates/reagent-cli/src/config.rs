@@ -133,6 +133,9 @@ pub(crate) struct ProfileConfig {
     /// models).
     #[serde(default)]
     pub(crate) narrow_schema: bool,
+    /// Change tasks ask for whole files as text before the tool loop (default: for models of
+    /// at most 3B by their name).
+    pub(crate) edits_as_text: Option<bool>,
 }
 
 /// `[options]`: generation options.

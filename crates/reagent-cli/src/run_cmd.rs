@@ -132,6 +132,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             tool_mode: p.tool_mode,
             plain_final_question: p.plain_final_question,
             narrow_schema: p.narrow_schema,
+            edits_as_text: p.edits_as_text,
         })
         .collect();
     // The config file's [verify] is `reagent run`'s own (see [`run`]): eval suites have their

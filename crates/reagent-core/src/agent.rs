@@ -200,6 +200,9 @@ impl Agent {
             files,
             plain_final_question: policy.ends_with_plain_question(profile.plain_final_question),
             narrowing,
+            edit_turns: profile
+                .edits_as_text
+                .unwrap_or(policy == Policy::Small && mode == ToolMode::Native),
             policy,
         })
     }

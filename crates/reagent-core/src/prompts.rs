@@ -253,7 +253,7 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
 }
 
 /// The standard output of a `run_command` result that exited 0 and wrote only to it.
-fn clean_stdout(output: &str) -> Option<&str> {
+pub(crate) fn clean_stdout(output: &str) -> Option<&str> {
     let stdout = output.strip_prefix("exit code 0\n--- stdout ---\n")?;
     (!stdout.contains("\n--- stderr ---\n")).then(|| stdout.trim_end())
 }

@@ -14,6 +14,9 @@
 //!   a `write_file` call when the path is a workspace file and the block is not a snippet of it
 //!   (at least half its lines), or when the path is new and the task names it.
 //!
+//!   In an edit turn (`session::edit_turn`), a reply's only block naming no file stands for
+//!   the shown file it shares the most lines with (Qwen2.5-Coder-0.5B's ```` ```python ````).
+//!
 //! - **the content of the one new file the task names** ("Put only the count into
 //!   warnings.txt"), answered instead of written: the reply's only fenced block, or a reply
 //!   without a fence that is JSON or one short line. It becomes a `write_file` call of that
@@ -42,6 +45,9 @@ pub(crate) trait EditTargets {
     /// The one file the task names that does not exist yet and the run has not written (the
     /// file the task asks for), if there is exactly one.
     fn new_output_file(&self) -> Option<String>;
+    /// The files an edit turn showed the model (empty outside one): a reply's one block that
+    /// names no file stands for the shown file it shares the most lines with.
+    fn shown_files(&self) -> &[String];
 }
 
 /// Longest reply without a fence read as a new file's one-line content.
@@ -169,6 +175,10 @@ fn search_replace_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit
 /// Fenced blocks that hold a whole file and name it.
 fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
     let lines: Vec<&str> = reply.lines().collect();
+    let fences = lines
+        .iter()
+        .filter(|l| l.trim_start().starts_with("```"))
+        .count();
     let mut out = Vec::new();
     let mut i = 0;
     while i < lines.len() {
@@ -190,9 +200,27 @@ fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
                     .find(|l| !l.trim().is_empty())
                     .and_then(|l| named_in_line(l, targets))
             });
-        let body = &lines[i + 1..close];
+        let mut body = &lines[i + 1..close];
+        let mut named = named.map(str::to_owned);
+        let edit_turn = !targets.shown_files().is_empty();
+        if named.is_none() && edit_turn {
+            // A workspace file's path alone on the block's first line names it (the 1.5B's
+            // ```` ```python ```` then `banner.py`).
+            let first = body.first().and_then(|l| path_in(l));
+            if let Some(path) = first.filter(|p| targets.file_text(p).is_some()) {
+                named = Some(path.to_owned());
+                body = &body[1..];
+            }
+        }
         let mut content = body.join("\n");
         content.push('\n');
+        if named.is_none() && edit_turn && fences == 2 {
+            // The one block of an edit turn naming no file: the new file the task asks for,
+            // else the shown file it is closest to.
+            named = targets
+                .new_output_file()
+                .or_else(|| closest_shown_file(&content, targets));
+        }
         if let Some(path) = named.filter(|p| whole_file(p, &content, targets)) {
             out.push(TextEdit {
                 tool: "write_file",
@@ -202,6 +230,34 @@ fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
         i = close + 1;
     }
     out
+}
+
+/// The shown file (see [`EditTargets::shown_files`]) that shares the most lines with
+/// `content`, when one shares more than the others and at least half of its own.
+fn closest_shown_file(content: &str, targets: &dyn EditTargets) -> Option<String> {
+    let lines = |text: &str| -> std::collections::BTreeSet<String> {
+        text.lines()
+            .map(|l| l.trim().to_owned())
+            .filter(|l| !l.is_empty())
+            .collect()
+    };
+    let block = lines(content);
+    let mut scored: Vec<(usize, &String)> = targets
+        .shown_files()
+        .iter()
+        .filter_map(|path| {
+            let own = lines(&targets.file_text(path)?);
+            let shared = own.intersection(&block).count();
+            (shared > 0 && shared * 2 >= own.len()).then_some((shared, path))
+        })
+        .collect();
+    scored.sort_by_key(|(shared, _)| std::cmp::Reverse(*shared));
+    match scored.as_slice() {
+        [(best, path), rest @ ..] if rest.first().is_none_or(|(next, _)| next < best) => {
+            Some((*path).clone())
+        }
+        _ => None,
+    }
 }
 
 /// Whether a block holding `content` stands for a change of the whole of `path`: an existing
@@ -240,6 +296,63 @@ mod tests {
         fn new_output_file(&self) -> Option<String> {
             self.2.map(str::to_owned)
         }
+        fn shown_files(&self) -> &[String] {
+            &[]
+        }
+    }
+
+    /// [`Files`] shown in an edit turn: `shown`'s files hold the given texts.
+    struct Shown(Vec<String>, Vec<(&'static str, &'static str)>);
+
+    impl EditTargets for Shown {
+        fn file_text(&self, path: &str) -> Option<String> {
+            let (_, text) = self.1.iter().find(|(p, _)| *p == path)?;
+            Some((*text).to_owned())
+        }
+        fn task_names(&self, _: &str) -> bool {
+            false
+        }
+        fn new_output_file(&self) -> Option<String> {
+            None
+        }
+        fn shown_files(&self) -> &[String] {
+            &self.0
+        }
+    }
+
+    /// What Qwen2.5-Coder-0.5B answered in edit turns of the held-out suite: the file
+    /// changed, in a fence naming no file.
+    #[test]
+    fn an_edit_turn_s_one_unnamed_block_is_the_shown_file_it_shares_most_lines_with() {
+        let pick = "def largest(numbers):\n    best = numbers[0]\n    for n in numbers:\n        if n < best:\n            best = n\n    return best\n";
+        let test =
+            "import unittest\nfrom pick import largest\n\nclass T(unittest.TestCase):\n    pass\n";
+        let ws = Shown(
+            vec!["pick.py".into(), "test_pick.py".into()],
+            vec![("pick.py", pick), ("test_pick.py", test)],
+        );
+        let fixed = pick.replace("n < best", "n > best");
+        let edits = read_edits(&format!("```python\n{fixed}```"), &ws);
+        assert_eq!(
+            edits,
+            [TextEdit {
+                tool: "write_file",
+                arguments: json!({"path": "pick.py", "content": fixed})
+            }]
+        );
+        for reply in [
+            // Unchanged: nothing to write.
+            format!("```python\n{pick}```"),
+            // Two unnamed blocks: which is which is not known.
+            format!("```python\n{fixed}```\n```python\n{fixed}```"),
+            // Shares too little with any shown file.
+            "```python\nprint(1)\n```".to_owned(),
+        ] {
+            assert_eq!(read_edits(&reply, &ws), [], "{reply}");
+        }
+        // Outside an edit turn an unnamed block is no edit.
+        let fixed_calc = "```python\nline 1\nline 2\nline 3 changed\n```";
+        assert_eq!(read_edits(fixed_calc, &WS), []);
     }
 
     const WS: Files = Files(

@@ -25,6 +25,8 @@ pub(crate) struct TurnSetup<'a> {
     pub(crate) model: &'a str,
     pub(crate) mode: ToolMode,
     pub(crate) specs: &'a Arc<[ToolSpec]>,
+    /// Whether the request offers the tools (native mode): not in a small model's edit turn.
+    pub(crate) offer_tools: bool,
     pub(crate) options: ModelOptions,
     pub(crate) stream: bool,
     pub(crate) retry_truncated: bool,
@@ -133,7 +135,7 @@ impl TurnSetup<'_> {
             let request = ChatRequest {
                 model: self.model.to_owned(),
                 messages: messages.to_vec(),
-                tools: if self.mode == ToolMode::Native {
+                tools: if self.mode == ToolMode::Native && self.offer_tools {
                     Arc::clone(self.specs)
                 } else {
                     Arc::default()

@@ -147,6 +147,11 @@ impl Session {
             workspace: &self.workspace,
             task: &run.task,
             changed: &run.files_changed,
+            shown: run
+                .edit_turns
+                .as_ref()
+                .filter(|e| e.active)
+                .map_or(&[][..], |e| e.shown.as_slice()),
         };
         let offered = |name: &str| self.agent.specs.iter().any(|s: &ToolSpec| s.name == name);
         let calls: Vec<ToolCall> = text_edits::read_edits(&turn.text, &targets)
@@ -173,6 +178,8 @@ struct Targets<'a> {
     task: &'a str,
     /// Files the run changed so far.
     changed: &'a BTreeSet<String>,
+    /// The files an active edit turn showed.
+    shown: &'a [String],
 }
 
 impl EditTargets for Targets<'_> {
@@ -189,6 +196,10 @@ impl EditTargets for Targets<'_> {
 
     fn task_names(&self, path: &str) -> bool {
         named_paths(self.task).any(|(_, w)| w == path)
+    }
+
+    fn shown_files(&self) -> &[String] {
+        self.shown
     }
 
     fn new_output_file(&self) -> Option<String> {

@@ -41,6 +41,12 @@ impl Session {
             Err(error) => return self.after_failed_turn(run, &error, events),
         };
         self.read_text_calls(run, &mut turn);
+        if !turn.calls.is_empty() && turn.layer.as_deref() != Some("text_edit") {
+            // An edit turn answered with calls of the tools: the tool loop from now on.
+            if let Some(edit) = run.edit_turns.as_mut() {
+                edit.active = false;
+            }
+        }
         let repeated = turn.drop_repeated_calls();
         if repeated > 0 {
             tracing::debug!(repeated, "calls repeated within one reply run once");
@@ -156,20 +162,23 @@ impl Session {
     ) -> Result<Turn, ProviderError> {
         let sent_bytes = self.history.text_bytes();
         let sent_messages = self.history.messages().len();
+        // A small model's edit turn sends the files after the task, and no tools.
+        let rewritten = self.turn_messages(run);
         let turn = {
-            let setup = self.turn_setup(events, cancel)?;
+            let mut setup = self.turn_setup(events, cancel)?;
+            setup.offer_tools = !run.edit_turns.as_ref().is_some_and(|e| e.active);
+            let messages = rewritten.as_deref().unwrap_or(self.history.messages());
             setup
-                .run(
-                    run.iterations,
-                    self.history.messages(),
-                    self.history.estimate_tokens(),
-                )
+                .run(run.iterations, messages, self.history.estimate_tokens())
                 .await?
         };
         run.account(&turn);
         run.overflow_retried = false;
-        self.history
-            .calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
+        if rewritten.is_none() {
+            // The estimate is calibrated on what the history holds, as sent.
+            self.history
+                .calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
+        }
         Ok(turn)
     }
 
@@ -258,6 +267,15 @@ impl Session {
         let Reply {
             text, unread_call, ..
         } = reply;
+        if let Some(ask) = run.edit_turns.as_mut().and_then(|e| e.missed()) {
+            run.nudges += 1;
+            events.emit(EventKind::Nudge {
+                reason: "no_edit".to_owned(),
+                count: run.nudges,
+            });
+            self.push_loop_message(UserMessageReason::Nudge, ask, events);
+            return Continue(());
+        }
         let reason = if unread_call.is_some() {
             "unread_call"
         } else if text.trim().is_empty() {
@@ -316,6 +334,7 @@ impl Session {
         let ctx = self.tool_context(events, cancel);
         let mode = self.mode();
         let mut repeated = None;
+        let mut all_ok = true;
         for call in calls {
             self.checkpoint_before(run, &call, events).await;
             let started = Instant::now();
@@ -326,6 +345,7 @@ impl Session {
                 .await;
             run.tool_calls += 1;
             run.tally.record(&call.name, result.is_ok());
+            all_ok &= result.is_ok();
             Self::note_result(run, &call, &result);
             if let ToolResult::Ok { changed, .. } = &result {
                 run.files_changed.extend(changed.iter().cloned());
@@ -362,6 +382,12 @@ impl Session {
                 result_json,
             ));
             if let Some(answer) = completes {
+                return Break(Ending::new(Outcome::Completed, answer));
+            }
+        }
+        // An edit turn whose edits all succeeded ends the run; its checks judge it.
+        if all_ok && !run.files_changed.is_empty() {
+            if let Some(answer) = run.edit_turns.as_ref().and_then(|e| e.ended(run)) {
                 return Break(Ending::new(Outcome::Completed, answer));
             }
         }

@@ -34,6 +34,7 @@ use crate::turn::TurnSetup;
 use crate::weak_model::schema_narrowing::Narrowing;
 use crate::weak_model::Policy;
 
+mod edit_turn;
 mod edits;
 mod follow;
 mod iteration;
@@ -73,6 +74,10 @@ pub struct SessionSettings {
     /// The weak-model policy in force (chosen by the model's profile, see `crate::weak_model`).
     #[serde(default)]
     pub(crate) policy: Policy,
+    /// Whether a run whose task changes files in place gets edit turns (the profile's
+    /// [`crate::ModelProfile::edits_as_text`]; see `session::edit_turn`).
+    #[serde(default)]
+    pub edit_turns: bool,
 }
 
 /// [`SessionSettings`] plus what is derived from them for every request.
@@ -153,6 +158,12 @@ pub(crate) struct RunState {
     /// do it (see `weak_model::Policy::work_not_done`).
     #[serde(default)]
     pub(crate) work_asked: bool,
+    /// A small model's edit turns (see `session::edit_turn`), when the run has them.
+    #[serde(default)]
+    pub(crate) edit_turns: Option<edit_turn::EditTurns>,
+    /// What the last command that succeeded printed, when it printed only to stdout.
+    #[serde(default)]
+    pub(crate) last_stdout: Option<String>,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -185,6 +196,8 @@ impl RunState {
             checkpoint_failed: false,
             ran_command: false,
             work_asked: false,
+            edit_turns: None,
+            last_stdout: None,
             span: Span::none(),
         }
     }

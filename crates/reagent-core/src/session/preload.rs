@@ -1,13 +1,19 @@
-//! For a small model that calls tools ([`crate::weak_model::Policy::helps_coding`]): the files
-//! the task names are read for it before its first turn, as `read_file` calls of its own in the
-//! history (parse layer `preload`), so its first edit copies real text instead of guessing it,
-//! and the conversation shows it a well-formed call of an offered tool before it writes one.
-//! Qwen2.5-Coder-0.5B otherwise answers most coding tasks with a call object naming a tool that
-//! does not exist (BENCHMARKS.md).
+//! For a small model that calls tools ([`crate::weak_model::Policy::helps_coding`]) on a task
+//! its edit turns do not take (`session::edit_turn`): what the task points to is done for it
+//! before its first turn, as calls of its own in the history (parse layer `preload`), so the
+//! conversation shows it a well-formed call of an offered tool before it writes one and its
+//! first edit copies real text instead of guessing it:
 //!
-//! Only files of the workspace named as a whole word of the task (`pick.py`, `geo/_version.py`,
-//! or a name that is the last part of exactly one listed file's path) and small enough to show
-//! whole are read; the calls run through the tool path like any other (events, sandbox).
+//! - a task that asks to run a command it quotes ("Execute `sh summary.sh` and report…") gets
+//!   the command run (Qwen2.5-Coder-1.5B, shown the script instead, answered "Executed
+//!   `python3 calc.py` and printed the result." without running it);
+//! - any other gets the files it names read. Qwen2.5-Coder-0.5B otherwise answers most coding
+//!   tasks with a call object naming a tool that does not exist (BENCHMARKS.md). Only files
+//!   of the workspace named as a whole word of the task (`pick.py`, `geo/_version.py`, or a
+//!   name that is the last part of exactly one listed file's path) and small enough to show
+//!   whole are read.
+//!
+//! The calls run through the tool path like any other (events, sandbox, approvals).
 
 use std::ops::ControlFlow;
 
@@ -19,6 +25,10 @@ use super::{Ending, RunState, Session};
 use crate::config::ToolMode;
 use crate::events::EventSink;
 use crate::text_edits::looks_like_path;
+use crate::weak_model::asks_to_run;
+
+/// Most commands run up front.
+const PRELOAD_MAX_RUNS: usize = 2;
 
 /// Most files read up front.
 const PRELOAD_MAX_FILES: usize = 4;
@@ -38,20 +48,17 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
         let first_turn = run.iterations == 0 && run.tool_calls == 0;
-        if !first_turn || !self.preloads() {
-            return ControlFlow::Continue(());
-        }
-        if self.agent.tools.get("read_file").is_none() {
+        if !first_turn || self.start_edit_turns(run) || !self.preloads() {
             return ControlFlow::Continue(());
         }
         let calls: Vec<ToolCall> = self
-            .named_files(&run.task)
+            .preloaded_calls(&run.task)
             .into_iter()
             .enumerate()
-            .map(|(i, path)| ToolCall {
+            .map(|(i, (name, arguments))| ToolCall {
                 id: format!("preload_{}", i + 1),
-                name: "read_file".to_owned(),
-                arguments: json!({ "path": path }),
+                name: name.to_owned(),
+                arguments,
             })
             .collect();
         if calls.is_empty() {
@@ -65,13 +72,34 @@ impl Session {
             .map_continue(|_| ())
     }
 
+    /// The calls made for the model before its first turn (see the module's docs): the
+    /// commands a task that asks to run one quotes, else reads of the files it names.
+    fn preloaded_calls(&self, task: &str) -> Vec<(&'static str, serde_json::Value)> {
+        let offered = |name: &str| self.agent.tools.get(name).is_some();
+        let runs = crate::verify::quoted_runs(task);
+        if offered("run_command") && asks_to_run(task) && !runs.is_empty() {
+            return runs
+                .into_iter()
+                .take(PRELOAD_MAX_RUNS)
+                .map(|command| ("run_command", json!({ "command": command })))
+                .collect();
+        }
+        if !offered("read_file") {
+            return Vec::new();
+        }
+        self.named_files(task)
+            .into_iter()
+            .map(|path| ("read_file", json!({ "path": path })))
+            .collect()
+    }
+
     fn preloads(&self) -> bool {
         self.policy().helps_coding() && self.mode() == ToolMode::Native
     }
 
     /// The workspace files `task` names, in the order named, without repeats, small enough to
     /// read whole.
-    fn named_files(&self, task: &str) -> Vec<String> {
+    pub(super) fn named_files(&self, task: &str) -> Vec<String> {
         let listed = self
             .settled
             .as_ref()

@@ -35,6 +35,7 @@ impl Session {
             model: &config.model,
             mode: settled.settings.mode,
             specs: &self.agent.specs,
+            offer_tools: true,
             options: settled.settings.options.clone(),
             stream: config.stream,
             retry_truncated: config.retry_truncated

@@ -116,6 +116,12 @@ impl Session {
     /// command that succeeded after it, the error of a failed call.
     pub(super) fn note_result(run: &mut RunState, call: &ToolCall, result: &ToolResult) {
         run.ran_command |= call.name == "run_command" && result.is_ok();
+        if let (ToolResult::Ok { output, .. }, "run_command") = (result, call.name.as_str()) {
+            run.last_stdout = output
+                .as_str()
+                .and_then(prompts::clean_stdout)
+                .map(str::to_owned);
+        }
         match result {
             ToolResult::Ok { changed, .. } if !changed.is_empty() => run.unchecked_change = true,
             ToolResult::Ok { .. } if call.name == "run_command" => run.unchecked_change = false,
@@ -145,9 +151,15 @@ impl Session {
     ) -> ControlFlow<Ending> {
         if ending.outcome == Outcome::Completed && !run.work_asked {
             let changed = !run.files_changed.is_empty();
-            let asked = self
-                .policy()
-                .work_not_done(&run.task, changed, run.ran_command);
+            // The first line the last command printed, when the answer does not hold it.
+            let unsaid = run
+                .last_stdout
+                .as_deref()
+                .and_then(|out| out.lines().map(str::trim).find(|l| !l.is_empty()))
+                .filter(|line| !ending.answer.contains(line));
+            let asked =
+                self.policy()
+                    .work_not_done(&run.task, changed, run.ran_command, unsaid.is_some());
             if let Some(ask) = asked {
                 run.work_asked = true;
                 self.push_loop_message(UserMessageReason::Nudge, ask.to_owned(), events);

@@ -149,9 +149,31 @@ pub fn auto_checks(task: &str) -> Vec<Check> {
 
 /// [`auto_checks`] for one kind of quote.
 fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
+    quoted_programs(task, quote)
+        .into_iter()
+        .filter(|(_, around)| MUST_PASS.iter().any(|w| contains_word(around, w)))
+        .map(|(command, _)| Check::Tests(command.to_owned()))
+        .collect()
+}
+
+/// The commands `task` quotes in backticks that start with a test or build program (or
+/// `./`), in order: "What does `python3 calc.py` print?".
+pub(crate) fn quoted_runs(task: &str) -> Vec<&str> {
+    let mut out: Vec<&str> = Vec::new();
+    for (command, _) in quoted_programs(task, '`') {
+        if !out.contains(&command) {
+            out.push(command);
+        }
+    }
+    out
+}
+
+/// Each command `task` quotes in `quote`s whose first word is one of [`RUNNERS`] (or starts
+/// with `./`), with the words around it in lower case: its sentence before and after it.
+fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String)> {
     let parts: Vec<&str> = task.split(quote).collect();
     let pairs = parts.len().saturating_sub(1) / 2;
-    let mut checks = Vec::new();
+    let mut out = Vec::new();
     for i in (1..).step_by(2).take(pairs) {
         let command = parts[i].trim();
         let first = command.split_whitespace().next().unwrap_or_default();
@@ -159,19 +181,15 @@ fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
         if command.is_empty() || !runner || command.contains('\n') {
             continue;
         }
-        // The words after the command up to the end of its sentence, and the sentence before.
         let after = parts.get(i + 1).copied().unwrap_or_default();
         let after = after.split(['.', ';', '\n']).next().unwrap_or_default();
         let before = parts[i - 1]
             .rsplit(['.', ';', '\n'])
             .next()
             .unwrap_or_default();
-        let around = format!("{before} {after}").to_lowercase();
-        if MUST_PASS.iter().any(|w| contains_word(&around, w)) {
-            checks.push(Check::Tests(command.to_owned()));
-        }
+        out.push((command, format!("{before} {after}").to_lowercase()));
     }
-    checks
+    out
 }
 
 /// Whether `text` holds `phrase` as whole words.

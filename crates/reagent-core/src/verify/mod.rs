@@ -15,6 +15,7 @@ use serde_json::json;
 
 mod check;
 
+pub(crate) use check::quoted_runs;
 pub use check::{auto_checks, resolve, Check};
 
 /// Default time limit of a check's command ([`crate::VerifyConfig::check_timeout`]).

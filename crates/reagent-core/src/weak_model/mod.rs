@@ -63,6 +63,19 @@ const CHANGE_WORDS: [&str; 22] = [
     "prepare",
 ];
 
+/// Words of a task that ask to run a command (see [`Policy::work_not_done`]).
+const RUN_WORDS: [&str; 2] = ["run", "execute"];
+
+/// Whether `task` asks to run a command ([`RUN_WORDS`] among its words).
+pub(crate) fn asks_to_run(task: &str) -> bool {
+    task.split(|c: char| !c.is_alphanumeric())
+        .any(|w| RUN_WORDS.contains(&w.to_lowercase().as_str()))
+}
+
+/// Verbs that act on a file as a whole: a task that moves, renames, copies or deletes a file
+/// needs the tools, not edits as text.
+const FILE_VERBS: [&str; 5] = ["move", "rename", "copy", "delete", "remove"];
+
 /// Largest model, in billions of parameters by its name, that gets [`Policy::Small`]: the
 /// sizes measured are 0.5B and 1.5B (Qwen2.5-Coder); 3B is the next size of these families.
 const SMALL_MAX_BILLIONS: f32 = 3.0;
@@ -118,14 +131,16 @@ impl Policy {
     /// Hook (ending): what to tell a small model that ends a run without doing what its task
     /// asks: no file changed (`changed` false) when the task asks for a change (one of
     /// [`CHANGE_WORDS`] among its words), no command run (`ran` false) when it asks to run one
-    /// (`run` or `execute`); `None` when it may end. Qwen2.5-Coder-1.5B, shown the files its
-    /// task names, answered "Fixed the largest function in pick.py." without an edit and
-    /// "Executed `python3 calc.py`…" without running it (held-out suite).
+    /// (`run` or `execute`), or an answer without what the last command printed (`unsaid`)
+    /// when it asks to run one; `None` when it may end. Qwen2.5-Coder-1.5B, shown the files
+    /// its task names, answered "Fixed the largest function in pick.py." without an edit and
+    /// "Executed `python3 calc.py`…" without running it, or after running it (held-out suite).
     pub(crate) fn work_not_done(
         self,
         task: &str,
         changed: bool,
         ran: bool,
+        unsaid: bool,
     ) -> Option<&'static str> {
         if self != Policy::Small {
             return None;
@@ -140,14 +155,51 @@ impl Policy {
                 "No file has been changed yet, but the task asks for a change. Make it now \
                  with edit_file or write_file, then call task_complete.",
             )
-        } else if asks(&["run", "execute"]) && !ran {
+        } else if asks(&RUN_WORDS) && !ran {
             Some(
                 "No command has been run yet, but the task asks to run one. Call run_command \
                  now, then answer from its output.",
             )
+        } else if asks(&RUN_WORDS) && unsaid {
+            Some(
+                "Your answer does not say what the command printed. Answer with what it \
+                 printed.",
+            )
         } else {
             None
         }
+    }
+
+    /// Hook (first turn): whether a run of `task` gets edit turns (`session::edit_turn`), the
+    /// profile allowing (`edit_turns`, on by default for [`Policy::Small`]): the task asks for
+    /// a change of the workspace ([`CHANGE_WORDS`]), asks no question (a count or a lookup
+    /// needs the tools) and moves, renames, copies or deletes no file (the tools do that).
+    /// Shown the files and asked for each changed one whole in a fence headed by its path,
+    /// without tools, Qwen2.5-Coder-1.5B made 11 and the 0.5B 6 of the held-out suite's 14
+    /// edit tasks in one reply, where the tool loop made 1 and 0 of them (BENCHMARKS.md).
+    pub(crate) fn edits_as_text(edit_turns: bool, task: &str) -> bool {
+        if !edit_turns || task.contains('?') {
+            return false;
+        }
+        let words: Vec<String> = task
+            .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
+            .map(|w| w.trim_end_matches(['.', ':', ';', '!']).to_lowercase())
+            .filter(|w| !w.is_empty())
+            .collect();
+        let asks_change = words.iter().any(|w| {
+            let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
+            CHANGE_WORDS.contains(&bare)
+        });
+        let moves_a_file = words.iter().enumerate().any(|(i, verb)| {
+            let mut object = words[i + 1..]
+                .iter()
+                .skip_while(|w| matches!(w.as_str(), "the" | "file" | "files"));
+            FILE_VERBS.contains(&verb.as_str())
+                && object
+                    .next()
+                    .is_some_and(|w| crate::text_edits::looks_like_path(w))
+        });
+        asks_change && !moves_a_file
     }
 
     /// Hook (calls): whether only a reply's first calls of one tool run (the others are left
@@ -400,6 +452,31 @@ mod tests {
         assert!(Policy::VerySmall
             .narrowing(true, task, &workspace, Some(&files))
             .is_some());
+    }
+
+    #[test]
+    fn edit_turns_are_for_tasks_that_change_files_in_place() {
+        for task in [
+            "`python3 -m unittest test_pick` fails. The bug is in pick.py; repair it.",
+            "Rename the method calcArea of class Square to area, in geometry.py and draw.py.",
+            "Make a file scores.json containing a JSON object.",
+            "Remove the debug line from app.py.",
+        ] {
+            assert!(Policy::edits_as_text(true, task), "{task}");
+            assert!(!Policy::edits_as_text(false, task), "{task}");
+        }
+        for task in [
+            // A question: a count or a lookup needs the tools.
+            "How many lines in build.log mention WARNING? Put only the count into warnings.txt.",
+            // Files moved, renamed or deleted as a whole.
+            "Move test_alpha.py and test_beta.py into a new tests directory.",
+            "Rename conf/old_name.json to conf/settings.json, and update loader.py.",
+            "Delete the file old.txt",
+            // No change asked for.
+            "Execute `sh summary.sh` and report the line it prints.",
+        ] {
+            assert!(!Policy::edits_as_text(true, task), "{task}");
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! call naming a file answered with the tools, and a capable model in the constrained mode kept
 //! off the weak-model heuristics.
 
-use reagent_core::{AgentConfig, ToolMode};
+use reagent_core::{AgentConfig, ModelProfile, ToolMode};
 use reagent_protocol::Outcome;
 use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::{json, Value};
@@ -19,10 +19,17 @@ fn calc(dir: &std::path::Path) {
     files(dir, &[("calc.py", CALC), ("test_calc.py", "import calc\n")]);
 }
 
-/// A small model that calls tools (its name says 0.5B): the loop guards its edits.
+/// A small model that calls tools (its name says 0.5B): the loop guards its edits. Its
+/// profile turns the edit turns off: these tests are about the tool loop a small model falls
+/// back to (the edit turns are `edit_turns.rs`'s).
 fn small(c: &mut AgentConfig) {
     c.model = "qwen2.5-coder:0.5b".into();
     c.tool_mode = ToolMode::Native;
+    c.profiles = vec![ModelProfile {
+        matches: "qwen2.5-coder".into(),
+        edits_as_text: Some(false),
+        ..ModelProfile::default()
+    }];
 }
 
 fn system(request: &Value) -> String {

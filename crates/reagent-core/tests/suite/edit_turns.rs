@@ -1,0 +1,190 @@
+//! A small model's edit turns (issue 25): a change task in a small workspace shows the files
+//! after the task and asks for the changed ones whole in fences, with no tools offered; the
+//! blocks are written through the tool path and end the run, a failing check goes back for
+//! another edit turn, and a reply without an edit turns the run into the tool loop.
+
+use reagent_core::verify::Check;
+use reagent_core::{AgentConfig, ToolMode};
+use reagent_protocol::Outcome;
+use reagent_testkit::{ScriptBuilder, Turn};
+use serde_json::Value;
+
+use super::harness::{files, run_task};
+
+const CALC: &str = "def add(a, b):\n    return a - b\n";
+const FIXED: &str = "def add(a, b):\n    return a + b\n";
+const TASK: &str = "Fix the bug in calc.py so that add returns the sum.";
+
+fn calc(dir: &std::path::Path) {
+    files(
+        dir,
+        &[
+            ("calc.py", CALC),
+            ("test_calc.py", "import calc\n"),
+            ("empty.py", ""),
+        ],
+    );
+}
+
+/// A small model that calls tools (its name says 1.5B).
+fn small(c: &mut AgentConfig) {
+    c.model = "qwen2.5-coder:1.5b".into();
+    c.tool_mode = ToolMode::Native;
+}
+
+fn message(request: &Value, i: usize) -> String {
+    request["messages"][i]["content"]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned()
+}
+
+fn offers_tools(request: &Value) -> bool {
+    request["tools"].as_array().is_some_and(|t| !t.is_empty())
+}
+
+#[tokio::test]
+async fn a_small_model_s_change_is_asked_for_as_whole_files_and_written() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(format!("```calc.py\n{FIXED}```")))
+            .turn(Turn::text("never asked")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), FIXED);
+    assert_eq!(o.requests.len(), 1, "the written edit ends the run");
+    let first = &o.requests[0];
+    assert!(!offers_tools(first), "{first}");
+    let system = message(first, 0);
+    assert!(system.contains("complete new content"), "{system}");
+    assert!(
+        system.contains("(```calc.py)"),
+        "the example is a shown file: {system}"
+    );
+    // The task, then every non-empty file of the small workspace in a fence headed by its path.
+    assert_eq!(
+        message(first, 1),
+        format!(
+            "{TASK}\n\nThe files:\n\n```calc.py\n{CALC}```\n\n```test_calc.py\nimport calc\n```\n"
+        )
+    );
+    let calls = o.events_of("tool_call");
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0]["name"], "write_file");
+    let replies = o.events_of("assistant_message");
+    assert_eq!(replies[0]["parse_layer"], "text_edit", "{replies:?}");
+    // Written and checked by nothing: not `completed`.
+    assert_eq!(o.result.outcome, Outcome::Unchecked);
+    assert_eq!(o.result.answer, "Changed calc.py.");
+}
+
+#[tokio::test]
+async fn a_failing_check_goes_back_for_another_edit_turn() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(format!(
+                "```python\n{}```",
+                CALC.replace("a - b", "b - a")
+            )))
+            .turn(Turn::text(format!("```calc.py\n{FIXED}```")))
+            .turn(Turn::text("never asked")),
+        TASK,
+        calc,
+        |c| {
+            small(c);
+            c.verify.checks = vec!["command:grep -q 'a + b' calc.py".parse::<Check>().unwrap()];
+        },
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Verified, "{:?}", o.result.error);
+    assert_eq!(o.file("calc.py"), FIXED);
+    assert_eq!(o.requests.len(), 2);
+    // The unnamed block of the first reply was the shown calc.py; the second turn is an edit
+    // turn too, with the check's failure after the first reply's edit.
+    let second = &o.requests[1];
+    assert!(!offers_tools(second), "{second}");
+    assert!(message(second, 0).contains("complete new content"));
+    let last = second["messages"].as_array().unwrap().last().unwrap();
+    let failed = last["content"].as_str().unwrap();
+    assert!(failed.contains("verification checks failed"), "{failed}");
+    let checks = o.events_of("verification_check");
+    assert_eq!(checks.len(), 2, "{checks:?}");
+    assert_eq!(checks[0]["passed"], false);
+    assert_eq!(checks[1]["passed"], true);
+}
+
+#[tokio::test]
+async fn a_reply_without_an_edit_is_asked_again_once_then_the_tool_loop_takes_over() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text("The bug is the minus sign."))
+            .turn(Turn::text("It should be a plus."))
+            .turn(Turn::tool_call(
+                "edit_file",
+                serde_json::json!({"path": "calc.py", "old_string": "a - b", "new_string": "a + b"}),
+            ))
+            .turn(Turn::text("Fixed.")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), FIXED);
+    assert_eq!(o.requests.len(), 4);
+    // Asked again for the files, in an edit turn, the example path the file the task names.
+    let second = &o.requests[1];
+    assert!(!offers_tools(second), "{second}");
+    let asked = second["messages"].as_array().unwrap().last().unwrap();
+    assert!(
+        asked["content"].as_str().unwrap().contains("(```calc.py)"),
+        "{asked}"
+    );
+    assert_eq!(o.events_of("nudge")[0]["reason"], "no_edit");
+    // After the second answer without an edit: the tools, the run's own system prompt, the
+    // files still shown after the task, and the request to make the change.
+    let third = &o.requests[2];
+    assert!(offers_tools(third), "{third}");
+    assert!(message(third, 0).contains("by using tools"), "{third}");
+    assert!(message(third, 1).contains("```calc.py\n"), "{third}");
+    let nudge = third["messages"].as_array().unwrap().last().unwrap();
+    assert!(
+        nudge["content"]
+            .as_str()
+            .unwrap()
+            .contains("No file has been changed yet"),
+        "{nudge}"
+    );
+    assert!(offers_tools(&o.requests[3]));
+}
+
+#[tokio::test]
+async fn questions_file_moves_and_capable_models_keep_the_tool_loop() {
+    for (task, model) in [
+        (
+            "How many functions does calc.py define? Put the count into n.txt.",
+            "qwen2.5-coder:1.5b",
+        ),
+        (
+            "Move calc.py into a new src directory.",
+            "qwen2.5-coder:1.5b",
+        ),
+        (TASK, "qwen3:8b"),
+    ] {
+        let o = run_task(
+            ScriptBuilder::new().turn(Turn::text("Nothing to do.")),
+            task,
+            calc,
+            |c| {
+                c.model = model.into();
+                c.tool_mode = ToolMode::Native;
+            },
+        )
+        .await;
+        let first = &o.requests[0];
+        assert!(offers_tools(first), "{task} {model}: {first}");
+        assert!(!message(first, 1).contains("The files:"), "{task} {model}");
+    }
+}
