@@ -66,8 +66,8 @@ pub(crate) struct DemoArgs {
     /// Use the embedded llama-server even when Ollama is running.
     #[arg(long, conflicts_with = "model")]
     pub(crate) local: bool,
-    /// The embedded server's model, by catalog name (default: qwen2.5-coder:0.5b; also
-    /// qwen2.5-coder:1.5b, smollm2:135m).
+    /// The embedded server's model, by catalog name (default: qwen2.5-coder:1.5b; also
+    /// qwen2.5-coder:0.5b, smollm2:135m).
     #[arg(long, value_name = "NAME", conflicts_with = "model")]
     pub(crate) local_model: Option<String>,
     /// Work in this directory instead of a temporary copy of the demo's project.
@@ -146,8 +146,7 @@ pub(crate) async fn run(args: &DemoArgs) -> anyhow::Result<ExitCode> {
         } else {
             say(&format!(
                 "not fixed ({}): the test still fails or a check does not hold (small models \
-                 slip; try a bigger one: reagent demo --local-model qwen2.5-coder:1.5b, or \
-                 with Ollama: reagent demo --model qwen3:8b)",
+                 slip; try again, or a bigger one with Ollama: reagent demo --model qwen3:8b)",
                 result.outcome.as_str()
             ));
         }

@@ -38,7 +38,7 @@ pub struct CatalogModel {
 /// The model `reagent demo` serves when no Ollama answers: the catalog model that finished most
 /// of a coding subset at a usable speed on two cores (BENCHMARKS.md, "Choosing the embedded
 /// default").
-pub const DEFAULT_MODEL: &str = "qwen2.5-coder:0.5b";
+pub const DEFAULT_MODEL: &str = "qwen2.5-coder:1.5b";
 
 /// Every model reagent serves by name. All run under llama-server `--jinja`, so each model's
 /// own chat template (and, where it declares tools, llama.cpp's tool-call parsing) applies.
