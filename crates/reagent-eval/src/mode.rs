@@ -36,13 +36,15 @@ impl Mode {
                 config.max_nudges = 0;
                 config.retry_truncated = false;
                 config.compaction.trigger_ratio = 1.0;
-                // Same sampling as the other modes, but none of the profile's prompt hint: a
-                // profile matching the whole model name comes before the built-in ones.
+                // Same sampling as the other modes, but none of the profile's prompt hint nor
+                // the small-model edit turns (the seeds' loop had neither): a profile matching
+                // the whole model name comes before the built-in ones.
                 let profile = profile_for(&base.model, &base.profiles);
                 config.options.temperature = base.options.temperature.or(profile.temperature);
                 config.options.think = base.options.think.or(profile.think);
                 config.profiles = vec![ModelProfile {
                     matches: base.model.to_lowercase(),
+                    edits_as_text: Some(false),
                     ..ModelProfile::default()
                 }];
             }
