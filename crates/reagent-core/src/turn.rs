@@ -67,37 +67,39 @@ impl Turn {
     /// one call again and again in a reply (Qwen2.5-Coder-0.5B wrote 60 `read_file` calls of
     /// two files) gets one result per call. Returns how many were left out.
     pub(crate) fn drop_repeated_calls(&mut self) -> usize {
-        fn first_of_each(calls: &mut Vec<ToolCall>) -> usize {
-            let before = calls.len();
-            let mut seen: Vec<(String, serde_json::Value)> = Vec::new();
-            calls.retain(|c| {
-                let key = (c.name.clone(), c.arguments.clone());
-                let new = !seen.contains(&key);
-                if new {
-                    seen.push(key);
+        self.trim_calls(|calls| {
+            let mut kept: Vec<ToolCall> = Vec::with_capacity(calls.len());
+            for call in calls.drain(..) {
+                let repeated = kept
+                    .iter()
+                    .any(|k| k.name == call.name && k.arguments == call.arguments);
+                if !repeated {
+                    kept.push(call);
                 }
-                new
-            });
-            before - calls.len()
-        }
-        first_of_each(&mut self.message.tool_calls);
-        first_of_each(&mut self.calls)
+            }
+            *calls = kept;
+        })
     }
 
     /// Keep only the reply's first calls of one tool (`edit_file`, `edit_file`, then the
     /// rest), in the calls run and in the message the history keeps. Returns how many were
     /// left out.
     pub(crate) fn keep_first_tool_calls(&mut self) -> usize {
-        fn leading(calls: &mut Vec<ToolCall>) -> usize {
-            let before = calls.len();
+        self.trim_calls(|calls| {
             if let Some(first) = calls.first().map(|c| c.name.clone()) {
                 let n = calls.iter().take_while(|c| c.name == first).count();
                 calls.truncate(n);
             }
-            before - calls.len()
-        }
-        leading(&mut self.message.tool_calls);
-        leading(&mut self.calls)
+        })
+    }
+
+    /// Apply `trim` to the calls run and to the message's calls alike; how many calls it left
+    /// out of those run.
+    fn trim_calls(&mut self, trim: fn(&mut Vec<ToolCall>)) -> usize {
+        trim(&mut self.message.tool_calls);
+        let before = self.calls.len();
+        trim(&mut self.calls);
+        before - self.calls.len()
     }
 }
 

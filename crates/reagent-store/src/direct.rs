@@ -268,15 +268,21 @@ mod tests {
         Event::new(run, 1, kind)
     }
 
-    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-    async fn a_locked_file_is_an_outage_and_the_write_succeeds_once_it_is_free() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
+    /// A store file in `dir` with the migrations applied, as `Store::open` leaves it.
+    async fn migrated(dir: &std::path::Path) -> std::path::PathBuf {
+        let path = dir.join("s.db");
         crate::open::connect(&Location::Sqlite(path.clone()))
             .await
             .unwrap()
             .close()
             .await;
+        path
+    }
+
+    #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+    async fn a_locked_file_is_an_outage_and_the_write_succeeds_once_it_is_free() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = migrated(dir.path()).await;
         let direct = Direct::open(&path, Duration::from_millis(50)).unwrap();
         let other = Connection::open(&path).unwrap();
         other.execute_batch("BEGIN EXCLUSIVE").unwrap();
@@ -304,12 +310,7 @@ mod tests {
     #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
     async fn a_session_saved_twice_keeps_the_last_snapshot() {
         let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("s.db");
-        crate::open::connect(&Location::Sqlite(path.clone()))
-            .await
-            .unwrap()
-            .close()
-            .await;
+        let path = migrated(dir.path()).await;
         let direct = Direct::open(&path, Duration::from_secs(1)).unwrap();
         for snapshot in ["{\"a\":1}", "{\"a\":2}"] {
             direct

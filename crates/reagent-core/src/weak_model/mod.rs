@@ -68,8 +68,18 @@ const RUN_WORDS: [&str; 2] = ["run", "execute"];
 
 /// Whether `task` asks to run a command ([`RUN_WORDS`] among its words).
 pub(crate) fn asks_to_run(task: &str) -> bool {
-    task.split(|c: char| !c.is_alphanumeric())
-        .any(|w| RUN_WORDS.contains(&w.to_lowercase().as_str()))
+    has_word(task, &RUN_WORDS)
+}
+
+/// Whether `task` asks for a change of the workspace ([`CHANGE_WORDS`] among its words).
+fn asks_change(task: &str) -> bool {
+    has_word(task, &CHANGE_WORDS)
+}
+
+/// Whether one of `list` (lower case) is a word of `text`, in any case.
+fn has_word(text: &str, list: &[&str]) -> bool {
+    text.split(|c: char| !c.is_alphanumeric())
+        .any(|w| list.contains(&w.to_lowercase().as_str()))
 }
 
 /// Verbs that act on a file as a whole: a task that moves, renames, copies or deletes a file
@@ -145,22 +155,17 @@ impl Policy {
         if self != Policy::Small {
             return None;
         }
-        let words: Vec<String> = task
-            .split(|c: char| !c.is_alphanumeric())
-            .map(str::to_lowercase)
-            .collect();
-        let asks = |list: &[&str]| words.iter().any(|w| list.contains(&w.as_str()));
-        if asks(&CHANGE_WORDS) && !changed {
+        if asks_change(task) && !changed {
             Some(
                 "No file has been changed yet, but the task asks for a change. Make it now \
                  with edit_file or write_file, then call task_complete.",
             )
-        } else if asks(&RUN_WORDS) && !ran {
+        } else if asks_to_run(task) && !ran {
             Some(
                 "No command has been run yet, but the task asks to run one. Call run_command \
                  now, then answer from its output.",
             )
-        } else if asks(&RUN_WORDS) && unsaid {
+        } else if asks_to_run(task) && unsaid {
             Some(
                 "Your answer does not say what the command printed. Answer with what it \
                  printed.",
@@ -186,10 +191,6 @@ impl Policy {
             .map(|w| w.trim_end_matches(['.', ':', ';', '!']).to_lowercase())
             .filter(|w| !w.is_empty())
             .collect();
-        let asks_change = words.iter().any(|w| {
-            let bare = w.trim_matches(|c: char| !c.is_alphanumeric());
-            CHANGE_WORDS.contains(&bare)
-        });
         let moves_a_file = words.iter().enumerate().any(|(i, verb)| {
             let mut object = words[i + 1..]
                 .iter()
@@ -199,7 +200,7 @@ impl Policy {
                     .next()
                     .is_some_and(|w| crate::text_edits::looks_like_path(w))
         });
-        asks_change && !moves_a_file
+        asks_change(task) && !moves_a_file
     }
 
     /// Hook (calls): whether only a reply's first calls of one tool run (the others are left
