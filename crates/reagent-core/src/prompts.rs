@@ -1,7 +1,10 @@
 //! Every text reagent itself puts in front of the model. The system prompt is stable for the
 //! whole run (no timestamps), so a server's prompt cache keeps working.
 
-use reagent_protocol::{Message, ToolCall, ToolSpec};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use reagent_protocol::{Message, Role, ToolCall, ToolSpec};
 use reagent_tools::{ToolResult, WorkspaceFiles};
 use serde_json::Value;
 
@@ -163,6 +166,39 @@ pub(crate) fn tool_result_message(
     }
 }
 
+/// A native conversation's tool results rewritten as plain text (see [`plain_tool_result`]),
+/// still as `tool` messages, for a model that copies the JSON envelope into its answers
+/// ([`crate::weak_model::Policy::plain_tool_results`]). Each result is relabelled with the
+/// arguments of the call it answers; a result that is not the JSON of a tool result (already
+/// plain) is left as it is.
+pub(crate) fn plain_tool_messages(messages: &mut [Arc<Message>]) {
+    let mut arguments: HashMap<String, Value> = HashMap::new();
+    for message in messages.iter_mut() {
+        if message.role == Role::Assistant {
+            for call in &message.tool_calls {
+                arguments.insert(call.id.clone(), call.arguments.clone());
+            }
+            continue;
+        }
+        let (Role::Tool, Some(name)) = (message.role, message.tool_name.as_deref()) else {
+            continue;
+        };
+        let Ok(json) = serde_json::from_str::<Value>(&message.content) else {
+            continue;
+        };
+        if json.get("ok").and_then(Value::as_bool).is_none() {
+            continue;
+        }
+        let args = message
+            .tool_call_id
+            .as_ref()
+            .and_then(|id| arguments.get(id))
+            .unwrap_or(&Value::Null);
+        let text = plain_tool_result(name, args, &ToolResult::from_json(&json));
+        Arc::make_mut(message).content = text;
+    }
+}
+
 /// A tool result as the JSON the model reads in native mode and the `tool_result` event carries:
 /// `{"ok":true,"output":…}` or `{"ok":false,"error":…}` (the text of [`ToolResult::to_json`]),
 /// written straight from the result rather than through a copied `Value`.
@@ -229,9 +265,15 @@ pub(crate) fn plain_tool_result(name: &str, args: &Value, result: &ToolResult) -
                     }
                 }
                 "find_files" => format!("Files matching {}:", arg("pattern")),
-                "grep_search" => match matched_files(&text)[..] {
-                    [] => format!("Lines matching {}:", arg("pattern")),
-                    ref files => format!("{} is found in {}:", arg("pattern"), files.join(", ")),
+                "grep_search" => match matched_lines(&text) {
+                    (_, files) if files.is_empty() => format!("Lines matching {}:", arg("pattern")),
+                    (1, files) => format!("{} is found in {}:", arg("pattern"), files.join(", ")),
+                    (lines, files) => format!(
+                        "{} is found on {}, in {}:",
+                        arg("pattern"),
+                        count(lines, "line"),
+                        files.join(", ")
+                    ),
                 },
                 "run_command" => {
                     // "exit code 0\n--- stdout ---\n391" reads as "exit code 0" to a weak
@@ -258,9 +300,11 @@ pub(crate) fn clean_stdout(output: &str) -> Option<&str> {
     (!stdout.contains("\n--- stderr ---\n")).then(|| stdout.trim_end())
 }
 
-/// The files named by `grep_search`'s `path:line: text` lines, each once, in order.
-fn matched_files(output: &str) -> Vec<&str> {
+/// The number of `grep_search`'s `path:line: text` lines, and the files they name, each once,
+/// in order.
+fn matched_lines(output: &str) -> (usize, Vec<&str>) {
     let mut files: Vec<&str> = Vec::new();
+    let mut lines = 0;
     for line in output.lines() {
         let Some((path, rest)) = line.split_once(':') else {
             continue;
@@ -268,11 +312,14 @@ fn matched_files(output: &str) -> Vec<&str> {
         let numbered = rest
             .split_once(": ")
             .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered && !files.contains(&path) {
-            files.push(path);
+        if numbered {
+            lines += 1;
+            if !files.contains(&path) {
+                files.push(path);
+            }
         }
     }
-    files
+    (lines, files)
 }
 
 /// "1 line", "5 lines".
@@ -436,7 +483,7 @@ mod tests {
                 &json!({"pattern": "INVOICE"}),
                 &ok("letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x")
             ),
-            "INVOICE is found in letters/two.txt, b.txt:\n\
+            "INVOICE is found on 3 lines, in letters/two.txt, b.txt:\n\
              letters/two.txt:1: Please pay INVOICE 7781.\nb.txt:12: INVOICE\nletters/two.txt:3: x"
         );
         assert_eq!(

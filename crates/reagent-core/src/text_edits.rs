@@ -16,6 +16,8 @@
 //!
 //!   In an edit turn (`session::edit_turn`), a reply's only block naming no file stands for
 //!   the shown file it shares the most lines with (Qwen2.5-Coder-0.5B's ```` ```python ````).
+//!   In an edit turn whose task moves files, a block of shell commands (```` ```sh ````)
+//!   naming no file becomes a `run_command` call of its lines.
 //!
 //! - **the content of the one new file the task names** ("Put only the count into
 //!   warnings.txt"), answered instead of written: the reply's only fenced block, or a reply
@@ -30,7 +32,7 @@ use serde_json::{json, Value};
 /// One edit read from a reply: the tool and its arguments.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct TextEdit {
-    /// `write_file` or `edit_file`.
+    /// `write_file`, `edit_file` or `run_command`.
     pub(crate) tool: &'static str,
     /// The call's arguments.
     pub(crate) arguments: Value,
@@ -48,7 +50,15 @@ pub(crate) trait EditTargets {
     /// The files an edit turn showed the model (empty outside one): a reply's one block that
     /// names no file stands for the shown file it shares the most lines with.
     fn shown_files(&self) -> &[String];
+    /// Whether a block of shell commands naming no file stands for a `run_command` call (an
+    /// edit turn whose task moves files, [`crate::weak_model::Policy::moves_files`]).
+    fn takes_commands(&self) -> bool {
+        false
+    }
 }
+
+/// Info strings of a fenced block of shell commands.
+const SHELL_INFOS: [&str; 5] = ["sh", "bash", "shell", "console", "zsh"];
 
 /// Longest reply without a fence read as a new file's one-line content.
 const SHORT_ANSWER_MAX: usize = 200;
@@ -202,6 +212,21 @@ fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
             });
         let mut body = &lines[i + 1..close];
         let mut named = named.map(str::to_owned);
+        if named.is_none() && targets.takes_commands() {
+            let info = info.split_whitespace().next().unwrap_or_default();
+            if let Some(command) = SHELL_INFOS
+                .contains(&info)
+                .then(|| commands(body))
+                .flatten()
+            {
+                out.push(TextEdit {
+                    tool: "run_command",
+                    arguments: json!({ "command": command }),
+                });
+                i = close + 1;
+                continue;
+            }
+        }
         let edit_turn = !targets.shown_files().is_empty();
         if named.is_none() && edit_turn {
             // A workspace file's path alone on the block's first line names it (the 1.5B's
@@ -230,6 +255,18 @@ fn whole_file_blocks(reply: &str, targets: &dyn EditTargets) -> Vec<TextEdit> {
         i = close + 1;
     }
     out
+}
+
+/// The commands of a shell block, one per line (a `$ ` prompt taken off, comments and blank
+/// lines left out), or `None` when it holds none.
+fn commands(body: &[&str]) -> Option<String> {
+    let lines: Vec<&str> = body
+        .iter()
+        .map(|l| l.trim())
+        .map(|l| l.strip_prefix("$ ").unwrap_or(l))
+        .filter(|l| !l.is_empty() && !l.starts_with('#'))
+        .collect();
+    (!lines.is_empty()).then(|| lines.join("\n"))
 }
 
 /// The shown file (see [`EditTargets::shown_files`]) that shares the most lines with
@@ -353,6 +390,56 @@ mod tests {
         // Outside an edit turn an unnamed block is no edit.
         let fixed_calc = "```python\nline 1\nline 2\nline 3 changed\n```";
         assert_eq!(read_edits(fixed_calc, &WS), []);
+    }
+
+    /// [`Shown`] in an edit turn whose task moves files.
+    struct Moving(Shown);
+
+    impl EditTargets for Moving {
+        fn file_text(&self, path: &str) -> Option<String> {
+            self.0.file_text(path)
+        }
+        fn task_names(&self, path: &str) -> bool {
+            self.0.task_names(path)
+        }
+        fn new_output_file(&self) -> Option<String> {
+            None
+        }
+        fn shown_files(&self) -> &[String] {
+            self.0.shown_files()
+        }
+        fn takes_commands(&self) -> bool {
+            true
+        }
+    }
+
+    #[test]
+    fn a_moving_edit_turn_s_shell_block_is_a_command_and_its_file_blocks_are_writes() {
+        let loader = "import json\nprint(json.load(open('conf/old.json'))['a'])\n";
+        let shown = || Shown(vec!["loader.py".into()], vec![("loader.py", loader)]);
+        let new_loader = loader.replace("old.json", "settings.json");
+        let reply = format!(
+            "```sh\n# rename it\n$ mv conf/old.json conf/settings.json\n\n```\n\
+             ```loader.py\n{new_loader}```"
+        );
+        assert_eq!(
+            read_edits(&reply, &Moving(shown())),
+            [
+                TextEdit {
+                    tool: "run_command",
+                    arguments: json!({"command": "mv conf/old.json conf/settings.json"})
+                },
+                TextEdit {
+                    tool: "write_file",
+                    arguments: json!({"path": "loader.py", "content": new_loader})
+                },
+            ]
+        );
+        // Outside a moving edit turn the shell block is no command.
+        let edits = read_edits(&reply, &shown());
+        assert!(edits.iter().all(|e| e.tool == "write_file"), "{edits:?}");
+        // A block of comments only runs nothing.
+        assert_eq!(read_edits("```bash\n# nothing\n```", &Moving(shown())), []);
     }
 
     const WS: Files = Files(

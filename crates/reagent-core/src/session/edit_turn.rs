@@ -3,7 +3,8 @@
 //! the task, each in a fence headed by its path, and asks for every file it changes back whole
 //! in the same form — with no tools offered, under a system prompt that asks only for that.
 //! The blocks of the reply are read as `write_file` calls (`session::edits`) and run through
-//! the tool path like any other call; once they all succeed the run ends, and its checks (if
+//! the tool path like any other call (a task that moves files may also answer with shell
+//! commands in a ```` ```sh ```` block, run as `run_command`); once they all succeed the run ends, and its checks (if
 //! any) judge it, a failure going back to the model for another edit turn.
 //!
 //! A reply that holds no edit ends the edit turns: the run goes on as a tool loop (the tools
@@ -46,6 +47,9 @@ pub(crate) struct EditTurns {
     pub(crate) active: bool,
     /// A reply held no edit and was asked again.
     pub(crate) missed_once: bool,
+    /// The task moves files: a block of shell commands is run (`Policy::moves_files`).
+    #[serde(default)]
+    pub(crate) commands: bool,
 }
 
 impl EditTurns {
@@ -68,12 +72,21 @@ impl EditTurns {
         ))
     }
 
-    /// The answer of a run whose edit turn made its edits: the files it changed. `None` when
-    /// the turn was no edit turn.
-    pub(super) fn ended(&self, run: &RunState) -> Option<String> {
+    /// The answer of a run whose edit turn made its edits: the files it changed and the
+    /// commands it ran (`commands`). `None` when the turn was no edit turn.
+    pub(super) fn ended(&self, run: &RunState, commands: &[String]) -> Option<String> {
         let changed: Vec<&str> = run.files_changed.iter().map(String::as_str).collect();
-        self.active
-            .then(|| format!("Changed {}.", changed.join(", ")))
+        let mut done = Vec::new();
+        if !commands.is_empty() {
+            done.push(format!(
+                "Ran `{}`.",
+                commands.join("; ").replace('\n', "; ")
+            ));
+        }
+        if !changed.is_empty() {
+            done.push(format!("Changed {}.", changed.join(", ")));
+        }
+        (self.active && !done.is_empty()).then(|| done.join(" "))
     }
 }
 
@@ -122,19 +135,29 @@ impl Session {
             }
             files_text.push_str("```\n");
         }
+        let commands = Policy::moves_files(&run.task);
+        let mut system = format!(
+            "You are a coding assistant working on the files shown. To change or create a \
+             file, reply with the file's complete new content in a fenced code block whose \
+             opening line is three backticks followed by the file's path (```{example}). \
+             Write one block per file you change; do not write blocks for files you leave \
+             unchanged."
+        );
+        if commands {
+            system.push_str(
+                " To move, rename, copy or delete files, write the shell commands (mkdir -p, \
+                 mv, cp, rm) for the files that move in one fenced code block that opens with \
+                 ```sh; they run in the folder of the files.",
+            );
+        }
         run.edit_turns = Some(EditTurns {
             shown: files.iter().map(|(path, _)| path.clone()).collect(),
             files_text,
-            system: format!(
-                "You are a coding assistant working on the files shown. To change or create a \
-                 file, reply with the file's complete new content in a fenced code block whose \
-                 opening line is three backticks followed by the file's path (```{example}). \
-                 Write one block per file you change; do not write blocks for files you leave \
-                 unchanged."
-            ),
+            system,
             example,
             active: true,
             missed_once: false,
+            commands,
         });
         true
     }
@@ -165,11 +188,23 @@ impl Session {
         (files.len() <= SHOWN_MAX_FILES && total <= SHOWN_MAX_BYTES).then_some(files)
     }
 
-    /// The messages a turn of `run` sends, when they differ from the history: the files shown
-    /// after the task, and in an edit turn the edit system prompt in place of the run's.
+    /// The messages a turn of `run` sends, when they differ from the history: a small
+    /// model's tool results in plain text (`weak_model::Policy::plain_tool_results`), the
+    /// files shown after the task, and in an edit turn the edit system prompt in place of the
+    /// run's.
     pub(super) fn turn_messages(&self, run: &RunState) -> Option<Vec<Arc<Message>>> {
-        let edit = run.edit_turns.as_ref()?;
+        let plain = self.policy().plain_tool_results() && self.mode() == ToolMode::Native;
+        let edit = run.edit_turns.as_ref();
+        if edit.is_none() && !plain {
+            return None;
+        }
         let mut messages = self.history.messages().to_vec();
+        if plain {
+            crate::prompts::plain_tool_messages(&mut messages);
+        }
+        let Some(edit) = edit else {
+            return Some(messages);
+        };
         if let Some(task) = messages
             .iter_mut()
             .find(|m| m.role == Role::User && m.content == run.task)

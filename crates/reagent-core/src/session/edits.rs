@@ -152,6 +152,10 @@ impl Session {
                 .as_ref()
                 .filter(|e| e.active)
                 .map_or(&[][..], |e| e.shown.as_slice()),
+            commands: run
+                .edit_turns
+                .as_ref()
+                .is_some_and(|e| e.active && e.commands),
         };
         let offered = |name: &str| self.agent.specs.iter().any(|s: &ToolSpec| s.name == name);
         let calls: Vec<ToolCall> = text_edits::read_edits(&turn.text, &targets)
@@ -180,6 +184,8 @@ struct Targets<'a> {
     changed: &'a BTreeSet<String>,
     /// The files an active edit turn showed.
     shown: &'a [String],
+    /// An active edit turn takes shell commands.
+    commands: bool,
 }
 
 impl EditTargets for Targets<'_> {
@@ -200,6 +206,10 @@ impl EditTargets for Targets<'_> {
 
     fn shown_files(&self) -> &[String] {
         self.shown
+    }
+
+    fn takes_commands(&self) -> bool {
+        self.commands
     }
 
     fn new_output_file(&self) -> Option<String> {

@@ -51,7 +51,8 @@ impl Session {
         if repeated > 0 {
             tracing::debug!(repeated, "calls repeated within one reply run once");
         }
-        if self.policy().runs_first_tool_only() {
+        // Edits written as text are the model's whole answer, not a run of stray calls.
+        if self.policy().runs_first_tool_only() && turn.layer.as_deref() != Some("text_edit") {
             let later = turn.keep_first_tool_calls();
             if later > 0 {
                 tracing::debug!(later, "a small model's calls after its first tool left out");
@@ -162,7 +163,8 @@ impl Session {
     ) -> Result<Turn, ProviderError> {
         let sent_bytes = self.history.text_bytes();
         let sent_messages = self.history.messages().len();
-        // A small model's edit turn sends the files after the task, and no tools.
+        // A small model's turn may send its results as plain text; an edit turn sends the
+        // files after the task, and no tools.
         let rewritten = self.turn_messages(run);
         let turn = {
             let mut setup = self.turn_setup(events, cancel)?;
@@ -174,8 +176,9 @@ impl Session {
         };
         run.account(&turn);
         run.overflow_retried = false;
-        if rewritten.is_none() {
-            // The estimate is calibrated on what the history holds, as sent.
+        if run.edit_turns.is_none() {
+            // The estimate is calibrated on what the history holds, as sent (results in plain
+            // text are about as long as their JSON; shown files are not in the history).
             self.history
                 .calibrate(sent_bytes, sent_messages, turn.usage.prompt_tokens);
         }
@@ -335,6 +338,11 @@ impl Session {
         let mode = self.mode();
         let mut repeated = None;
         let mut all_ok = true;
+        let commands: Vec<String> = calls
+            .iter()
+            .filter(|c| c.name == "run_command")
+            .filter_map(|c| c.arguments.get("command")?.as_str().map(str::to_owned))
+            .collect();
         for call in calls {
             self.checkpoint_before(run, &call, events).await;
             let started = Instant::now();
@@ -386,8 +394,12 @@ impl Session {
             }
         }
         // An edit turn whose edits all succeeded ends the run; its checks judge it.
-        if all_ok && !run.files_changed.is_empty() {
-            if let Some(answer) = run.edit_turns.as_ref().and_then(|e| e.ended(run)) {
+        if all_ok && (!run.files_changed.is_empty() || !commands.is_empty()) {
+            if let Some(answer) = run
+                .edit_turns
+                .as_ref()
+                .and_then(|e| e.ended(run, &commands))
+            {
                 return Break(Ending::new(Outcome::Completed, answer));
             }
         }

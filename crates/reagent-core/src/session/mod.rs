@@ -164,6 +164,9 @@ pub(crate) struct RunState {
     /// What the last command that succeeded printed, when it printed only to stdout.
     #[serde(default)]
     pub(crate) last_stdout: Option<String>,
+    /// What the last search that matched found (`grep_search`'s lines).
+    #[serde(default)]
+    pub(crate) last_found: Option<String>,
     /// The run's tracing span (see [`crate::spans`]); a resumed run gets a new one.
     #[serde(skip, default = "Span::none")]
     pub(crate) span: Span,
@@ -198,6 +201,7 @@ impl RunState {
             work_asked: false,
             edit_turns: None,
             last_stdout: None,
+            last_found: None,
             span: Span::none(),
         }
     }

@@ -7,6 +7,8 @@
 //! - a task that asks to run a command it quotes ("Execute `sh summary.sh` and report…") gets
 //!   the command run (Qwen2.5-Coder-1.5B, shown the script instead, answered "Executed
 //!   `python3 calc.py` and printed the result." without running it);
+//! - a lookup task that names the text to look for ("Which host reported the ERROR…",
+//!   `weak_model::lookup`) gets that text searched for in the file or folder it names;
 //! - any other gets the files it names read. Qwen2.5-Coder-0.5B otherwise answers most coding
 //!   tasks with a call object naming a tool that does not exist (BENCHMARKS.md). Only files
 //!   of the workspace named as a whole word of the task (`pick.py`, `geo/_version.py`, or a
@@ -73,7 +75,8 @@ impl Session {
     }
 
     /// The calls made for the model before its first turn (see the module's docs): the
-    /// commands a task that asks to run one quotes, else reads of the files it names.
+    /// commands a task that asks to run one quotes, else the search a lookup task asks for,
+    /// else reads of the files it names.
     fn preloaded_calls(&self, task: &str) -> Vec<(&'static str, serde_json::Value)> {
         let offered = |name: &str| self.agent.tools.get(name).is_some();
         let runs = crate::verify::quoted_runs(task);
@@ -84,6 +87,20 @@ impl Session {
                 .map(|command| ("run_command", json!({ "command": command })))
                 .collect();
         }
+        if let Some(lookup) = self
+            .policy()
+            .lookup(task)
+            .filter(|_| offered("grep_search"))
+        {
+            let mut args = json!({ "pattern": lookup.pattern });
+            if let Some(scope) = self.named_scope(task) {
+                args["path"] = json!(scope);
+            }
+            if let Some(include) = lookup.include {
+                args["include"] = json!(include);
+            }
+            return vec![("grep_search", args)];
+        }
         if !offered("read_file") {
             return Vec::new();
         }
@@ -91,6 +108,17 @@ impl Session {
             .into_iter()
             .map(|path| ("read_file", json!({ "path": path })))
             .collect()
+    }
+
+    /// The first workspace file or folder `task` names (`hosts.ini`, `config/`), of any size.
+    fn named_scope(&self, task: &str) -> Option<String> {
+        named_paths(task)
+            .map(|(_, word)| word.trim_end_matches('/'))
+            .filter(|word| !word.is_empty() && *word != "." && !word.contains(".."))
+            .find(|word| {
+                self.workspace.open_file(word).is_ok() || self.workspace.open_dir(word).is_ok()
+            })
+            .map(str::to_owned)
     }
 
     fn preloads(&self) -> bool {

@@ -122,6 +122,12 @@ impl Session {
                 .and_then(prompts::clean_stdout)
                 .map(str::to_owned);
         }
+        if let (ToolResult::Ok { output, .. }, "grep_search") = (result, call.name.as_str()) {
+            let lines = output.as_str().filter(|o| !o.starts_with("no matches"));
+            if let Some(lines) = lines {
+                run.last_found = Some(lines.to_owned());
+            }
+        }
         match result {
             ToolResult::Ok { changed, .. } if !changed.is_empty() => run.unchecked_change = true,
             ToolResult::Ok { .. } if call.name == "run_command" => run.unchecked_change = false,
@@ -150,16 +156,25 @@ impl Session {
         cancel: &CancellationToken,
     ) -> ControlFlow<Ending> {
         if ending.outcome == Outcome::Completed && !run.work_asked {
-            let changed = !run.files_changed.is_empty();
+            // A moving task's commands are its change (`mv` changes no file's content).
+            let moved = run.ran_command && run.edit_turns.as_ref().is_some_and(|e| e.commands);
+            let changed = !run.files_changed.is_empty() || moved;
             // The first line the last command printed, when the answer does not hold it.
             let unsaid = run
                 .last_stdout
                 .as_deref()
                 .and_then(|out| out.lines().map(str::trim).find(|l| !l.is_empty()))
                 .filter(|line| !ending.answer.contains(line));
-            let asked =
-                self.policy()
-                    .work_not_done(&run.task, changed, run.ran_command, unsaid.is_some());
+            let unfound = run.last_found.as_deref().is_some_and(|found| {
+                crate::weak_model::lookup::leaves_out(&ending.answer, found, &run.task)
+            });
+            let asked = self.policy().work_not_done(
+                &run.task,
+                changed,
+                run.ran_command,
+                unsaid.is_some(),
+                unfound,
+            );
             if let Some(ask) = asked {
                 run.work_asked = true;
                 self.push_loop_message(UserMessageReason::Nudge, ask.to_owned(), events);

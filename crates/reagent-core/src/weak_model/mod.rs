@@ -30,6 +30,7 @@ use crate::guardrails::RepetitionDetector;
 use crate::profiles::ModelProfile;
 
 pub(crate) mod answer_focus;
+pub(crate) mod lookup;
 pub(crate) mod plain_question;
 pub mod schema_narrowing;
 pub(crate) mod tool_retrieval;
@@ -76,14 +77,15 @@ fn asks_change(task: &str) -> bool {
     has_word(task, &CHANGE_WORDS)
 }
 
-/// Whether one of `list` (lower case) is a word of `text`, in any case.
+/// Whether one of `list` (lower case) is a word of `text`, in any case (an identifier such as
+/// `count_words` is one word).
 fn has_word(text: &str, list: &[&str]) -> bool {
-    text.split(|c: char| !c.is_alphanumeric())
+    text.split(|c: char| !c.is_alphanumeric() && c != '_')
         .any(|w| list.contains(&w.to_lowercase().as_str()))
 }
 
 /// Verbs that act on a file as a whole: a task that moves, renames, copies or deletes a file
-/// needs the tools, not edits as text.
+/// needs commands, not only edits as text ([`Policy::moves_files`]).
 const FILE_VERBS: [&str; 5] = ["move", "rename", "copy", "delete", "remove"];
 
 /// Largest model, in billions of parameters by its name, that gets [`Policy::Small`]: the
@@ -141,8 +143,11 @@ impl Policy {
     /// Hook (ending): what to tell a small model that ends a run without doing what its task
     /// asks: no file changed (`changed` false) when the task asks for a change (one of
     /// [`CHANGE_WORDS`] among its words), no command run (`ran` false) when it asks to run one
-    /// (`run` or `execute`), or an answer without what the last command printed (`unsaid`)
-    /// when it asks to run one; `None` when it may end. Qwen2.5-Coder-1.5B, shown the files
+    /// (`run` or `execute`), an answer without what the last command printed (`unsaid`)
+    /// when it asks to run one, or an answer without anything the last search found beyond
+    /// the task's own words (`unfound`, see [`lookup::leaves_out`]) when it asks no change;
+    /// `None` when it may end. The 1.5B answered "I have successfully looked up `backup_host`
+    /// in the `hosts.ini` file and found its value." with the value in the search's result. Qwen2.5-Coder-1.5B, shown the files
     /// its task names, answered "Fixed the largest function in pick.py." without an edit and
     /// "Executed `python3 calc.py`…" without running it, or after running it (held-out suite).
     pub(crate) fn work_not_done(
@@ -151,6 +156,7 @@ impl Policy {
         changed: bool,
         ran: bool,
         unsaid: bool,
+        unfound: bool,
     ) -> Option<&'static str> {
         if self != Policy::Small {
             return None;
@@ -170,6 +176,11 @@ impl Policy {
                 "Your answer does not say what the command printed. Answer with what it \
                  printed.",
             )
+        } else if unfound && !asks_change(task) {
+            Some(
+                "Your answer does not say what the search found. Answer the question with the \
+                 value from the lines found.",
+            )
         } else {
             None
         }
@@ -177,21 +188,28 @@ impl Policy {
 
     /// Hook (first turn): whether a run of `task` gets edit turns (`session::edit_turn`), the
     /// profile allowing (`edit_turns`, on by default for [`Policy::Small`]): the task asks for
-    /// a change of the workspace ([`CHANGE_WORDS`]), asks no question (a count or a lookup
-    /// needs the tools) and moves, renames, copies or deletes no file (the tools do that).
+    /// a change of the workspace ([`CHANGE_WORDS`]) and asks no question and no lookup (a
+    /// count or a lookup needs the tools, `weak_model::lookup`). A task that moves files gets
+    /// them with shell commands ([`Policy::moves_files`]).
     /// Shown the files and asked for each changed one whole in a fence headed by its path,
     /// without tools, Qwen2.5-Coder-1.5B made 11 and the 0.5B 6 of the held-out suite's 14
     /// edit tasks in one reply, where the tool loop made 1 and 0 of them (BENCHMARKS.md).
     pub(crate) fn edits_as_text(edit_turns: bool, task: &str) -> bool {
-        if !edit_turns || task.contains('?') {
-            return false;
-        }
+        edit_turns && !task.contains('?') && asks_change(task) && lookup::lookup(task).is_none()
+    }
+
+    /// Hook (edit turns): whether an edit turn of `task` may also answer with shell commands
+    /// (`mkdir`, `mv`, `cp`, `rm` in a fenced `sh` block, run as `run_command`): the task moves,
+    /// renames, copies or deletes a file ([`FILE_VERBS`] followed by a path), or moves or
+    /// copies at all. Asked for the files whole, the 1.5B wrote the moved files' content to
+    /// their new paths and left the old ones (coding suite).
+    pub(crate) fn moves_files(task: &str) -> bool {
         let words: Vec<String> = task
             .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
             .map(|w| w.trim_end_matches(['.', ':', ';', '!']).to_lowercase())
             .filter(|w| !w.is_empty())
             .collect();
-        let moves_a_file = words.iter().enumerate().any(|(i, verb)| {
+        let names_a_file = words.iter().enumerate().any(|(i, verb)| {
             let mut object = words[i + 1..]
                 .iter()
                 .skip_while(|w| matches!(w.as_str(), "the" | "file" | "files"));
@@ -200,7 +218,26 @@ impl Policy {
                     .next()
                     .is_some_and(|w| crate::text_edits::looks_like_path(w))
         });
-        asks_change(task) && !moves_a_file
+        names_a_file || has_word(task, &["move", "copy"])
+    }
+
+    /// Hook (first turn): the search a small model's lookup task gets before its first turn
+    /// (`weak_model::lookup`), or `None`.
+    pub(crate) fn lookup(self, task: &str) -> Option<lookup::Lookup> {
+        if self == Policy::Small {
+            lookup::lookup(task)
+        } else {
+            None
+        }
+    }
+
+    /// Hook (request): whether a native run's tool results reach the model as plain text
+    /// under a one-line label (`prompts::plain_tool_messages`) instead of the JSON envelope.
+    /// Qwen2.5-Coder 0.5B/1.5B copied the envelope into their answers ("The command printed
+    /// `exit code 0\n--- stdout ---\n2024\n`", held-out suite) and echoed it as their
+    /// reply; the history and the events keep the JSON.
+    pub(crate) fn plain_tool_results(self) -> bool {
+        self == Policy::Small
     }
 
     /// Hook (calls): whether only a reply's first calls of one tool run (the others are left
@@ -465,14 +502,22 @@ mod tests {
         ] {
             assert!(Policy::edits_as_text(true, task), "{task}");
             assert!(!Policy::edits_as_text(false, task), "{task}");
+            assert!(!Policy::moves_files(task), "{task}");
         }
         for task in [
-            // A question: a count or a lookup needs the tools.
-            "How many lines in build.log mention WARNING? Put only the count into warnings.txt.",
-            // Files moved, renamed or deleted as a whole.
+            // Files moved, renamed or deleted as a whole: with shell commands.
             "Move test_alpha.py and test_beta.py into a new tests directory.",
             "Rename conf/old_name.json to conf/settings.json, and update loader.py.",
+            "Create a folder logs and move every .log file of the workspace root into it.",
             "Delete the file old.txt",
+        ] {
+            assert!(Policy::edits_as_text(true, task), "{task}");
+            assert!(Policy::moves_files(task), "{task}");
+        }
+        for task in [
+            // A question, or a count: a lookup needs the tools.
+            "How many lines in build.log mention WARNING? Put only the count into warnings.txt.",
+            "Count the lines of app.log that contain ERROR and write the number to n.txt.",
             // No change asked for.
             "Execute `sh summary.sh` and report the line it prints.",
         ] {

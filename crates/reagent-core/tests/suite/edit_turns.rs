@@ -1,7 +1,8 @@
 //! A small model's edit turns (issue 25): a change task in a small workspace shows the files
 //! after the task and asks for the changed ones whole in fences, with no tools offered; the
 //! blocks are written through the tool path and end the run, a failing check goes back for
-//! another edit turn, and a reply without an edit turns the run into the tool loop.
+//! another edit turn, and a reply without an edit turns the run into the tool loop. A task that
+//! moves files also gets its `sh` block run.
 
 use reagent_core::verify::Check;
 use reagent_core::{AgentConfig, ToolMode};
@@ -161,14 +162,10 @@ async fn a_reply_without_an_edit_is_asked_again_once_then_the_tool_loop_takes_ov
 }
 
 #[tokio::test]
-async fn questions_file_moves_and_capable_models_keep_the_tool_loop() {
+async fn questions_and_capable_models_keep_the_tool_loop() {
     for (task, model) in [
         (
             "How many functions does calc.py define? Put the count into n.txt.",
-            "qwen2.5-coder:1.5b",
-        ),
-        (
-            "Move calc.py into a new src directory.",
             "qwen2.5-coder:1.5b",
         ),
         (TASK, "qwen3:8b"),
@@ -187,4 +184,57 @@ async fn questions_file_moves_and_capable_models_keep_the_tool_loop() {
         assert!(offers_tools(first), "{task} {model}: {first}");
         assert!(!message(first, 1).contains("The files:"), "{task} {model}");
     }
+}
+
+#[tokio::test]
+async fn a_task_that_moves_files_gets_its_shell_block_run() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                "```sh\nmkdir -p archive\nmv notes1.txt archive/\n```",
+            ))
+            .turn(Turn::text("never asked")),
+        "Move notes1.txt into the archive folder. Keep todo.txt where it is.",
+        |dir| files(dir, &[("notes1.txt", "first\n"), ("todo.txt", "todo\n")]),
+        small,
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
+    assert_eq!(o.file("archive/notes1.txt"), "first\n");
+    assert!(!o.dir.path().join("notes1.txt").exists());
+    assert_eq!(o.file("todo.txt"), "todo\n");
+    assert_eq!(o.requests.len(), 1, "the commands that ran end the run");
+    let system = message(&o.requests[0], 0);
+    assert!(system.contains("```sh"), "{system}");
+    assert!(!offers_tools(&o.requests[0]));
+    assert_eq!(
+        o.result.answer,
+        "Ran `mkdir -p archive; mv notes1.txt archive/`."
+    );
+    let call = &o.events_of("tool_call")[0];
+    assert_eq!(call["name"], "run_command", "{call}");
+    assert_eq!(
+        o.events_of("assistant_message")[0]["parse_layer"],
+        "text_edit"
+    );
+}
+
+#[tokio::test]
+async fn a_shell_block_of_a_task_that_moves_nothing_runs_nothing() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(format!(
+                "```sh\nrm calc.py\n```\n```calc.py\n{FIXED}```"
+            )))
+            .turn(Turn::text("never asked")),
+        TASK,
+        calc,
+        small,
+    )
+    .await;
+    assert_eq!(o.file("calc.py"), FIXED);
+    assert!(o
+        .events_of("tool_call")
+        .iter()
+        .all(|c| c["name"] == "write_file"));
 }

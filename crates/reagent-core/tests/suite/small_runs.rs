@@ -83,3 +83,74 @@ async fn a_capable_model_runs_its_own_commands_and_keeps_its_answer() {
     let messages = o.requests[0]["messages"].as_array().unwrap();
     assert_eq!(messages.len(), 2, "no call made for it: {messages:?}");
 }
+
+/// hosts.ini of 400 lines, `backup_host_old` near the top and `backup_host` near the end.
+fn hosts(dir: &std::path::Path) {
+    let mut text = String::from("[servers]\n");
+    for i in 0..400 {
+        match i {
+            97 => text.push_str("backup_host_old = vault-01.internal\n"),
+            389 => text.push_str("backup_host = vault-03.internal\n"),
+            _ => text.push_str(&format!("worker_{i:04} = {}\n", 10_000 + i)),
+        }
+    }
+    files(dir, &[("hosts.ini", &text)]);
+}
+
+#[tokio::test]
+async fn a_lookup_is_searched_first_in_plain_text_and_a_vague_answer_asked_again() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                "I looked up backup_host in hosts.ini and found its value.",
+            ))
+            .turn(Turn::text("backup_host is vault-03.internal"))
+            .turn(Turn::text("never asked")),
+        "Look up backup_host in the big file hosts.ini and tell me its value.",
+        hosts,
+        |c| {
+            c.model = "qwen2.5-coder:1.5b".into();
+            c.tool_mode = ToolMode::Native;
+        },
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
+    assert_eq!(o.result.answer, "backup_host is vault-03.internal");
+    let messages = o.requests[0]["messages"].as_array().unwrap();
+    let call = &messages[2]["tool_calls"][0]["function"];
+    assert_eq!(call["name"], "grep_search", "{messages:?}");
+    assert_eq!(call["arguments"]["pattern"], "backup_host");
+    assert_eq!(call["arguments"]["path"], "hosts.ini");
+    // The result reaches the model as plain text under a label with its count of lines; the
+    // event keeps the JSON.
+    assert_eq!(messages[3]["role"], "tool");
+    assert_eq!(
+        messages[3]["content"],
+        "backup_host is found on 2 lines, in hosts.ini:\n\
+         hosts.ini:99: backup_host_old = vault-01.internal\n\
+         hosts.ini:391: backup_host = vault-03.internal"
+    );
+    let event = &o.events_of("tool_result")[0];
+    assert!(
+        event["output"]
+            .as_str()
+            .unwrap()
+            .starts_with("{\"ok\":true"),
+        "{event}"
+    );
+    // The answer without the value is asked for once more.
+    assert_eq!(o.requests.len(), 2);
+    let last = o.requests[1]["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert!(
+        last["content"]
+            .as_str()
+            .unwrap()
+            .contains("does not say what the search found"),
+        "{last}"
+    );
+}
