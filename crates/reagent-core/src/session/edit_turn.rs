@@ -162,6 +162,27 @@ impl Session {
         true
     }
 
+    /// After a lookup task's search (`session::preload`): when the task asks for its answer
+    /// in a new file, the next turn is an edit turn that shows no files and asks for only
+    /// that file's content. With the tools, the 1.5B wrote the whole labelled search result
+    /// into the file where the task asked for the count alone (held-out suite).
+    pub(super) fn start_answer_turn(&self, run: &mut RunState) {
+        let allowed = self.settled.as_ref().is_some_and(|s| s.settings.edit_turns);
+        let Some(file) = self.output_file(run).filter(|_| allowed) else {
+            return;
+        };
+        run.edit_turns = Some(EditTurns {
+            system: format!(
+                "You answer from the search result shown. Reply with only what the task asks \
+                 to write into {file}, in a fenced code block whose opening line is three \
+                 backticks followed by the file's path (```{file}). No explanation."
+            ),
+            example: file,
+            active: true,
+            ..EditTurns::default()
+        });
+    }
+
     /// The text files among `paths` (empty ones left out), or `None` when one is too large
     /// or they are too many to show together.
     fn file_texts(&self, paths: &[String]) -> Option<Vec<(String, String)>> {

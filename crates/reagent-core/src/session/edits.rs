@@ -140,6 +140,18 @@ impl Session {
         turn.unread_call = None;
     }
 
+    /// The one new file `run`'s task asks for (see [`EditTargets::new_output_file`]).
+    pub(super) fn output_file(&self, run: &RunState) -> Option<String> {
+        Targets {
+            workspace: &self.workspace,
+            task: &run.task,
+            changed: &run.files_changed,
+            shown: &[],
+            commands: false,
+        }
+        .new_output_file()
+    }
+
     /// A reply that holds edits written as text gets them as its calls (layer `text_edit`),
     /// when the tools they stand for are offered.
     fn read_text_edits(&self, run: &RunState, turn: &mut Turn) {

@@ -8,7 +8,9 @@
 //!   the command run (Qwen2.5-Coder-1.5B, shown the script instead, answered "Executed
 //!   `python3 calc.py` and printed the result." without running it);
 //! - a lookup task that names the text to look for ("Which host reported the ERROR…",
-//!   `weak_model::lookup`) gets that text searched for in the file or folder it names;
+//!   `weak_model::lookup`) gets that text searched for in the file or folder it names, and
+//!   when it asks for the answer in a new file, an answer turn for that file's content
+//!   (`session::edit_turn`);
 //! - any other gets the files it names read. Qwen2.5-Coder-0.5B otherwise answers most coding
 //!   tasks with a call object naming a tool that does not exist (BENCHMARKS.md). Only files
 //!   of the workspace named as a whole word of the task (`pick.py`, `geo/_version.py`, or a
@@ -66,12 +68,15 @@ impl Session {
         if calls.is_empty() {
             return ControlFlow::Continue(());
         }
+        let searched = calls.iter().any(|c| c.name == "grep_search");
         let mut message = Message::assistant("");
         message.tool_calls = calls.clone();
         self.record_assistant(0, message, &calls, Some("preload".to_owned()), None, events);
-        self.run_calls(run, calls, events, cancel)
-            .await
-            .map_continue(|_| ())
+        self.run_calls(run, calls, events, cancel).await?;
+        if searched {
+            self.start_answer_turn(run);
+        }
+        ControlFlow::Continue(())
     }
 
     /// The calls made for the model before its first turn (see the module's docs): the
@@ -92,7 +97,7 @@ impl Session {
             .lookup(task)
             .filter(|_| offered("grep_search"))
         {
-            let mut args = json!({ "pattern": lookup.pattern });
+            let mut args = json!({ "pattern": lookup.pattern, "word": true });
             if let Some(scope) = self.named_scope(task) {
                 args["path"] = json!(scope);
             }

@@ -23,7 +23,7 @@ const NOT_MARKERS: [&str; 10] = [
 /// What a lookup task searches for.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Lookup {
-    /// The text searched for.
+    /// The text searched for, as a whole word (`backup_host`, not `backup_host_old`).
     pub(crate) pattern: String,
     /// The glob of the files searched, when the task names their kind (`.py files`: `*.py`).
     pub(crate) include: Option<String>,

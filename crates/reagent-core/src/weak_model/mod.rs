@@ -200,25 +200,30 @@ impl Policy {
 
     /// Hook (edit turns): whether an edit turn of `task` may also answer with shell commands
     /// (`mkdir`, `mv`, `cp`, `rm` in a fenced `sh` block, run as `run_command`): the task moves,
-    /// renames, copies or deletes a file ([`FILE_VERBS`] followed by a path), or moves or
-    /// copies at all. Asked for the files whole, the 1.5B wrote the moved files' content to
-    /// their new paths and left the old ones (coding suite).
+    /// renames, copies or deletes a file ([`FILE_VERBS`] followed by a path or a kind of
+    /// file, as in "move every .log file"). Asked for the files whole, the 1.5B wrote the
+    /// moved files' content to their new paths and left the old ones (coding suite).
     pub(crate) fn moves_files(task: &str) -> bool {
         let words: Vec<String> = task
             .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
             .map(|w| w.trim_end_matches(['.', ':', ';', '!']).to_lowercase())
             .filter(|w| !w.is_empty())
             .collect();
-        let names_a_file = words.iter().enumerate().any(|(i, verb)| {
-            let mut object = words[i + 1..]
-                .iter()
-                .skip_while(|w| matches!(w.as_str(), "the" | "file" | "files"));
-            FILE_VERBS.contains(&verb.as_str())
-                && object
-                    .next()
-                    .is_some_and(|w| crate::text_edits::looks_like_path(w))
-        });
-        names_a_file || has_word(task, &["move", "copy"])
+        // The verb's object: a path (`notes.txt`) or a kind of file (`every .log file`).
+        let file = |w: &str| {
+            let ext = w.trim_start_matches('*').strip_prefix('.');
+            crate::text_edits::looks_like_path(w)
+                || ext.is_some_and(|e| !e.is_empty() && e.chars().all(char::is_alphanumeric))
+        };
+        words.iter().enumerate().any(|(i, verb)| {
+            let mut object = words[i + 1..].iter().skip_while(|w| {
+                matches!(
+                    w.as_str(),
+                    "the" | "file" | "files" | "every" | "all" | "each"
+                )
+            });
+            FILE_VERBS.contains(&verb.as_str()) && object.next().is_some_and(|w| file(w))
+        })
     }
 
     /// Hook (first turn): the search a small model's lookup task gets before its first turn
@@ -523,6 +528,9 @@ mod tests {
         ] {
             assert!(!Policy::edits_as_text(true, task), "{task}");
         }
+        // "Move" that moves no file: an edit.
+        let task = "Move the service from image tag 0.14.0 to 0.15.0 in deploy/compose.yaml.";
+        assert!(Policy::edits_as_text(true, task) && !Policy::moves_files(task));
     }
 
     #[test]

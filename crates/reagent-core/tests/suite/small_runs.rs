@@ -120,15 +120,14 @@ async fn a_lookup_is_searched_first_in_plain_text_and_a_vague_answer_asked_again
     let call = &messages[2]["tool_calls"][0]["function"];
     assert_eq!(call["name"], "grep_search", "{messages:?}");
     assert_eq!(call["arguments"]["pattern"], "backup_host");
+    assert_eq!(call["arguments"]["word"], true);
     assert_eq!(call["arguments"]["path"], "hosts.ini");
-    // The result reaches the model as plain text under a label with its count of lines; the
-    // event keeps the JSON.
+    // The identifier is searched as a whole word (not `backup_host_old`), and the result
+    // reaches the model as plain text under a label; the event keeps the JSON.
     assert_eq!(messages[3]["role"], "tool");
     assert_eq!(
         messages[3]["content"],
-        "backup_host is found on 2 lines, in hosts.ini:\n\
-         hosts.ini:99: backup_host_old = vault-01.internal\n\
-         hosts.ini:391: backup_host = vault-03.internal"
+        "backup_host is found in hosts.ini:\nhosts.ini:391: backup_host = vault-03.internal"
     );
     let event = &o.events_of("tool_result")[0];
     assert!(
@@ -153,4 +152,44 @@ async fn a_lookup_is_searched_first_in_plain_text_and_a_vague_answer_asked_again
             .contains("does not say what the search found"),
         "{last}"
     );
+}
+
+#[tokio::test]
+async fn a_lookup_that_asks_for_a_file_gets_an_answer_turn_for_its_content() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text("2"))
+            .turn(Turn::text("never asked")),
+        "How many lines in build.log mention WARNING? Put only the count into warnings.txt.",
+        |dir| {
+            files(
+                dir,
+                &[("build.log", "ok\nWARNING: a\nWARNING: b\nWARNINGS off\n")],
+            )
+        },
+        |c| {
+            c.model = "qwen2.5-coder:1.5b".into();
+            c.tool_mode = ToolMode::Native;
+        },
+    )
+    .await;
+    // The file changed and nothing checked it.
+    assert_eq!(o.result.outcome, Outcome::Unchecked, "{:?}", o.result.error);
+    assert_eq!(o.file("warnings.txt"), "2\n");
+    assert_eq!(o.requests.len(), 1);
+    let request = &o.requests[0];
+    // The answer turn: no tools, a system prompt that asks for the file's content only, and
+    // the search's result with its count of lines (`WARNINGS` is not the word).
+    assert!(
+        request["tools"].as_array().is_none_or(|t| t.is_empty()),
+        "{request}"
+    );
+    let system = request["messages"][0]["content"].as_str().unwrap();
+    assert!(system.contains("```warnings.txt"), "{system}");
+    let result = request["messages"][3]["content"].as_str().unwrap();
+    assert!(
+        result.starts_with("WARNING is found on 2 lines, in build.log:"),
+        "{result}"
+    );
+    assert_eq!(o.result.answer, "Changed warnings.txt.");
 }

@@ -18,7 +18,7 @@ use regex::RegexBuilder;
 use serde_json::{json, Value};
 
 use super::walk::{walk_files, Stop};
-use super::{opt_str_arg, schema, str_arg, truncate_str};
+use super::{opt_bool_arg, opt_str_arg, schema, str_arg, truncate_str};
 use crate::registry::{Tool, ToolContext, ToolResult};
 use crate::workspace::{escape_bytes, escape_str};
 use crate::ToolsConfig;
@@ -45,7 +45,8 @@ impl Tool for GrepSearch {
                 json!({
                     "pattern": {"type": "string", "description": "Regular expression, e.g. fn main"},
                     "path": {"type": "string", "description": "Folder or file to search (default: the workspace)"},
-                    "include": {"type": "string", "description": "Only search files matching this glob, e.g. *.rs"}
+                    "include": {"type": "string", "description": "Only search files matching this glob, e.g. *.rs"},
+                    "word": {"type": "boolean", "description": "Match whole words only (default false)"}
                 }),
                 &["pattern"],
             ),
@@ -80,6 +81,7 @@ impl GrepSearch {
         let pattern = str_arg(args, "pattern")?;
         let path = opt_str_arg(args, "path")?;
         let include = opt_str_arg(args, "include")?;
+        let word = opt_bool_arg(args, "word")?.unwrap_or(false);
         let limits = &self.cfg.limits;
         if pattern.is_empty() {
             return Err("pattern is empty".into());
@@ -91,7 +93,13 @@ impl GrepSearch {
                 limits.grep_max_pattern_bytes
             ));
         }
-        let re = RegexBuilder::new(pattern)
+        // A whole-word search, as `rg -w`: `backup_host` does not match `backup_host_old`.
+        let regex = if word {
+            format!(r"\b(?:{pattern})\b")
+        } else {
+            pattern.to_owned()
+        };
+        let re = RegexBuilder::new(&regex)
             .case_insensitive(!has_uppercase_literal(pattern))
             .size_limit(limits.grep_regex_size_limit)
             .dfa_size_limit(limits.grep_regex_size_limit)

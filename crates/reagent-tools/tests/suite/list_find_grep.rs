@@ -207,6 +207,22 @@ fn grep_respects_gitignore_include_and_path() {
         )),
         "README.md:2: helper docs"
     );
+    // Whole words only: `help` is no word of the files, `helper` is.
+    assert_eq!(
+        out(&fx.call("grep_search", json!({"pattern": "help", "word": true}))),
+        "no matches for help"
+    );
+    assert_eq!(
+        out(&fx.call(
+            "grep_search",
+            json!({"pattern": "helper", "word": true, "include": "*.md"})
+        )),
+        "README.md:2: helper docs"
+    );
+    assert_refused(
+        &fx.call("grep_search", json!({"pattern": "x", "word": "yes"})),
+        "word",
+    );
     assert_refused(
         &fx.call("grep_search", json!({"pattern": "("})),
         "invalid regex",
