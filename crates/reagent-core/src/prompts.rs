@@ -114,6 +114,9 @@ pub(crate) fn nudge(reason: &str, mode: ToolMode) -> String {
     match reason {
         "empty_reply" => format!("Your reply was empty. {how}"),
         "result_echo" => format!("That is the tool's result, not your answer. {how}"),
+        "preload_copy" => "That call was already made for you, and its result is above. Do not \
+                           call it again: answer the task from that result now."
+            .to_owned(),
         _ => format!("Do not describe what you will do; do it. {how}"),
     }
 }

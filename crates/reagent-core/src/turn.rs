@@ -53,6 +53,9 @@ pub(crate) struct Turn {
     /// Why a tool call the reply attempted could not be read (the parser's errors), when
     /// the reply holds no call and no final answer.
     pub(crate) unread_call: Option<String>,
+    /// The reply's calls only repeated the calls made for a small model before its first turn
+    /// (`session::preload`) and were dropped.
+    pub(crate) copied_preload: bool,
     /// The reply text as the server sent it, when the message keeps something else.
     pub(crate) raw: Option<String>,
     /// Tokens used, retries included.
@@ -376,6 +379,7 @@ impl TurnSetup<'_> {
             final_answer,
             layer,
             unread_call,
+            copied_preload: false,
             raw,
             usage,
             model_time,

@@ -37,6 +37,18 @@ impl Session {
         if turn.final_answer.is_some() || self.mode() == ToolMode::Constrained {
             return;
         }
+        let copies = |c: &ToolCall| {
+            run.preloaded
+                .iter()
+                .any(|p| p.name == c.name && p.arguments == c.arguments)
+        };
+        if !turn.calls.is_empty() && turn.calls.iter().all(copies) {
+            // A small model writes the call made for it again (the 0.5B, three times, until
+            // the repetition stop): its result is already in the history.
+            self.set_calls(turn, Vec::new(), "preload_copy");
+            turn.copied_preload = true;
+            return;
+        }
         if !turn.calls.is_empty() {
             // A small model's edit written as text beside its `task_complete` call (the
             // 1.5B's "Here's the updated code for initials() in names.py: ```…```") is made

@@ -220,6 +220,7 @@ impl Session {
             final_answer,
             layer,
             unread_call,
+            copied_preload,
             raw,
             ..
         } = turn;
@@ -233,6 +234,7 @@ impl Session {
                 calls,
                 text,
                 unread_call,
+                copied_preload,
             }),
         }
     }
@@ -268,7 +270,10 @@ impl Session {
         events: &EventSink,
     ) -> ControlFlow<Ending> {
         let Reply {
-            text, unread_call, ..
+            text,
+            unread_call,
+            copied_preload,
+            ..
         } = reply;
         if let Some(ask) = run.edit_turns.as_mut().and_then(|e| e.missed()) {
             run.nudges += 1;
@@ -279,7 +284,9 @@ impl Session {
             self.push_loop_message(UserMessageReason::Nudge, ask, events);
             return Continue(());
         }
-        let reason = if unread_call.is_some() {
+        let reason = if copied_preload {
+            "preload_copy"
+        } else if unread_call.is_some() {
             "unread_call"
         } else if text.trim().is_empty() {
             "empty_reply"
@@ -470,4 +477,6 @@ struct Reply {
     text: String,
     /// Why a call the reply attempted could not be read.
     unread_call: Option<String>,
+    /// Its calls only repeated the calls made before the first turn, and were dropped.
+    copied_preload: bool,
 }

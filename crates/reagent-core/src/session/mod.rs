@@ -16,7 +16,7 @@ use std::time::{Duration, Instant};
 use reagent_parse::ParseOptions;
 use reagent_protocol::{
     CancellationToken, ErrorKind, EventKind, Guardrail, GuardrailAction, Message, ModelOptions,
-    Outcome, ProviderError, UserMessageReason, WireCache,
+    Outcome, ProviderError, ToolCall, UserMessageReason, WireCache,
 };
 use reagent_tools::{Workspace, WorkspaceFiles};
 use serde::{Deserialize, Serialize};
@@ -164,6 +164,10 @@ pub(crate) struct RunState {
     /// What the last command that succeeded printed, when it printed only to stdout.
     #[serde(default)]
     pub(crate) last_stdout: Option<String>,
+    /// The searches and commands made for a small model before its first turn
+    /// (`session::preload`): a reply that only copies them is not run.
+    #[serde(default)]
+    pub(crate) preloaded: Vec<ToolCall>,
     /// What the last search that matched found (`grep_search`'s lines).
     #[serde(default)]
     pub(crate) last_found: Option<String>,
@@ -202,6 +206,7 @@ impl RunState {
             edit_turns: None,
             last_stdout: None,
             last_found: None,
+            preloaded: Vec::new(),
             span: Span::none(),
         }
     }

@@ -69,6 +69,13 @@ impl Session {
             return ControlFlow::Continue(());
         }
         let searched = calls.iter().any(|c| c.name == "grep_search");
+        // A search or a command made for the model is not run again when it copies it; a
+        // read again is harmless (and the tool loop's reads are the model's own).
+        run.preloaded = calls
+            .iter()
+            .filter(|c| c.name != "read_file")
+            .cloned()
+            .collect();
         let mut message = Message::assistant("");
         message.tool_calls = calls.clone();
         self.record_assistant(0, message, &calls, Some("preload".to_owned()), None, events);

@@ -193,3 +193,32 @@ async fn a_lookup_that_asks_for_a_file_gets_an_answer_turn_for_its_content() {
     );
     assert_eq!(o.result.answer, "Changed warnings.txt.");
 }
+
+#[tokio::test]
+async fn a_copy_of_the_search_made_for_the_model_is_not_run_again() {
+    let copy = Turn::tool_call(
+        "grep_search",
+        json!({"pattern": "backup_host", "word": true, "path": "hosts.ini"}),
+    );
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(copy)
+            .turn(Turn::text("vault-03.internal"))
+            .turn(Turn::text("never asked")),
+        "Look up backup_host in the big file hosts.ini and tell me its value.",
+        hosts,
+        |c| {
+            c.model = "qwen2.5-coder:0.5b".into();
+            c.tool_mode = ToolMode::Native;
+        },
+    )
+    .await;
+    assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
+    assert_eq!(o.result.answer, "vault-03.internal");
+    // Only the search made before the first turn ran.
+    assert_eq!(o.events_of("tool_call").len(), 1);
+    let nudge = &o.events_of("nudge")[0];
+    assert_eq!(nudge["reason"], "preload_copy", "{nudge}");
+    let replies = o.events_of("assistant_message");
+    assert_eq!(replies[1]["parse_layer"], "preload_copy", "{replies:?}");
+}
