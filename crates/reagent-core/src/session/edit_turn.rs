@@ -1,19 +1,20 @@
-//! Edit turns: for a small model whose task changes files in place
+//! Edit turns: for a small model whose task changes files
 //! ([`crate::weak_model::Policy::edits_as_text`]), the run shows the workspace's files after
-//! the task, each in a fence headed by its path, and asks for every file it changes back whole
-//! in the same form — with no tools offered, under a system prompt that asks only for that.
-//! The blocks of the reply are read as `write_file` calls (`session::edits`) and run through
-//! the tool path like any other call (a task that moves files may also answer with shell
-//! commands in a ```` ```sh ```` block, run as `run_command`); once they all succeed the run ends, and its checks (if
-//! any) judge it, a failure going back to the model for another edit turn.
+//! the task, each as a `<file path="…">…</file>` element, and asks for every file it changes
+//! back whole in the same form — with no tools offered, under a system prompt that asks only
+//! for that. The elements of the reply are read as `write_file` calls (`session::edits`) and
+//! run through the tool path like any other call (a task that moves files may also answer with
+//! shell commands in a ```` ```sh ```` block, run as `run_command`); once they all succeed the
+//! run ends, and its checks (if any) judge it, a failure going back to the model for another
+//! edit turn.
 //!
 //! A reply that holds no edit ends the edit turns: the run goes on as a tool loop (the tools
 //! offered again under the run's own system prompt), the files still shown after the task.
 //!
-//! Measured on the held-out coding suite (BENCHMARKS.md): shown the files and asked this way,
-//! Qwen2.5-Coder-1.5B made 11 of the 14 edit tasks in its first reply and the 0.5B 6, where
-//! the tool loop made 1 and 0 of them; with the tools still offered the 1.5B made 9, and with
-//! the tool loop's system prompt the 0.5B made 4.
+//! Measured (`benches/edit_formats.py`, BENCHMARKS.md): shown the files and asked this way,
+//! Qwen2.5-Coder-1.5B made 25 of the coding suite's 28 edit tasks in its first reply and the
+//! 0.5B 15, against 19 and 10 with fences headed by the path; the tool loop made 1 and 0 of the
+//! held-out suite's 14.
 
 use std::sync::Arc;
 
@@ -36,7 +37,7 @@ const SHOWN_MAX_BYTES: usize = 12_000;
 pub(crate) struct EditTurns {
     /// The files shown, in the order shown.
     pub(crate) shown: Vec<String>,
-    /// What follows the task in its message: the files, each in a fence headed by its path.
+    /// What follows the task in its message: the files, each as a `<file path="…">` element.
     pub(crate) files_text: String,
     /// The system prompt of an edit turn.
     pub(crate) system: String,
@@ -64,10 +65,17 @@ impl EditTurns {
             return None;
         }
         self.missed_once = true;
+        if self.shown.is_empty() {
+            // An answer turn: the content of the one file asked for.
+            return Some(format!(
+                "No file was changed. Reply with the content of {0} in a fenced code block \
+                 whose opening line is three backticks followed by the file's path (```{0}).",
+                self.example
+            ));
+        }
         Some(format!(
             "No file was changed. Reply with the complete new content of each file you \
-             change, in a fenced code block whose opening line is three backticks followed by \
-             the file's path (```{}).",
+             change as <file path=\"{}\">...</file>.",
             self.example
         ))
     }
@@ -129,19 +137,18 @@ impl Session {
             .to_owned();
         let mut files_text = String::from("\n\nThe files:\n");
         for (path, text) in &files {
-            files_text.push_str(&format!("\n```{path}\n{text}"));
+            files_text.push_str(&format!("\n<file path=\"{path}\">\n{text}"));
             if !text.ends_with('\n') {
                 files_text.push('\n');
             }
-            files_text.push_str("```\n");
+            files_text.push_str("</file>\n");
         }
         let commands = Policy::moves_files(&run.task);
         let mut system = format!(
             "You are a coding assistant working on the files shown. To change or create a \
-             file, reply with the file's complete new content in a fenced code block whose \
-             opening line is three backticks followed by the file's path (```{example}). \
-             Write one block per file you change; do not write blocks for files you leave \
-             unchanged."
+             file, reply with the file's complete new content as <file \
+             path=\"{example}\">...</file>. Write one such element per file you change; do \
+             not repeat files you leave unchanged."
         );
         if commands {
             system.push_str(

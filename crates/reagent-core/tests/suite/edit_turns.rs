@@ -48,7 +48,9 @@ fn offers_tools(request: &Value) -> bool {
 async fn a_small_model_s_change_is_asked_for_as_whole_files_and_written() {
     let o = run_task(
         ScriptBuilder::new()
-            .turn(Turn::text(format!("```calc.py\n{FIXED}```")))
+            .turn(Turn::text(format!(
+                "<file path=\"calc.py\">\n{FIXED}</file>"
+            )))
             .turn(Turn::text("never asked")),
         TASK,
         calc,
@@ -62,14 +64,15 @@ async fn a_small_model_s_change_is_asked_for_as_whole_files_and_written() {
     let system = message(first, 0);
     assert!(system.contains("complete new content"), "{system}");
     assert!(
-        system.contains("(```calc.py)"),
+        system.contains("<file path=\"calc.py\">...</file>"),
         "the example is a shown file: {system}"
     );
-    // The task, then every non-empty file of the small workspace in a fence headed by its path.
+    // The task, then every non-empty file of the small workspace as a `<file>` element.
     assert_eq!(
         message(first, 1),
         format!(
-            "{TASK}\n\nThe files:\n\n```calc.py\n{CALC}```\n\n```test_calc.py\nimport calc\n```\n"
+            "{TASK}\n\nThe files:\n\n<file path=\"calc.py\">\n{CALC}</file>\n\n\
+             <file path=\"test_calc.py\">\nimport calc\n</file>\n"
         )
     );
     let calls = o.events_of("tool_call");
@@ -140,7 +143,10 @@ async fn a_reply_without_an_edit_is_asked_again_once_then_the_tool_loop_takes_ov
     assert!(!offers_tools(second), "{second}");
     let asked = second["messages"].as_array().unwrap().last().unwrap();
     assert!(
-        asked["content"].as_str().unwrap().contains("(```calc.py)"),
+        asked["content"]
+            .as_str()
+            .unwrap()
+            .contains("<file path=\"calc.py\">"),
         "{asked}"
     );
     assert_eq!(o.events_of("nudge")[0]["reason"], "no_edit");
@@ -149,7 +155,10 @@ async fn a_reply_without_an_edit_is_asked_again_once_then_the_tool_loop_takes_ov
     let third = &o.requests[2];
     assert!(offers_tools(third), "{third}");
     assert!(message(third, 0).contains("by using tools"), "{third}");
-    assert!(message(third, 1).contains("```calc.py\n"), "{third}");
+    assert!(
+        message(third, 1).contains("<file path=\"calc.py\">\n"),
+        "{third}"
+    );
     let nudge = third["messages"].as_array().unwrap().last().unwrap();
     assert!(
         nudge["content"]

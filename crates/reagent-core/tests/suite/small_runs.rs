@@ -2,12 +2,20 @@
 //! for it before its first turn, and an answer that leaves out what it printed is asked for
 //! once more.
 
-use reagent_core::ToolMode;
+use reagent_core::{AgentConfig, ToolMode};
 use reagent_protocol::Outcome;
 use reagent_testkit::{ScriptBuilder, Turn};
 use serde_json::json;
 
 use super::harness::{files, run_task};
+
+/// The model `name` calling tools natively.
+fn native(name: &'static str) -> impl FnOnce(&mut AgentConfig) {
+    move |c| {
+        c.model = name.into();
+        c.tool_mode = ToolMode::Native;
+    }
+}
 
 const TASK: &str = "Execute `sh summary.sh` and report the line it prints.";
 
@@ -23,10 +31,7 @@ async fn the_quoted_command_is_run_first_and_an_answer_without_its_output_is_ask
             .turn(Turn::text("never asked")),
         TASK,
         |dir| files(dir, &[("summary.sh", "echo \"3 csv files\"\n")]),
-        |c| {
-            c.model = "qwen2.5-coder:1.5b".into();
-            c.tool_mode = ToolMode::Native;
-        },
+        native("qwen2.5-coder:1.5b"),
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
@@ -72,10 +77,7 @@ async fn a_capable_model_runs_its_own_commands_and_keeps_its_answer() {
             .turn(Turn::text("never asked")),
         TASK,
         |dir| files(dir, &[("summary.sh", "echo \"3 csv files\"\n")]),
-        |c| {
-            c.model = "qwen3:8b".into();
-            c.tool_mode = ToolMode::Native;
-        },
+        native("qwen3:8b"),
     )
     .await;
     assert_eq!(o.result.answer, "Executed the script.");
@@ -108,10 +110,7 @@ async fn a_lookup_is_searched_first_in_plain_text_and_a_vague_answer_asked_again
             .turn(Turn::text("never asked")),
         "Look up backup_host in the big file hosts.ini and tell me its value.",
         hosts,
-        |c| {
-            c.model = "qwen2.5-coder:1.5b".into();
-            c.tool_mode = ToolMode::Native;
-        },
+        native("qwen2.5-coder:1.5b"),
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
@@ -167,10 +166,7 @@ async fn a_lookup_that_asks_for_a_file_gets_an_answer_turn_for_its_content() {
                 &[("build.log", "ok\nWARNING: a\nWARNING: b\nWARNINGS off\n")],
             )
         },
-        |c| {
-            c.model = "qwen2.5-coder:1.5b".into();
-            c.tool_mode = ToolMode::Native;
-        },
+        native("qwen2.5-coder:1.5b"),
     )
     .await;
     // The file changed and nothing checked it.
@@ -207,10 +203,7 @@ async fn a_copy_of_the_search_made_for_the_model_is_not_run_again() {
             .turn(Turn::text("never asked")),
         "Look up backup_host in the big file hosts.ini and tell me its value.",
         hosts,
-        |c| {
-            c.model = "qwen2.5-coder:0.5b".into();
-            c.tool_mode = ToolMode::Native;
-        },
+        native("qwen2.5-coder:0.5b"),
     )
     .await;
     assert_eq!(o.result.outcome, Outcome::Completed, "{:?}", o.result.error);
