@@ -31,8 +31,8 @@ pub struct ModelProfile {
     /// small workspace hold (`crate::weak_model::schema_narrowing`): for models that fill a chosen tool
     /// with whatever text they see nearby (SmolLM2). A capable model keeps free arguments.
     pub narrow_schema: bool,
-    /// Whether a run whose task changes files in place asks for the changed files whole, as
-    /// text in fences, with no tools offered (edit turns, `session::edit_turn`), before the
+    /// Whether a run whose task changes files asks for the changed files whole, as text
+    /// (`<file path>` elements), with no tools offered (edit turns, `session::edit_turn`), before the
     /// tool loop. Unset: yes for a model under the small-model policy (at most 3B by its name,
     /// native tool calls), where it made far more of the coding suite's edits than the tool
     /// loop (BENCHMARKS.md); `false` keeps such a model on the tool loop, `true` gives the

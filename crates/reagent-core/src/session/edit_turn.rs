@@ -51,6 +51,9 @@ pub(crate) struct EditTurns {
     /// The task moves files: a block of shell commands is run (`Policy::moves_files`).
     #[serde(default)]
     pub(crate) commands: bool,
+    /// An answer turn (no files shown; the content of one new file asked for).
+    #[serde(default)]
+    pub(crate) answer: bool,
 }
 
 impl EditTurns {
@@ -65,7 +68,7 @@ impl EditTurns {
             return None;
         }
         self.missed_once = true;
-        if self.shown.is_empty() {
+        if self.answer {
             // An answer turn: the content of the one file asked for.
             return Some(format!(
                 "No file was changed. Reply with the content of {0} in a fenced code block \
@@ -128,13 +131,16 @@ impl Session {
             return false;
         };
         let named = self.named_files(&run.task);
+        // The example path: a shown file the task names, else the first shown, else the new
+        // file the task asks for (an empty workspace).
         let example = files
             .iter()
             .map(|(path, _)| path)
             .find(|path| named.contains(path))
             .or(files.first().map(|(path, _)| path))
-            .map_or("app.py", String::as_str)
-            .to_owned();
+            .cloned()
+            .or_else(|| self.output_file(run))
+            .unwrap_or_else(|| "app.py".to_owned());
         let mut files_text = String::from("\n\nThe files:\n");
         for (path, text) in &files {
             files_text.push_str(&format!("\n<file path=\"{path}\">\n{text}"));
@@ -165,6 +171,7 @@ impl Session {
             active: true,
             missed_once: false,
             commands,
+            answer: false,
         });
         true
     }
@@ -186,6 +193,7 @@ impl Session {
             ),
             example: file,
             active: true,
+            answer: true,
             ..EditTurns::default()
         });
     }

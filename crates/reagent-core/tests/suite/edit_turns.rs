@@ -247,3 +247,21 @@ async fn a_shell_block_of_a_task_that_moves_nothing_runs_nothing() {
         .iter()
         .all(|c| c["name"] == "write_file"));
 }
+
+#[tokio::test]
+async fn in_an_empty_workspace_the_example_is_the_file_the_task_asks_for() {
+    let o = run_task(
+        ScriptBuilder::new()
+            .turn(Turn::text(
+                "<file path=\"scores.json\">\n{\"mira\": 12}\n</file>",
+            ))
+            .turn(Turn::text("never asked")),
+        "Make a file scores.json holding a JSON object: mira 12.",
+        |_| {},
+        small,
+    )
+    .await;
+    let system = message(&o.requests[0], 0);
+    assert!(system.contains("<file path=\"scores.json\">"), "{system}");
+    assert_eq!(o.file("scores.json"), "{\"mira\": 12}\n");
+}
