@@ -308,21 +308,21 @@ pub(crate) fn clean_stdout(output: &str) -> Option<&str> {
 fn matched_lines(output: &str) -> (usize, Vec<&str>) {
     let mut files: Vec<&str> = Vec::new();
     let mut lines = 0;
-    for line in output.lines() {
-        let Some((path, rest)) = line.split_once(':') else {
-            continue;
-        };
-        let numbered = rest
-            .split_once(": ")
-            .is_some_and(|(n, _)| !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()));
-        if numbered {
-            lines += 1;
-            if !files.contains(&path) {
-                files.push(path);
-            }
+    for (path, _) in output.lines().filter_map(grep_match) {
+        lines += 1;
+        if !files.contains(&path) {
+            files.push(path);
         }
     }
     (lines, files)
+}
+
+/// A `grep_search` output line `path:line: text` as its path and text; `None` for any other
+/// line (a note, a truncation).
+pub(crate) fn grep_match(line: &str) -> Option<(&str, &str)> {
+    let (path, rest) = line.split_once(':')?;
+    let (n, text) = rest.split_once(": ")?;
+    (!n.is_empty() && n.bytes().all(|b| b.is_ascii_digit())).then_some((path, text))
 }
 
 /// "1 line", "5 lines".

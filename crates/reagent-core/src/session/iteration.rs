@@ -345,9 +345,11 @@ impl Session {
         let mode = self.mode();
         let mut repeated = None;
         let mut all_ok = true;
+        // The commands an edit turn ran name its ending (collected only in one).
+        let in_edit_turn = run.edit_turns.as_ref().is_some_and(|e| e.active);
         let commands: Vec<String> = calls
             .iter()
-            .filter(|c| c.name == "run_command")
+            .filter(|c| in_edit_turn && c.name == "run_command")
             .filter_map(|c| c.arguments.get("command")?.as_str().map(str::to_owned))
             .collect();
         for call in calls {

@@ -76,13 +76,7 @@ pub(crate) fn leaves_out(answer: &str, found: &str, task: &str) -> bool {
     // The lines as found, without `grep_search`'s `path:line:` in front.
     let lines: Vec<&str> = found
         .lines()
-        .map(|line| match line.split_once(':') {
-            Some((_, rest)) => match rest.split_once(": ") {
-                Some((n, text)) if !n.is_empty() && n.bytes().all(|b| b.is_ascii_digit()) => text,
-                _ => line,
-            },
-            None => line,
-        })
+        .map(|line| crate::prompts::grep_match(line).map_or(line, |(_, text)| text))
         .collect();
     let (asked, said) = (words(task), words(answer));
     let mut new = words(&lines.join("\n"))
