@@ -251,8 +251,10 @@ impl EditTargets for Targets<'_> {
 const EXAMPLE_WORDS: [&str; 4] = ["like", "e.g.", "as", "such"];
 
 /// The words of `task` that may be paths, each with the word before it: split at spaces,
-/// quotes, commas and parentheses, closing punctuation and a possessive `'s` trimmed.
-pub(super) fn named_paths(task: &str) -> impl Iterator<Item = (&str, &str)> {
+/// quotes, commas and parentheses, closing punctuation and a possessive `'s` trimmed. The
+/// task's words for the small-model measures too (`weak_model::lookup`,
+/// `Policy::moves_files`).
+pub(crate) fn named_paths(task: &str) -> impl Iterator<Item = (&str, &str)> {
     let words = task
         .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
         .map(|w| {

@@ -35,7 +35,7 @@ use crate::weak_model::schema_narrowing::Narrowing;
 use crate::weak_model::Policy;
 
 mod edit_turn;
-mod edits;
+pub(crate) mod edits;
 mod follow;
 mod iteration;
 mod preload;

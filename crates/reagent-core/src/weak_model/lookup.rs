@@ -35,10 +35,8 @@ pub(crate) fn lookup(task: &str) -> Option<Lookup> {
     if !task.contains('?') && !has_word(task, &LOOKUP_WORDS) {
         return None;
     }
-    let words: Vec<&str> = task
-        .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | '\'' | ',' | '(' | ')'))
-        .map(|w| w.trim_end_matches(['.', ':', ';', '!', '?']))
-        .filter(|w| !w.is_empty())
+    let words: Vec<&str> = crate::session::edits::named_paths(task)
+        .map(|(_, w)| w)
         .collect();
     let pattern = words
         .iter()

@@ -205,10 +205,8 @@ impl Policy {
     /// file, as in "move every .log file"). Asked for the files whole, the 1.5B wrote the
     /// moved files' content to their new paths and left the old ones (coding suite).
     pub(crate) fn moves_files(task: &str) -> bool {
-        let words: Vec<String> = task
-            .split(|c: char| c.is_whitespace() || matches!(c, '`' | '"' | ',' | '(' | ')'))
-            .map(|w| w.trim_end_matches(['.', ':', ';', '!']).to_lowercase())
-            .filter(|w| !w.is_empty())
+        let words: Vec<String> = crate::session::edits::named_paths(task)
+            .map(|(_, w)| w.to_lowercase())
             .collect();
         // The verb's object: a path (`notes.txt`) or a kind of file (`every .log file`).
         let file = |w: &str| {
