@@ -136,6 +136,9 @@ pub(crate) struct ProfileConfig {
     /// Change tasks ask for whole files as text before the tool loop (default: for models of
     /// at most 3B by their name).
     pub(crate) edits_as_text: Option<bool>,
+    /// The small-model measures (default: for models of at most 3B by their name that call
+    /// tools).
+    pub(crate) small_model: Option<bool>,
 }
 
 /// `[options]`: generation options.

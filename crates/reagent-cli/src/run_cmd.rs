@@ -60,7 +60,10 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
         .or_else(|| file.model.clone())
         .or_else(|| {
             let local = local.as_ref()?;
-            Some(setup::local_model_name(local.model_file.as_deref()))
+            Some(setup::local_model_name(
+                local.model_file.as_deref(),
+                reagent_local::DEFAULT_MODEL,
+            ))
         })
         .context(
         "no model given: pass --model NAME (e.g. --model qwen3:8b) or set `model` in reagent.toml",
@@ -133,6 +136,7 @@ pub(crate) fn plan(args: &RunArgs, file: &FileConfig) -> anyhow::Result<RunPlan>
             plain_final_question: p.plain_final_question,
             narrow_schema: p.narrow_schema,
             edits_as_text: p.edits_as_text,
+            small_model: p.small_model,
         })
         .collect();
     // The config file's [verify] is `reagent run`'s own (see [`run`]): eval suites have their

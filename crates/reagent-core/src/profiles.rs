@@ -38,6 +38,12 @@ pub struct ModelProfile {
     /// loop (BENCHMARKS.md); `false` keeps such a model on the tool loop, `true` gives the
     /// edit turns to a larger one.
     pub edits_as_text: Option<bool>,
+    /// Whether the model gets the small-model measures (`crate::weak_model::Policy::Small`:
+    /// the files and searches made for it before its first turn, plain-text tool results, edit
+    /// turns...). Unset: yes for a model of at most 3B by its name that calls tools; `false`
+    /// keeps a small model on the standard loop (the eval's seed-style baseline), `true` gives
+    /// the measures to a larger one.
+    pub small_model: Option<bool>,
 }
 
 impl ModelProfile {
@@ -65,6 +71,7 @@ impl ModelProfile {
             plain_final_question: false,
             narrow_schema: false,
             edits_as_text: None,
+            small_model: None,
         }
     }
 }

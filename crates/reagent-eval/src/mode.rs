@@ -37,14 +37,15 @@ impl Mode {
                 config.retry_truncated = false;
                 config.compaction.trigger_ratio = 1.0;
                 // Same sampling as the other modes, but none of the profile's prompt hint nor
-                // the small-model edit turns (the seeds' loop had neither): a profile matching
-                // the whole model name comes before the built-in ones.
+                // the small-model measures (the seeds' loop had neither: no files or searches
+                // made before the first turn, no plain-text results, no edit turns): a profile
+                // matching the whole model name comes before the built-in ones.
                 let profile = profile_for(&base.model, &base.profiles);
                 config.options.temperature = base.options.temperature.or(profile.temperature);
                 config.options.think = base.options.think.or(profile.think);
                 config.profiles = vec![ModelProfile {
                     matches: base.model.to_lowercase(),
-                    edits_as_text: Some(false),
+                    small_model: Some(false),
                     ..ModelProfile::default()
                 }];
             }
@@ -139,6 +140,12 @@ mod tests {
         assert_eq!(seed.options.temperature, Some(0.0));
         let used = profile_for(&seed.model, &seed.profiles);
         assert_eq!(used.system_hint, None);
+        // A small model that calls tools gets none of the small-model measures either.
+        let qwen = Mode::Seed.configure(&AgentConfig::new("qwen2.5-coder:1.5b"));
+        assert_eq!(
+            profile_for(&qwen.model, &qwen.profiles).small_model,
+            Some(false)
+        );
         assert!(profile_for(&base.model, &base.profiles)
             .system_hint
             .is_some());

@@ -117,7 +117,10 @@ impl Policy {
             } else {
                 Policy::Standard
             }
-        } else if parameter_billions(model).is_some_and(|b| b <= SMALL_MAX_BILLIONS) {
+        } else if profile
+            .small_model
+            .unwrap_or_else(|| parameter_billions(model).is_some_and(|b| b <= SMALL_MAX_BILLIONS))
+        {
             Policy::Small
         } else {
             Policy::Standard
@@ -456,6 +459,19 @@ mod tests {
         assert_eq!(
             Policy::choose("mine", &asks_plainly, ToolMode::Constrained),
             Policy::VerySmall
+        );
+        // The profile's `small_model` overrides the size in the name, both ways.
+        let small = |on| ModelProfile {
+            small_model: Some(on),
+            ..crate::profile_for("qwen2.5-coder:1.5b", &[])
+        };
+        assert_eq!(
+            Policy::choose("qwen2.5-coder:1.5b", &small(false), ToolMode::Native),
+            Policy::Standard
+        );
+        assert_eq!(
+            Policy::choose("qwen2.5-coder:7b", &small(true), ToolMode::Native),
+            Policy::Small
         );
     }
 
