@@ -82,14 +82,15 @@ pub(crate) enum Command {
 pub(crate) struct RunArgs {
     /// The task, in plain words.
     pub(crate) task: String,
-    /// Model name as the server knows it (e.g. qwen3:8b).
+    /// Model name as the server knows it (e.g. qwen3:8b); with --provider local, a catalog
+    /// model (default qwen2.5-coder:1.5b; also qwen2.5-coder:0.5b, smollm2:135m).
     #[arg(long)]
     pub(crate) model: Option<String>,
     /// Model server: ollama, openai, anthropic, gemini, or local (the embedded llama-server,
     /// installed and started on demand and kept warm between runs for a few minutes).
     #[arg(long)]
     pub(crate) provider: Option<String>,
-    /// With --provider local: serve this GGUF model file instead of the embedded SmolLM2.
+    /// With --provider local: serve this GGUF model file instead of a catalog model.
     #[arg(long, value_name = "FILE")]
     pub(crate) model_file: Option<PathBuf>,
     /// Ollama host (default: $OLLAMA_HOST, else http://127.0.0.1:11434).
@@ -293,6 +294,11 @@ pub(crate) struct EvalArgs {
     /// Rounds of failing checks given back to the model (default 2).
     #[arg(long, value_name = "N")]
     pub(crate) verify_retries: Option<u32>,
+    /// Best of N, as `reagent run --attempts`: a task run whose --verify checks still fail
+    /// after their retries is undone and tried again with another seed, up to N attempts in
+    /// all; the suite's checks judge the best attempt. Costs count every attempt.
+    #[arg(long, value_name = "N")]
+    pub(crate) attempts: Option<u32>,
     /// Stop each run after this many model calls (default 10).
     #[arg(long, default_value_t = 10)]
     pub(crate) max_iterations: u32,

@@ -67,6 +67,7 @@ pub(crate) async fn run(args: &EvalArgs, file: &FileConfig) -> anyhow::Result<Ex
     config.modes = modes;
     config.seeds = args.seeds;
     config.record_dir = args.record.clone();
+    config.attempts = plan.attempts;
     config.event_handler = store
         .as_ref()
         .and_then(RunStore::recorder)
@@ -158,6 +159,7 @@ fn run_args(args: &EvalArgs) -> RunArgs {
         no_store: args.no_store,
         verify: args.verify.clone(),
         verify_retries: args.verify_retries,
+        attempts: args.attempts,
         ..RunArgs::default()
     }
 }

@@ -36,17 +36,27 @@ fn cell_with_spread(s: &Stats) -> String {
     text
 }
 
-/// A cost cell: tool calls per run, and tokens and seconds per finished (passed) task.
+/// A cost cell: tool calls per run, and model calls, tokens and seconds per finished (passed)
+/// task; with `--attempts`, the attempts per run too.
 fn cost_cell(s: &Stats) -> String {
-    match (s.tokens_per_pass, s.wall_ms_per_pass) {
-        (Some(tokens), Some(wall)) => format!(
-            "{:>4.1}calls {:>6.0}tok {:>6.1}s",
+    let mut cell = match (
+        s.model_calls_per_pass,
+        s.tokens_per_pass,
+        s.wall_ms_per_pass,
+    ) {
+        (Some(calls), Some(tokens), Some(wall)) => format!(
+            "{:>4.1}calls {:>4.1}llm {:>6.0}tok {:>6.1}s",
             s.mean_tool_calls,
+            calls,
             tokens,
             wall / 1000.0
         ),
-        _ => format!("{:>4.1}calls      - none passed", s.mean_tool_calls),
+        _ => format!("{:>4.1}calls            - none passed", s.mean_tool_calls),
+    };
+    if s.mean_attempts > 1.0 {
+        cell.push_str(&format!(" {:.2}att", s.mean_attempts));
     }
+    cell
 }
 
 /// Rows (categories or tasks) with one cell per mode, modes side by side.
@@ -162,7 +172,8 @@ pub fn render_summary(result: &EvalResult) -> String {
         cell_with_spread,
     );
     out.push_str(
-        "\nper finished task (tool calls per run; tokens and seconds of all runs per pass)\n",
+        "\nper finished task (tool calls per run; model calls, tokens and seconds of all runs per \
+         pass; attempts per run when more than one)\n",
     );
     table(
         &mut out,

@@ -60,6 +60,14 @@ pub struct TaskRun {
     /// saved before runs had ids.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub run_id: Option<String>,
+    /// Attempts made (`--attempts`: another one follows a failed verification); the counts
+    /// and times above add up every attempt's, the answer and ending are the best one's.
+    #[serde(default = "one")]
+    pub attempts: u32,
+}
+
+fn one() -> u32 {
+    1
 }
 
 impl TaskRun {
@@ -94,6 +102,12 @@ pub struct Stats {
     /// Wall time of every run per run that passed, milliseconds (none when nothing passed).
     #[serde(default)]
     pub wall_ms_per_pass: Option<f64>,
+    /// Model calls of every run per run that passed (none when nothing passed).
+    #[serde(default)]
+    pub model_calls_per_pass: Option<f64>,
+    /// Mean attempts per run (1 without `--attempts`).
+    #[serde(default)]
+    pub mean_attempts: f64,
     /// The pass rates of the samples (seeds) and their spread.
     #[serde(default)]
     pub spread: Spread,
@@ -103,8 +117,8 @@ impl Stats {
     /// The stats of `runs`.
     pub fn of<'a>(runs: impl IntoIterator<Item = &'a TaskRun>) -> Stats {
         let runs: Vec<&TaskRun> = runs.into_iter().collect();
-        let (mut n, mut passed, mut iterations, mut tokens, mut wall, mut calls) =
-            (0u32, 0u32, 0u64, 0u64, 0u64, 0u64);
+        let (mut n, mut passed, mut iterations, mut tokens, mut wall, mut calls, mut attempts) =
+            (0u32, 0u32, 0u64, 0u64, 0u64, 0u64, 0u64);
         for r in &runs {
             n += 1;
             passed += u32::from(r.passed);
@@ -112,6 +126,7 @@ impl Stats {
             tokens += r.tokens();
             wall += r.wall_ms;
             calls += u64::from(r.tool_calls);
+            attempts += u64::from(r.attempts);
         }
         let per_pass = |total: u64| (passed > 0).then(|| total as f64 / f64::from(passed));
         let mean = |total: u64| {
@@ -135,6 +150,8 @@ impl Stats {
             mean_tool_calls: mean(calls),
             tokens_per_pass: per_pass(tokens),
             wall_ms_per_pass: per_pass(wall),
+            model_calls_per_pass: per_pass(iterations),
+            mean_attempts: mean(attempts),
             spread: Spread::of(runs.iter().copied()),
         }
     }
@@ -321,6 +338,7 @@ pub(crate) mod tests {
             checks: vec![],
             error: None,
             run_id: Some(format!("{task}-{mode}")),
+            attempts: 1,
         }
     }
 
@@ -346,6 +364,10 @@ pub(crate) mod tests {
         assert_eq!(c.overall.pass_rate, 0.5);
         assert_eq!(c.overall.mean_iterations, 15.0 / 4.0);
         assert_eq!(c.overall.mean_tokens, (1500.0 + 40.0) / 4.0);
+        // Every run's model calls per run that passed: a finished task's cost.
+        assert_eq!(c.overall.model_calls_per_pass, Some(15.0 / 2.0));
+        assert_eq!(c.overall.mean_attempts, 1.0);
+        assert_eq!(s[1].overall.model_calls_per_pass, None);
         let names: Vec<&str> = c.categories.iter().map(|n| n.name.as_str()).collect();
         assert_eq!(names, ["read", "edit"]);
         assert_eq!(
@@ -399,10 +421,13 @@ pub(crate) mod tests {
         assert_eq!(r.passed_of_total(), (1, 2));
         let mut older = serde_json::to_value(&r).unwrap();
         for run in older["runs"].as_array_mut().unwrap() {
-            run.as_object_mut().unwrap().remove("run_id").unwrap();
+            let run = run.as_object_mut().unwrap();
+            run.remove("run_id").unwrap();
+            run.remove("attempts").unwrap();
         }
         let loaded = EvalResult::from_json(&older.to_string()).unwrap();
         assert!(loaded.runs.iter().all(|run| run.run_id.is_none()));
+        assert!(loaded.runs.iter().all(|run| run.attempts == 1));
         assert_eq!(loaded.summary, r.summary);
     }
 

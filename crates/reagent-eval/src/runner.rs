@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, SystemTime};
 
-use reagent_core::{Agent, AgentConfig, EventSink};
+use reagent_core::{Agent, AgentConfig, Attempts, EventSink, RunResult};
 use reagent_protocol::{CancellationToken, Event, EventKind, Outcome, Provider};
 use reagent_tools::{ToolRegistry, ToolsConfig, Workspace};
 
@@ -37,6 +37,11 @@ pub struct HarnessConfig {
     /// and the tool results, which `reagent_core::replay` feeds through the loop again, so a
     /// recorded suite run serves as a regression fixture.
     pub record_dir: Option<PathBuf>,
+    /// Attempts per task run (default 1): with more, a run whose verification fails (the
+    /// agent's `verify` checks, after their retries) is undone and tried again with another
+    /// seed, as `reagent run --attempts` does ([`reagent_core::Attempts`]), and the suite's
+    /// checks judge the best attempt's files.
+    pub attempts: u32,
 }
 
 impl std::fmt::Debug for HarnessConfig {
@@ -48,6 +53,7 @@ impl std::fmt::Debug for HarnessConfig {
             .field("seeds", &self.seeds)
             .field("event_handler", &self.event_handler.as_ref().map(|_| "…"))
             .field("record_dir", &self.record_dir)
+            .field("attempts", &self.attempts)
             .finish()
     }
 }
@@ -62,6 +68,7 @@ impl HarnessConfig {
             seeds: 1,
             event_handler: None,
             record_dir: None,
+            attempts: 1,
         }
     }
 }
@@ -157,6 +164,7 @@ impl Harness {
             checks: Vec::new(),
             error: None,
             run_id: None,
+            attempts: 1,
         };
         let dir = match prepare(task) {
             Ok(dir) => dir,
@@ -174,6 +182,22 @@ impl Harness {
         };
         let mut config = mode.configure(&self.config.agent);
         config.options.seed = Some(seed);
+        // Attempts restore the workspace from checkpoints, kept beside it (not in the user's
+        // data folder) and removed with it.
+        let checkpoints = match self.config.attempts {
+            0 | 1 => None,
+            _ => match tempfile::tempdir() {
+                Ok(dir) => Some(dir),
+                Err(e) => {
+                    run.error = Some(format!("cannot create a checkpoint folder: {e}"));
+                    return run;
+                }
+            },
+        };
+        if let Some(dir) = &checkpoints {
+            config.verify.checkpoints = true;
+            config.verify.checkpoint_dir = Some(dir.path().to_owned());
+        }
         let provider: Arc<dyn Provider> = match mode {
             Mode::Seed => Arc::new(SeedParse::new(self.provider.clone())),
             Mode::Tool(_) => self.provider.clone(),
@@ -193,25 +217,45 @@ impl Harness {
             },
             None => None,
         };
-        let run_id = reagent_core::new_run_id();
-        let sink = EventSink::new(
-            &run_id,
-            Arc::new(move |event: Event| {
-                if let Ok(mut seen) = recorder.lock() {
-                    seen.record(&event.kind);
+        let handler: EventHandler = Arc::new(move |event: Event| {
+            if let Ok(mut seen) = recorder.lock() {
+                seen.record(&event.kind);
+            }
+            if let Some(file) = &record {
+                write_event(file, &event);
+            }
+            if let Some(handler) = &also {
+                handler(event);
+            }
+        });
+        let workspace = Arc::new(workspace);
+        let (result, attempts, trouble) = if checkpoints.is_some() {
+            match best_of(
+                agent,
+                workspace,
+                task,
+                &handler,
+                self.config.attempts,
+                cancel,
+            )
+            .await
+            {
+                Ok(ran) => ran,
+                Err(e) => {
+                    run.error = Some(e.to_owned());
+                    return run;
                 }
-                if let Some(file) = &record {
-                    write_event(file, &event);
-                }
-                if let Some(handler) = &also {
-                    handler(event);
-                }
-            }),
-        );
-        run.run_id = Some(run_id);
-        let result = agent
-            .run(Arc::new(workspace), &task.prompt, &sink, cancel)
-            .await;
+            }
+        } else {
+            let sink = EventSink::new(&reagent_core::new_run_id(), handler);
+            (
+                agent.run(workspace, &task.prompt, &sink, cancel).await,
+                1,
+                None,
+            )
+        };
+        run.run_id = Some(result.run_id.clone());
+        run.attempts = attempts;
         run.tool_mode = result.tool_mode.as_str().to_owned();
         run.outcome = result.outcome.as_str().to_owned();
         run.iterations = result.iterations;
@@ -219,7 +263,7 @@ impl Harness {
         run.prompt_tokens = result.prompt_tokens;
         run.completion_tokens = result.completion_tokens;
         run.wall_ms = millis(result.wall_time);
-        run.error = result.error.as_ref().map(|e| e.message.clone());
+        run.error = result.error.as_ref().map(|e| e.message.clone()).or(trouble);
         if let Ok(mut seen) = seen.lock() {
             run.parse_layers = std::mem::take(&mut seen.layers);
             run.calls = std::mem::take(&mut seen.calls);
@@ -235,6 +279,60 @@ impl Harness {
         run.answer = clip(&result.answer, 500);
         run
     }
+}
+
+/// Up to `max` attempts at `task` ([`reagent_core::Attempts`], each a run of its own with its
+/// own run id): the best attempt's result with the model calls, tool calls, tokens and wall
+/// time of all of them added up, the number of attempts, and why the workspace could not be
+/// restored (between attempts, or to the best one's files at the end), if it could not.
+async fn best_of(
+    agent: Arc<Agent>,
+    workspace: Arc<Workspace>,
+    task: &Task,
+    handler: &EventHandler,
+    max: u32,
+    cancel: &CancellationToken,
+) -> Result<(RunResult, u32, Option<String>), &'static str> {
+    let mut attempts = Attempts::new(agent, workspace, max);
+    let mut trouble = None;
+    while let Some(mut session) = attempts.next_session() {
+        let sink = EventSink::new(&reagent_core::new_run_id(), handler.clone());
+        let result = session.run(&task.prompt, &sink, cancel).await;
+        if let Err(e) = attempts.finished(result) {
+            trouble = Some(format!(
+                "the workspace could not be restored after an attempt: {e}"
+            ));
+        }
+    }
+    let summary = attempts.finish();
+    if let Some(e) = &summary.error {
+        trouble = Some(format!(
+            "the best attempt's files could not be put back: {e}"
+        ));
+    }
+    let count = u32::try_from(summary.results.len()).unwrap_or(u32::MAX);
+    let sum = |f: fn(&RunResult) -> u64| summary.results.iter().map(f).sum::<u64>();
+    let (iterations, tool_calls) = (
+        sum(|r| u64::from(r.iterations)),
+        sum(|r| u64::from(r.tool_calls)),
+    );
+    let (prompt_tokens, completion_tokens) =
+        (sum(|r| r.prompt_tokens), sum(|r| r.completion_tokens));
+    let wall_time = summary.results.iter().map(|r| r.wall_time).sum();
+    let best = summary
+        .results
+        .into_iter()
+        .nth(summary.best)
+        .ok_or("no attempt ran")?;
+    let result = RunResult {
+        iterations: u32::try_from(iterations).unwrap_or(u32::MAX),
+        tool_calls: u32::try_from(tool_calls).unwrap_or(u32::MAX),
+        prompt_tokens,
+        completion_tokens,
+        wall_time,
+        ..best
+    };
+    Ok((result, count, trouble))
 }
 
 /// What a run's events tell beyond its result: the parse layer of each reply and each call.

@@ -38,6 +38,29 @@ files = { "start.txt" = "see drawer.txt\n", "drawer.txt" = "heron\n" }
 checks = [{ answer_contains = "heron" }]
 "#;
 
+/// The scripted server's provider: no retries, a short timeout.
+fn provider(server: &ScriptedOllama) -> OllamaProvider {
+    OllamaProvider::new(
+        &server.base_url(),
+        ClientOptions {
+            timeout: Duration::from_secs(10),
+            retry: RetryPolicy {
+                max_retries: 0,
+                ..RetryPolicy::default()
+            },
+            ..ClientOptions::default()
+        },
+    )
+    .unwrap()
+}
+
+/// `text` saved as a suite file in `dir`, loaded.
+fn suite(dir: &std::path::Path, text: &str) -> Suite {
+    let path = dir.join("mini.toml");
+    std::fs::write(&path, text).unwrap();
+    Suite::load(&path).unwrap()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
     let script = ScriptBuilder::new().turns([
@@ -63,23 +86,9 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
         Turn::text("I will not look. The code word is unknown."),
     ]);
     let server = ScriptedOllama::start(script).await.unwrap();
-    let provider = OllamaProvider::new(
-        &server.base_url(),
-        ClientOptions {
-            timeout: Duration::from_secs(10),
-            retry: RetryPolicy {
-                max_retries: 0,
-                ..RetryPolicy::default()
-            },
-            ..ClientOptions::default()
-        },
-    )
-    .unwrap();
-
+    let provider = provider(&server);
     let dir = tempfile::tempdir().unwrap();
-    let suite_path = dir.path().join("mini.toml");
-    std::fs::write(&suite_path, SUITE).unwrap();
-    let suite = Suite::load(&suite_path).unwrap();
+    let suite = suite(dir.path(), SUITE);
     let mut config = HarnessConfig::new(AgentConfig::new("smollm2:135m"));
     config.modes = vec![Mode::Tool(ToolMode::Native), Mode::Seed];
     let handed_on: Arc<Mutex<Vec<Event>>> = Arc::default();
@@ -266,4 +275,76 @@ async fn a_mini_suite_runs_in_two_modes_and_is_reported() {
     let saved = dir.path().join("r.json");
     result.save(&saved).unwrap();
     assert_eq!(EvalResult::load(&saved).unwrap(), result);
+}
+
+/// `attempts`: a run whose verification fails is undone and tried again with the next seed; the
+/// suite's checks judge the best attempt's files, and the costs add up both attempts.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failed_verification_is_attempted_again_and_the_costs_add_up() {
+    const ONE: &str = r#"
+name = "one"
+
+[[task]]
+id = "create-hello"
+category = "create_file"
+prompt = "Create out/hello.txt containing hello."
+files = { "out/" = "" }
+checks = [{ file_contains = { path = "out/hello.txt", text = "hello" } }, { command = "test ! -e out/bye.txt" }]
+"#;
+    let script = ScriptBuilder::new().turns([
+        // Attempt 1: the wrong file and text; the check fails and no retry is left.
+        Turn::tool_call(
+            "write_file",
+            json!({"path": "out/bye.txt", "content": "bye\n"}),
+        ),
+        Turn::text("Done."),
+        // Attempt 2, in the restored workspace: right.
+        Turn::tool_call(
+            "write_file",
+            json!({"path": "out/hello.txt", "content": "hello\n"}),
+        ),
+        Turn::text("Done."),
+    ]);
+    let server = ScriptedOllama::start(script).await.unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let mut agent = AgentConfig::new("mini-model");
+    agent.tool_mode = ToolMode::Native;
+    agent.verify.checks = vec!["file_contains:out/hello.txt:hello".parse().unwrap()];
+    agent.verify.retries = 0;
+    let mut config = HarnessConfig::new(agent);
+    config.attempts = 3;
+    let handed_on: Arc<Mutex<Vec<Event>>> = Arc::default();
+    let sink = handed_on.clone();
+    config.event_handler = Some(Arc::new(move |e| sink.lock().unwrap().push(e)));
+    let result = Harness::new(Arc::new(provider(&server)), config)
+        .run(&suite(dir.path(), ONE), &|_| {}, &CancellationToken::new())
+        .await;
+
+    assert_eq!(server.server().remaining_turns(), 0);
+    let run = &result.runs[0];
+    // bye.txt is gone with the first attempt: the workspace was restored in between.
+    assert!(run.passed, "{run:?}");
+    assert_eq!(run.outcome, "verified");
+    assert_eq!(run.attempts, 2);
+    assert_eq!((run.iterations, run.tool_calls), (4, 2));
+    let seeds: Vec<Value> = server
+        .requests()
+        .iter()
+        .map(|r| r["options"]["seed"].clone())
+        .collect();
+    assert_eq!(seeds, [json!(1), json!(1), json!(2), json!(2)]);
+    // Two runs of their own; the one kept is the second.
+    let runs: std::collections::BTreeSet<String> = handed_on
+        .lock()
+        .unwrap()
+        .iter()
+        .map(|e| e.run_id.clone())
+        .collect();
+    assert_eq!(runs.len(), 2);
+    assert!(runs.contains(run.run_id.as_deref().unwrap()));
+    let overall = &result.summary[0].overall;
+    assert_eq!(overall.model_calls_per_pass, Some(4.0));
+    assert_eq!(overall.mean_attempts, 2.0);
+    let report = render_summary(&result);
+    assert!(report.contains("2.00att"), "{report}");
 }
