@@ -147,12 +147,28 @@ pub fn auto_checks(task: &str) -> Vec<Check> {
     checks
 }
 
-/// [`auto_checks`] for one kind of quote.
+/// Words around a quoted command that say it fails now ("`python3 -m unittest test_pick`
+/// fails"): in a task that asks for a repair ([`REPAIRS`]), it must pass afterwards.
+const FAILS_NOW: &[&str] = &["fails", "is failing", "is red", "is broken", "crashes"];
+
+/// Verbs of a task that asks for something broken to be repaired.
+const REPAIRS: &[&str] = &["fix", "repair", "correct"];
+
+/// [`auto_checks`] for one kind of quote: a command the words around it say must pass, or
+/// that the change is for ("… so `python3 loader.py` prints 42"); one they say fails now, in a
+/// task that asks for a repair.
 fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
+    let lower = task.to_lowercase();
+    let repair = REPAIRS.iter().any(|w| contains_word(&lower, w));
     quoted_programs(task, quote)
         .into_iter()
-        .filter(|(_, around)| MUST_PASS.iter().any(|w| contains_word(around, w)))
-        .map(|(command, _)| Check::Tests(command.to_owned()))
+        .filter(|(_, around, before)| {
+            MUST_PASS.iter().any(|w| contains_word(around, w))
+                || (repair && FAILS_NOW.iter().any(|w| contains_word(around, w)))
+                || before.ends_with(" so")
+                || before.ends_with(" so that")
+        })
+        .map(|(command, _, _)| Check::Tests(command.to_owned()))
         .collect()
 }
 
@@ -160,7 +176,7 @@ fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
 /// `./`), in order: "What does `python3 calc.py` print?".
 pub(crate) fn quoted_runs(task: &str) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
-    for (command, _) in quoted_programs(task, '`') {
+    for (command, _, _) in quoted_programs(task, '`') {
         if !out.contains(&command) {
             out.push(command);
         }
@@ -169,8 +185,9 @@ pub(crate) fn quoted_runs(task: &str) -> Vec<&str> {
 }
 
 /// Each command `task` quotes in `quote`s whose first word is one of [`RUNNERS`] (or starts
-/// with `./`), with the words around it in lower case: its sentence before and after it.
-fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String)> {
+/// with `./`), with the words around it in lower case (its sentence before and after it) and
+/// the words right before it (lower case, trimmed).
+fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String, String)> {
     let parts: Vec<&str> = task.split(quote).collect();
     let pairs = parts.len().saturating_sub(1) / 2;
     let mut out = Vec::new();
@@ -187,7 +204,11 @@ fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String)> {
             .rsplit(['.', ';', '\n'])
             .next()
             .unwrap_or_default();
-        out.push((command, format!("{before} {after}").to_lowercase()));
+        out.push((
+            command,
+            format!("{before} {after}").to_lowercase(),
+            before.trim_end().to_lowercase(),
+        ));
     }
     out
 }
@@ -260,6 +281,23 @@ mod tests {
             auto_checks("Fix the off-by-one. Run \"python3 -m pytest -q\" to check."),
             vec![Check::Tests("python3 -m pytest -q".into())]
         );
+        // A command that fails now, in a task that asks for the repair; a fix "so" it runs.
+        assert_eq!(
+            auto_checks("`python3 -m unittest test_pick` fails. The bug is in pick.py; repair it."),
+            vec![Check::Tests("python3 -m unittest test_pick".into())]
+        );
+        assert_eq!(
+            auto_checks("The script is broken. Fix it so `sh list.sh` prints one, two."),
+            vec![Check::Tests("sh list.sh".into())]
+        );
+        assert_eq!(
+            auto_checks(
+                "Rename a.json to b.json and update loader.py so `python3 loader.py` prints 42."
+            ),
+            vec![Check::Tests("python3 loader.py".into())]
+        );
+        assert!(auto_checks("`make` fails. Why? Tell me what it prints").is_empty());
+        assert!(auto_checks("Execute `sh summary.sh` and report the line it prints.").is_empty());
         assert!(auto_checks("Rename `foo` to `bar` so it passes review").is_empty());
         assert!(auto_checks("Run `pytest` and tell me what it prints").is_empty());
         assert!(auto_checks("no quotes here").is_empty());
