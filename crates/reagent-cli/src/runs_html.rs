@@ -1,6 +1,7 @@
 //! `reagent runs export ID --html FILE`: one self-contained page (inline CSS, no scripts, no
 //! external assets) with the run's timeline. Every piece of run data is HTML-escaped.
 
+use reagent_cycles::charts::escape;
 use reagent_protocol::{Event, EventKind};
 use reagent_store::{RunRecord, StoredEvent};
 
@@ -13,22 +14,6 @@ th{background:#eceff4}.t{color:#667;white-space:nowrap;font-variant-numeric:tabu
 white-space:pre-wrap;word-break:break-word;background:#fff;border:1px solid #e3e6ec;padding:.4em;\
 max-height:24em;overflow:auto}dl{display:grid;grid-template-columns:max-content 1fr;gap:.2em 1em}\
 dt{color:#667}dd{margin:0}";
-
-/// Escape text for HTML element content and attribute values.
-pub(crate) fn escape(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        match c {
-            '&' => out.push_str("&amp;"),
-            '<' => out.push_str("&lt;"),
-            '>' => out.push_str("&gt;"),
-            '"' => out.push_str("&quot;"),
-            '\'' => out.push_str("&#39;"),
-            c => out.push(c),
-        }
-    }
-    out
-}
 
 /// The whole page.
 pub(crate) fn page(run: &RunRecord, events: &[StoredEvent]) -> String {
@@ -225,18 +210,5 @@ fn row(e: &Event) -> (&'static str, String, String) {
             format!("{} in {wall_ms} ms ({model_ms} ms waiting for the model)", outcome.as_str()),
         ),
         _ => ("other", label, String::new()),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn escapes_markup_and_quotes() {
-        assert_eq!(
-            escape(r#"<script>alert("x&'y')</script>"#),
-            "&lt;script&gt;alert(&quot;x&amp;&#39;y&#39;)&lt;/script&gt;"
-        );
     }
 }

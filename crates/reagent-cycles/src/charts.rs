@@ -371,7 +371,15 @@ pub fn html(report: &Report) -> Result<String, CyclesError> {
 
 #[cfg(test)]
 mod tests {
-    use super::base64;
+    use super::{base64, escape};
+
+    #[test]
+    fn escapes_markup_and_quotes() {
+        assert_eq!(
+            escape(r#"<script>alert("x&'y')</script>"#),
+            "&lt;script&gt;alert(&quot;x&amp;&#39;y&#39;)&lt;/script&gt;"
+        );
+    }
 
     #[test]
     fn base64_pads_like_the_standard() {
