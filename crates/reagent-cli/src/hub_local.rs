@@ -8,7 +8,7 @@ use anyhow::Context;
 use reagent_local::{LocalServer, ServerConfig};
 use tokio::sync::Mutex;
 
-use crate::setup::{local_files, local_model_name};
+use crate::setup::{local_files, local_model_name, SMOLLM2};
 
 /// The embedded llama-server, started by the hub and restarted when it is down.
 pub(crate) struct ManagedLocal {
@@ -29,7 +29,7 @@ impl ManagedLocal {
             None => free_port()?,
         };
         let config = ServerConfig {
-            alias: local_model_name(model_file.map(PathBuf::as_path)),
+            alias: local_model_name(model_file.map(PathBuf::as_path), SMOLLM2),
             port: Some(port),
             ..ServerConfig::new(files)
         };

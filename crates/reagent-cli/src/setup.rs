@@ -113,14 +113,20 @@ pub(crate) struct LocalPlan {
     pub(crate) ctx_size: u32,
 }
 
-/// The model name a local run uses when none is given: the `--model-file` name without
-/// `.gguf`, else the embedded SmolLM2's.
-pub(crate) fn local_model_name(model_file: Option<&Path>) -> String {
+/// The model name a local server is started under when none is given: the `--model-file`
+/// name without `.gguf`, else `default` (for `reagent run --provider local` the catalog's
+/// [`reagent_local::DEFAULT_MODEL`], chosen on the coding suite; the hub's managed server
+/// keeps the fastest, [`SMOLLM2`]).
+pub(crate) fn local_model_name(model_file: Option<&Path>, default: &str) -> String {
     model_file
         .and_then(|f| f.file_stem())
         .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "SmolLM2-135M-Instruct".to_owned())
+        .unwrap_or_else(|| default.to_owned())
 }
+
+/// The name the embedded server has always served SmolLM2-135M under (a catalog alias of
+/// `smollm2:135m`).
+pub(crate) const SMOLLM2: &str = "SmolLM2-135M-Instruct";
 
 /// How long a kept local server waits for the next run: `$REAGENT_LOCAL_IDLE_SECS`, else
 /// [`reagent_local::DEFAULT_IDLE`].
@@ -281,7 +287,15 @@ mod tests {
         let entry = catalog_entry(&plan, "qwen2.5-coder:1.5b").unwrap();
         assert_eq!(entry.file, "Qwen2.5-Coder-1.5B-Instruct.Q4_K_M.gguf");
         assert_eq!(
-            catalog_entry(&plan, &local_model_name(None)).unwrap().name,
+            catalog_entry(&plan, &local_model_name(None, reagent_local::DEFAULT_MODEL))
+                .unwrap()
+                .name,
+            "qwen2.5-coder:1.5b"
+        );
+        assert_eq!(
+            catalog_entry(&plan, &local_model_name(None, SMOLLM2))
+                .unwrap()
+                .name,
             "smollm2:135m"
         );
         assert!(catalog_entry(&plan, "my-model").is_none());
@@ -295,9 +309,12 @@ mod tests {
     #[test]
     fn local_models_are_named_after_their_file() {
         assert_eq!(
-            local_model_name(Some(Path::new("/m/qwen2.5-0.5b-instruct-q4_k_m.gguf"))),
+            local_model_name(
+                Some(Path::new("/m/qwen2.5-0.5b-instruct-q4_k_m.gguf")),
+                SMOLLM2
+            ),
             "qwen2.5-0.5b-instruct-q4_k_m"
         );
-        assert_eq!(local_model_name(None), "SmolLM2-135M-Instruct");
+        assert_eq!(local_model_name(None, SMOLLM2), "SmolLM2-135M-Instruct");
     }
 }

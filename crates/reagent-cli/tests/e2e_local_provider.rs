@@ -35,10 +35,18 @@ fn linked_cache() -> tempfile::TempDir {
 }
 
 /// The shared run flags (an empty config file, no streaming, a small context and short
-/// replies), `--provider local`, and the task.
-fn flags(home: &Path, workspace: &Path, events: &Path, max_iterations: &str) -> Vec<String> {
+/// replies), `--provider local`, the model (`--model NAME`, or `--model-file FILE`) and the
+/// task.
+fn flags(
+    home: &Path,
+    workspace: &Path,
+    events: &Path,
+    model: [&str; 2],
+    max_iterations: &str,
+) -> Vec<String> {
     let config = config_file(home, "");
     let mut args = run_flags(workspace, &config, events);
+    args.extend(model.map(str::to_owned));
     args.extend(
         [
             "--provider",
@@ -51,6 +59,10 @@ fn flags(home: &Path, workspace: &Path, events: &Path, max_iterations: &str) -> 
     );
     args
 }
+
+/// The fastest real model by its catalog alias (the default, Qwen2.5-Coder-1.5B, would take
+/// minutes here and is not installed for the tests).
+const SMOLLM2: [&str; 2] = ["--model", "SmolLM2-135M-Instruct"];
 
 /// The kept server's keeper pid and port, from its state file.
 fn kept(cache: &Path) -> Option<(u64, u64)> {
@@ -99,7 +111,7 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
     // Nothing runs: the first run starts the server and does the whole task.
     assert_eq!(kept(cache.path()), None);
     let out = reagent_with_env(
-        &flags(home.path(), workspace.path(), &events, "6"),
+        &flags(home.path(), workspace.path(), &events, SMOLLM2, "6"),
         home.path(),
         &env,
     )
@@ -115,7 +127,7 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
 
     // The next run reuses it.
     let out = reagent_with_env(
-        &flags(home.path(), workspace.path(), &events, "1"),
+        &flags(home.path(), workspace.path(), &events, SMOLLM2, "1"),
         home.path(),
         &env,
     )
@@ -130,10 +142,13 @@ async fn provider_local_starts_reuses_replaces_and_stops_the_embedded_server() {
         &other,
     )
     .unwrap();
-    let mut args = flags(home.path(), workspace.path(), &events, "1");
-    args.splice(
-        3..3,
-        ["--model-file".to_owned(), other.display().to_string()],
+    let other_file = other.display().to_string();
+    let args = flags(
+        home.path(),
+        workspace.path(),
+        &events,
+        ["--model-file", &other_file],
+        "1",
     );
     let out = reagent_with_env(&args, home.path(), &env).await;
     outcome(&out);
