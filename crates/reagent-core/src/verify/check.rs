@@ -162,9 +162,11 @@ fn quoted_commands(task: &str, quote: char) -> Vec<Check> {
     let repair = REPAIRS.iter().any(|w| contains_word(&lower, w));
     quoted_programs(task, quote)
         .into_iter()
-        .filter(|(_, around, before)| {
-            MUST_PASS.iter().any(|w| contains_word(around, w))
-                || (repair && FAILS_NOW.iter().any(|w| contains_word(around, w)))
+        .filter(|(_, before, after)| {
+            let around = format!("{before} {after}");
+            let before = before.trim_end();
+            MUST_PASS.iter().any(|w| contains_word(&around, w))
+                || (repair && FAILS_NOW.iter().any(|w| contains_word(&around, w)))
                 || before.ends_with(" so")
                 || before.ends_with(" so that")
         })
@@ -185,8 +187,7 @@ pub(crate) fn quoted_runs(task: &str) -> Vec<&str> {
 }
 
 /// Each command `task` quotes in `quote`s whose first word is one of [`RUNNERS`] (or starts
-/// with `./`), with the words around it in lower case (its sentence before and after it) and
-/// the words right before it (lower case, trimmed).
+/// with `./`), with its sentence before it and after it, in lower case.
 fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String, String)> {
     let parts: Vec<&str> = task.split(quote).collect();
     let pairs = parts.len().saturating_sub(1) / 2;
@@ -204,11 +205,7 @@ fn quoted_programs(task: &str, quote: char) -> Vec<(&str, String, String)> {
             .rsplit(['.', ';', '\n'])
             .next()
             .unwrap_or_default();
-        out.push((
-            command,
-            format!("{before} {after}").to_lowercase(),
-            before.trim_end().to_lowercase(),
-        ));
+        out.push((command, before.to_lowercase(), after.to_lowercase()));
     }
     out
 }
